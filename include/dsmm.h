@@ -1,0 +1,536 @@
+// include/dsmm.h: the whole public API of dsmm (sparse matrix multiplication at scale).
+// Needs only standard headers; dsmm_ctx_create_mpi appears when dsmm was built with MPI.
+#ifndef DSMM_H
+#define DSMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dsmm_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define DSMM_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define DSMM_API __attribute__((visibility("default")))
+#else
+#define DSMM_API
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DSMM_NODISCARD __attribute__((warn_unused_result))
+#else
+#define DSMM_NODISCARD
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Basic types                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+// Global indices, row pointers and nonzero counts.
+typedef int64_t dsmm_idx;
+
+typedef enum dsmm_status {
+    DSMM_OK = 0,
+    DSMM_ERR_ARG,         // invalid argument or stale handle
+    DSMM_ERR_DIM,         // dimensions do not match
+    DSMM_ERR_FORMAT,      // malformed input data or a broken invariant
+    DSMM_ERR_NOMEM,       // allocation failed or memory budget exceeded
+    DSMM_ERR_IO,          // file could not be opened, read or written
+    DSMM_ERR_MPI,         // an MPI call failed
+    DSMM_ERR_CUDA,        // a CUDA call failed
+    DSMM_ERR_UNSUPPORTED, // feature not compiled in or not supported
+    DSMM_ERR_INTERNAL,    // a dsmm bug
+    DSMM_STATUS_COUNT
+} dsmm_status;
+
+// Value type of a matrix. DSMM_PATTERN: no values (every stored entry is 1).
+typedef enum dsmm_type { DSMM_PATTERN = 0, DSMM_FLOAT = 1, DSMM_DOUBLE = 2 } dsmm_type;
+
+// What to do with repeated (i, j) entries when assembling a matrix from triples.
+typedef enum dsmm_dup {
+    DSMM_DUP_SUM = 0, // add values (pattern: keep one)
+    DSMM_DUP_MAX,     // keep the largest value
+    DSMM_DUP_MIN,     // keep the smallest value
+    DSMM_DUP_LAST,    // keep the one that came last
+    DSMM_DUP_ERROR    // a repeated entry is an error (DSMM_ERR_FORMAT)
+} dsmm_dup;
+
+/* dsmm_version: the version string "MAJOR.MINOR.PATCH". */
+DSMM_API const char *dsmm_version(void);
+
+/* dsmm_status_name: "DSMM_OK", "DSMM_ERR_IO", ...; "DSMM_ERR_?" for values out of range. */
+DSMM_API const char *dsmm_status_name(dsmm_status st);
+
+/* dsmm_type_name: "pattern", "float" or "double". */
+DSMM_API const char *dsmm_type_name(dsmm_type t);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Context: run state, errors, allocator, memory budget, threads, logging                      */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmm_ctx dsmm_ctx;
+
+typedef enum dsmm_log_level {
+    DSMM_LOG_ERROR = 0,
+    DSMM_LOG_WARN = 1,
+    DSMM_LOG_INFO = 2,
+    DSMM_LOG_DEBUG = 3
+} dsmm_log_level;
+
+typedef void (*dsmm_log_fn)(void *user, dsmm_log_level level, const char *msg);
+
+// A user allocator. Every host allocation of dsmm goes through it when set.
+typedef struct dsmm_allocator {
+    void *(*malloc_fn)(void *user, size_t size);
+    void *(*realloc_fn)(void *user, void *p, size_t size);
+    void (*free_fn)(void *user, void *p);
+    void *user;
+} dsmm_allocator;
+
+/* dsmm_ctx_create: a serial context (one rank), threads from OpenMP's default.
+ * Ownership: *ctx is new and belongs to the caller (dsmm_ctx_destroy).
+ * Errors: DSMM_ERR_ARG if ctx is NULL; DSMM_ERR_NOMEM. On error *ctx is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_create(dsmm_ctx **ctx);
+
+/* dsmm_ctx_destroy: frees the context and sets *ctx to NULL; accepts NULL and *ctx == NULL.
+ * Objects made with the context must be destroyed before it. */
+DSMM_API void dsmm_ctx_destroy(dsmm_ctx **ctx);
+
+/* dsmm_ctx_last_error: the message of the last failure, e.g.
+ * "DSMM_ERR_IO: graph.mtx:17: column 0 out of range 1..500 (src/io/mtx_read.c:211)";
+ * "" when nothing failed. The string belongs to ctx and lives until the next failure. */
+DSMM_API const char *dsmm_ctx_last_error(const dsmm_ctx *ctx);
+DSMM_API dsmm_status dsmm_ctx_last_status(const dsmm_ctx *ctx);
+DSMM_API void dsmm_ctx_clear_error(dsmm_ctx *ctx);
+
+/* dsmm_ctx_set_threads: OpenMP threads used by dsmm calls on this context (n >= 1; 0 = default).
+ * Errors: DSMM_ERR_ARG if n < 0. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_threads(dsmm_ctx *ctx, int n);
+DSMM_API int dsmm_ctx_threads(const dsmm_ctx *ctx);
+
+/* dsmm_ctx_rank / dsmm_ctx_size: this process's rank and the number of ranks (0 / 1 serial). */
+DSMM_API int dsmm_ctx_rank(const dsmm_ctx *ctx);
+DSMM_API int dsmm_ctx_size(const dsmm_ctx *ctx);
+
+/* dsmm_ctx_set_log: messages of level <= level go to fn (NULL: stderr). */
+DSMM_API void dsmm_ctx_set_log(dsmm_ctx *ctx, dsmm_log_level level, dsmm_log_fn fn, void *user);
+
+/* dsmm_ctx_set_allocator: use a user allocator (NULL: the C library's). Only while nothing
+ * allocated through ctx is alive. Errors: DSMM_ERR_ARG if memory is still in use. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_allocator(dsmm_ctx *ctx,
+                                                           const dsmm_allocator *alloc);
+
+/* dsmm_ctx_set_mem_budget: host bytes dsmm may hold at once through ctx (0: unlimited).
+ * An allocation that would exceed it fails with DSMM_ERR_NOMEM naming the budget. */
+DSMM_API void dsmm_ctx_set_mem_budget(dsmm_ctx *ctx, size_t bytes);
+DSMM_API size_t dsmm_ctx_mem_budget(const dsmm_ctx *ctx);
+DSMM_API size_t dsmm_ctx_mem_in_use(const dsmm_ctx *ctx);
+DSMM_API size_t dsmm_ctx_mem_peak(const dsmm_ctx *ctx);
+
+/* dsmm_ctx_set_progress: 0 never, 1 on stderr when it is a terminal (default), 2 always. */
+DSMM_API void dsmm_ctx_set_progress(dsmm_ctx *ctx, int mode);
+
+/* dsmm_parse_size: "512", "64K", "1.5G", "2GiB" -> bytes. Errors: DSMM_ERR_ARG. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_parse_size(const char *s, size_t *bytes);
+
+#ifdef DSMM_EXPERIMENTAL
+/* dsmm_ctx_fail_alloc_at: the k-th host allocation from now (k = 0: the next one) fails with
+ * DSMM_ERR_NOMEM; k < 0 switches injection off. For testing error paths. */
+DSMM_API void dsmm_ctx_fail_alloc_at(dsmm_ctx *ctx, long k);
+/* dsmm_ctx_alloc_count: host allocations made through ctx so far. */
+DSMM_API long dsmm_ctx_alloc_count(const dsmm_ctx *ctx);
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Local formats                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Compressed sparse row. Invariants (dsmm_csr_check tests exactly these):
+ *   nrows >= 0, ncols >= 0, 0 <= nnz <= cap;
+ *   rowptr has nrows + 1 entries, rowptr[0] == 0, non-decreasing, rowptr[nrows] == nnz;
+ *   0 <= colidx[k] < ncols for k < nnz;
+ *   sorted != 0: columns strictly increasing within each row (no duplicates);
+ *   val == NULL iff type == DSMM_PATTERN; else val is float[cap] or double[cap].
+ * A CSC matrix is the CSR of its transpose. */
+typedef struct dsmm_csr {
+    dsmm_idx nrows, ncols, nnz, cap;
+    dsmm_idx *rowptr;
+    dsmm_idx *colidx;
+    void *val;
+    dsmm_type type;
+    int sorted;      // rows sorted by column, no duplicates
+    int owns_arrays; // 0: arrays borrowed from the caller (dsmm_csr_wrap)
+    dsmm_ctx *ctx;   // the context whose allocator owns the arrays and the struct
+} dsmm_csr;
+
+/* Coordinate triples, in any order, possibly with duplicates. Same value rules as CSR. */
+typedef struct dsmm_coo {
+    dsmm_idx nrows, ncols, nnz, cap;
+    dsmm_idx *row;
+    dsmm_idx *col;
+    void *val;
+    dsmm_type type;
+    dsmm_ctx *ctx;
+} dsmm_coo;
+
+/* Dense row-major: entry (i, j) at val[i * ld + j]; ld >= ncols. type is FLOAT or DOUBLE. */
+typedef struct dsmm_dense {
+    dsmm_idx nrows, ncols, ld;
+    void *val;
+    dsmm_type type;
+    int owns_arrays;
+    dsmm_ctx *ctx;
+} dsmm_dense;
+
+/* dsmm_csr_value: entry k of A's values as a double (1 for pattern matrices). */
+static inline double dsmm_csr_value(const dsmm_csr *A, dsmm_idx k)
+{
+    if (A->type == DSMM_DOUBLE) return ((const double *)A->val)[k];
+    if (A->type == DSMM_FLOAT) return (double)((const float *)A->val)[k];
+    return 1.0;
+}
+
+/* dsmm_csr_create: an nrows x ncols CSR with room for cap entries, rowptr zeroed, nnz = 0,
+ * sorted = 1. Ownership: *out is new (dsmm_csr_destroy).
+ * Errors: DSMM_ERR_ARG for negative sizes; DSMM_ERR_NOMEM. On error *out is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
+                                                    dsmm_idx cap, dsmm_type type, dsmm_csr **out);
+
+/* dsmm_csr_wrap: a CSR that borrows the caller's arrays (owns_arrays = 0); they are checked
+ * with dsmm_csr_check. Errors: DSMM_ERR_FORMAT if an invariant fails; DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_wrap(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
+                                                  dsmm_idx *rowptr, dsmm_idx *colidx, void *val,
+                                                  dsmm_type type, dsmm_csr **out);
+
+/* dsmm_csr_destroy: frees A (and its arrays when it owns them); sets *A to NULL. */
+DSMM_API void dsmm_csr_destroy(dsmm_csr **A);
+
+/* dsmm_csr_reserve: grows A's colidx/val to at least cap entries (keeps contents). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_reserve(dsmm_csr *A, dsmm_idx cap);
+
+/* dsmm_csr_copy: a deep copy, optionally converting the value type (pattern -> values of 1;
+ * values -> pattern drops them). Errors: DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_copy(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type,
+                                                  dsmm_csr **out);
+
+/* dsmm_csr_check: DSMM_OK when every invariant above holds, else DSMM_ERR_FORMAT with a
+ * message naming the first broken invariant (row and position). Reads A only. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_check(dsmm_ctx *ctx, const dsmm_csr *A);
+
+/* dsmm_csr_sort_inplace: sorts every row by column (values follow) and merges duplicates with
+ * policy dup; sets sorted = 1. Errors: DSMM_ERR_FORMAT for duplicates under DSMM_DUP_ERROR. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_sort_inplace(dsmm_ctx *ctx, dsmm_csr *A, dsmm_dup dup);
+
+/* dsmm_csr_transpose: T = A^T, rows of T sorted. O(nnz + ncols). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_transpose(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                       dsmm_csr **out);
+
+/* dsmm_csr_permute: B = A(p, q), i.e. B(i, j) = A(p[i], q[j]); p or q NULL means identity.
+ * p and q must be permutations. Errors: DSMM_ERR_ARG if they are not. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_permute(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                     const dsmm_idx *p, const dsmm_idx *q,
+                                                     dsmm_csr **out);
+
+/* dsmm_csr_extract: the tile A(r0:r1, c0:c1) (half-open), columns renumbered from 0.
+ * Errors: DSMM_ERR_ARG if the ranges are outside A or empty-reversed. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_extract(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx r0,
+                                                     dsmm_idx r1, dsmm_idx c0, dsmm_idx c1,
+                                                     dsmm_csr **out);
+
+/* dsmm_csr_row_panels: splits A into npanels row panels at bounds (npanels + 1 increasing
+ * row numbers, bounds[0] = 0, bounds[npanels] = nrows; NULL = equal split). panels[i] is new.
+ * Ownership: the caller destroys every panel and frees the array with dsmm_csr_panels_free. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_row_panels(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                        int npanels, const dsmm_idx *bounds,
+                                                        dsmm_csr ***panels);
+
+/* dsmm_csr_col_panels: splits sorted A into npanels column panels (bounds as above, over
+ * columns), columns renumbered from 0 in each panel. One pass over A per panel with a per-row
+ * cursor (out-of-core paper §III.D): panel p starts each row where panel p-1 stopped.
+ * Errors: DSMM_ERR_ARG if A is not sorted or bounds are invalid. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_col_panels(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                        int npanels, const dsmm_idx *bounds,
+                                                        dsmm_csr ***panels);
+
+/* dsmm_csr_panels_free: destroys npanels panels and the array; sets *panels to NULL. */
+DSMM_API void dsmm_csr_panels_free(dsmm_ctx *ctx, dsmm_csr ***panels, int npanels);
+
+/* Result of dsmm_csr_compare: where the first difference is. */
+typedef struct dsmm_csr_diff {
+    int equal;          // 1 when A and B agree within tolerance
+    dsmm_idx row, col;  // first differing entry (row-major order), -1 if dims/nnz differ
+    double a, b;        // the two values there (0 where missing)
+    char what[160];     // human-readable description
+} dsmm_csr_diff;
+
+/* dsmm_csr_compare: A and B equal in shape and pattern (explicit entries; rows compared as
+ * sets of columns) and |a - b| <= atol + rtol * max(|a|, |b|) for every value.
+ * Errors: DSMM_ERR_NOMEM only; inequality is reported in *diff, not as an error. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_compare(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                     const dsmm_csr *B, double rtol, double atol,
+                                                     dsmm_csr_diff *diff);
+
+/* dsmm_coo_create: empty triples with room for cap entries. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_coo_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
+                                                    dsmm_idx cap, dsmm_type type, dsmm_coo **out);
+DSMM_API void dsmm_coo_destroy(dsmm_coo **T);
+
+/* dsmm_coo_push: appends (i, j, v), growing storage geometrically. v ignored for pattern.
+ * Errors: DSMM_ERR_ARG if (i, j) is outside the matrix; DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_coo_push(dsmm_coo *T, dsmm_idx i, dsmm_idx j, double v);
+
+/* dsmm_coo_to_csr: sorted CSR from triples; duplicates handled by dup (DSMM_DUP_SUM usual).
+ * Errors: DSMM_ERR_FORMAT (duplicate under DSMM_DUP_ERROR, message names the entry);
+ *         DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_coo_to_csr(dsmm_ctx *ctx, const dsmm_coo *T, dsmm_dup dup,
+                                                    dsmm_csr **out);
+
+/* dsmm_csr_to_coo: triples in row-major order. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_to_coo(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                    dsmm_coo **out);
+
+/* dsmm_dense_create: zero-filled nrows x ncols, ld = ncols. type FLOAT or DOUBLE. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dense_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
+                                                      dsmm_type type, dsmm_dense **out);
+/* dsmm_dense_wrap: borrows val (ld >= ncols). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dense_wrap(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
+                                                    dsmm_idx ld, void *val, dsmm_type type,
+                                                    dsmm_dense **out);
+DSMM_API void dsmm_dense_destroy(dsmm_dense **D);
+
+/* dsmm_csr_to_dense: D = A as dense (type FLOAT or DOUBLE). For references and tests. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_to_dense(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                      dsmm_type type, dsmm_dense **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Files: Matrix Market, abc label triples, binary; .gz input                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum dsmm_format {
+    DSMM_FORMAT_AUTO = 0, // from the content (banner / magic) and the name
+    DSMM_FORMAT_MTX,      // Matrix Market
+    DSMM_FORMAT_ABC,      // mcl label triples: "label1 label2 [weight]"
+    DSMM_FORMAT_BIN       // dsmm binary (docs/formats.md)
+} dsmm_format;
+
+typedef enum dsmm_mm_field {
+    DSMM_MM_REAL = 0,
+    DSMM_MM_INTEGER,
+    DSMM_MM_PATTERN
+} dsmm_mm_field;
+
+typedef enum dsmm_mm_symmetry {
+    DSMM_MM_GENERAL = 0,
+    DSMM_MM_SYMMETRIC,
+    DSMM_MM_SKEW
+} dsmm_mm_symmetry;
+
+/* What a file declared (Matrix Market header; abc and binary fill what applies). */
+typedef struct dsmm_file_info {
+    dsmm_format format;
+    int array;                 // Matrix Market "array" (dense) layout
+    dsmm_mm_field field;
+    dsmm_mm_symmetry symmetry;
+    dsmm_idx nrows, ncols;
+    dsmm_idx stored;           // entries stored in the file (one triangle when symmetric)
+    size_t bytes;              // uncompressed bytes read
+    int gzipped;
+} dsmm_file_info;
+
+typedef struct dsmm_read_opts {
+    dsmm_format format;   // DSMM_FORMAT_AUTO
+    dsmm_type type;       // value type of the result; DSMM_DOUBLE (pattern files: see keep_pattern)
+    int keep_pattern;     // 1: pattern files give DSMM_PATTERN matrices (default 1)
+    dsmm_dup dup;         // repeated (i, j) in the file: DSMM_DUP_ERROR by default
+    int threads;          // parsing threads, 0 = the context's
+    int base;             // index base of Matrix Market coordinates: 1 (standard) or 0
+    int allow_nonfinite;  // 0: NaN/Inf values are errors
+} dsmm_read_opts;
+
+/* dsmm_read_opts_init: the defaults above. */
+DSMM_API void dsmm_read_opts_init(dsmm_read_opts *opts);
+
+/* Label dictionary of an abc network: index <-> name. Opaque. */
+typedef struct dsmm_labels dsmm_labels;
+DSMM_API dsmm_idx dsmm_labels_count(const dsmm_labels *L);
+/* dsmm_labels_name: the label of index i (NULL if out of range). */
+DSMM_API const char *dsmm_labels_name(const dsmm_labels *L, dsmm_idx i);
+/* dsmm_labels_find: index of name, or -1. */
+DSMM_API dsmm_idx dsmm_labels_find(const dsmm_labels *L, const char *name);
+DSMM_API void dsmm_labels_destroy(dsmm_labels **L);
+
+/* dsmm_read: reads a matrix file (Matrix Market, abc or binary; ".gz" decompressed on the
+ * fly), symmetric and skew-symmetric storage expanded to the full matrix.
+ * labels may be NULL; for abc files it receives the label dictionary (else NULL).
+ * info may be NULL; it receives what the file declared.
+ * Errors: DSMM_ERR_IO (missing, unreadable, a directory), DSMM_ERR_FORMAT (the message names
+ *         file:line and the problem), DSMM_ERR_UNSUPPORTED (complex, hermitian),
+ *         DSMM_ERR_NOMEM (also for declared sizes beyond the budget or the file's length).
+ *         On error *A and *labels are NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_read(dsmm_ctx *ctx, const char *path,
+                                              const dsmm_read_opts *opts, dsmm_csr **A,
+                                              dsmm_labels **labels, dsmm_file_info *info);
+
+/* dsmm_read_buffer: as dsmm_read on len bytes in memory; name is used in messages. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_buffer(dsmm_ctx *ctx, const char *buf, size_t len,
+                                                     const char *name, const dsmm_read_opts *opts,
+                                                     dsmm_csr **A, dsmm_labels **labels,
+                                                     dsmm_file_info *info);
+
+/* dsmm_read_dense: a Matrix Market "array" file (or coordinate, densified) as dense. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_dense(dsmm_ctx *ctx, const char *path,
+                                                    dsmm_type type, dsmm_dense **D);
+
+typedef struct dsmm_write_opts {
+    dsmm_format format;   // DSMM_FORMAT_AUTO: from the name (.mtx, .abc/.txt, .dsmm/.bin)
+    int symmetric;        // Matrix Market: -1 detect (default), 0 general, 1 write one triangle
+    int precision;        // significant digits for values; 0 = shortest round-trip (default)
+    const char *comment;  // optional comment line(s) after the banner
+} dsmm_write_opts;
+
+DSMM_API void dsmm_write_opts_init(dsmm_write_opts *opts);
+
+/* dsmm_write: writes A to path atomically (a temporary file renamed at the end: on error no
+ * file is left). abc needs labels or writes 0-based indices as labels.
+ * Errors: DSMM_ERR_IO; DSMM_ERR_ARG (format cannot hold A). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_write(dsmm_ctx *ctx, const char *path, const dsmm_csr *A,
+                                               const dsmm_labels *labels,
+                                               const dsmm_write_opts *opts);
+
+/* dsmm_write_dense: Matrix Market "array real general", atomically. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_dense(dsmm_ctx *ctx, const char *path,
+                                                     const dsmm_dense *D);
+
+/* dsmm_write_clusters: one cluster per line, members tab-separated, as mcl writes them:
+ * cluster[i] is the cluster of vertex i (0..nclusters-1); members printed as labels when
+ * labels != NULL, else as 0-based indices. Atomic like dsmm_write. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const char *path,
+                                                        dsmm_idx n, const dsmm_idx *cluster,
+                                                        const dsmm_labels *labels);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Generators: same matrix for the same seed whatever the thread count                        */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmm_gen_params {
+    uint64_t seed;        // default 1
+    dsmm_type type;       // DSMM_PATTERN (default) or DSMM_DOUBLE with values in (0, 1]
+    int symmetric;        // 1: undirected (A = A^T), default 0
+    int self_loops;       // 1: keep diagonal entries (default 0)
+    /* R-MAT (Graph500): 2^scale vertices, edge_factor * 2^scale edges before dedup */
+    int scale;            // default 10
+    double edge_factor;   // default 16
+    double a, b, c, d;    // default 0.57, 0.19, 0.19, 0.05
+    /* Erdős–Rényi G(n, p) with p = avg_degree / n; planted partition uses n too */
+    dsmm_idx n;           // default 1000
+    double avg_degree;    // default 8
+    /* planted partition (stochastic block model): nblocks equal blocks, p_in / p_out */
+    int nblocks;          // default 4
+    double p_in, p_out;   // default 0.05, 0.002
+} dsmm_gen_params;
+
+DSMM_API void dsmm_gen_params_init(dsmm_gen_params *p);
+
+/* dsmm_gen_rmat: Graph500 R-MAT; duplicate edges merged (pattern) or summed (values). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_gen_rmat(dsmm_ctx *ctx, const dsmm_gen_params *p,
+                                                  dsmm_csr **A);
+/* dsmm_gen_er: Erdős–Rényi G(n, p): each (i, j) present with probability p. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_gen_er(dsmm_ctx *ctx, const dsmm_gen_params *p,
+                                                dsmm_csr **A);
+/* dsmm_gen_planted: stochastic block model; *truth (may be NULL) receives n block labels
+ * (0-based), freed by the caller with dsmm_free. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_gen_planted(dsmm_ctx *ctx, const dsmm_gen_params *p,
+                                                     dsmm_csr **A, dsmm_idx **truth);
+
+/* dsmm_free: frees an array that a dsmm call returned (truth labels, ...). Returns NULL. */
+DSMM_API void *dsmm_free(dsmm_ctx *ctx, void *p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrix summary (dsmm info)                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmm_summary {
+    dsmm_idx nrows, ncols, nnz;
+    int pattern_symmetric;  // A's pattern equals A^T's (square only)
+    int value_symmetric;    // A == A^T
+    int skew_symmetric;     // A == -A^T
+    dsmm_idx diag_nnz;      // stored diagonal entries
+    dsmm_idx empty_rows, empty_cols;
+    dsmm_idx row_deg_min, row_deg_max, col_deg_min, col_deg_max;
+    double row_deg_mean, col_deg_mean;
+    double flops_aa;        // sum_k nnz(A(:,k)) * nnz(A(k,:)) (exact below 2^53; -1 if not square)
+    int procs;              // tile grid pr x pc used for the imbalance (pr * pc == procs)
+    int grid_rows, grid_cols;
+    dsmm_idx tile_nnz_max;
+    double tile_nnz_avg, tile_imbalance; // max / avg over the grid's tiles
+    double val_min, val_max; // over stored values (1, 1 for pattern)
+    int has_nonfinite;
+} dsmm_summary;
+
+/* dsmm_grid_dims: pr x pc == procs with pr <= pc and pr as large as possible (as square as
+ * possible). Errors: DSMM_ERR_ARG if procs < 1. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_grid_dims(int procs, int *pr, int *pc);
+
+/* dsmm_csr_summary: the numbers above; procs >= 1 picks the tile grid (dsmm_grid_dims). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs,
+                                                     dsmm_summary *s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statistics records (JSON with stable keys, DESIGN.md "Every run is measured")              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmm_stats dsmm_stats;
+
+/* dsmm_stats_create: a record for operation op ("spgemm", "spmm", "mcl", "gcn", "read", ...). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_create(dsmm_ctx *ctx, const char *op,
+                                                      dsmm_stats **out);
+DSMM_API void dsmm_stats_destroy(dsmm_stats **s);
+/* Stable keys: algo, ranks, threads, seconds, io_seconds, flops, nnz_in, nnz_out, peak_bytes,
+ * bytes_sent. dsmm_stats_set_* also accept any other key, written after the stable ones. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_set_num(dsmm_stats *s, const char *key, double v);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_set_int(dsmm_stats *s, const char *key, int64_t v);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_set_str(dsmm_stats *s, const char *key,
+                                                       const char *v);
+/* dsmm_stats_json: the record as one JSON object (new string, free with dsmm_free). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_json(const dsmm_stats *s, char **json);
+/* dsmm_stats_write: the JSON to path ("-" = stdout), atomically. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stats_write(const dsmm_stats *s, const char *path);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counter-based random numbers: stream s, position k -> value, independent of threads        */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmm_rng {
+    uint64_t key;     // from the seed
+    uint64_t stream;  // e.g. a row or an edge block
+    uint64_t counter; // position in the stream
+} dsmm_rng;
+
+/* dsmm_rng_init: the stream `stream` of seed `seed`, at position 0. */
+DSMM_API void dsmm_rng_init(dsmm_rng *r, uint64_t seed, uint64_t stream);
+/* dsmm_rng_u64 / dsmm_rng_uniform: next 64 random bits / double in [0, 1) (53 bits). */
+DSMM_API uint64_t dsmm_rng_u64(dsmm_rng *r);
+DSMM_API double dsmm_rng_uniform(dsmm_rng *r);
+/* dsmm_rng_at: the value at (seed, stream, position) without state. */
+DSMM_API uint64_t dsmm_rng_at(uint64_t seed, uint64_t stream, uint64_t position);
+
+/* ------------------------------------------------------------------------------------------ */
+/* MPI                                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+#if DSMM_HAVE_MPI && defined(MPI_VERSION)
+/* dsmm_ctx_create_mpi: a context over a duplicate of comm (collective on comm).
+ * Errors: DSMM_ERR_MPI; DSMM_ERR_NOMEM. On error *ctx is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_create_mpi(MPI_Comm comm, dsmm_ctx **ctx);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // DSMM_H

@@ -1,0 +1,234 @@
+// src/base/alloc.c: host allocation with overflow checks, a memory budget, peak tracking,
+// a user allocator and k-th-failure injection.
+// Each block carries a 16-byte header with its size, so frees can be accounted exactly.
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+#define HDR 16 // keeps malloc's 16-byte alignment for the user part
+
+bool dsmmi_mul_ok(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) return false;
+    *out = a * b;
+    return true;
+}
+
+static void *raw_malloc(dsmm_ctx *ctx, size_t n)
+{
+    if (ctx && ctx->have_alloc) return ctx->alloc.malloc_fn(ctx->alloc.user, n);
+    return malloc(n);
+}
+
+static void *raw_realloc(dsmm_ctx *ctx, void *p, size_t n)
+{
+    if (ctx && ctx->have_alloc) return ctx->alloc.realloc_fn(ctx->alloc.user, p, n);
+    return realloc(p, n);
+}
+
+static void raw_free(dsmm_ctx *ctx, void *p)
+{
+    if (ctx && ctx->have_alloc)
+        ctx->alloc.free_fn(ctx->alloc.user, p);
+    else
+        free(p);
+}
+
+// Counts one allocation attempt; true if this one must fail (injection).
+static bool inject_failure(dsmm_ctx *ctx)
+{
+    long k = __atomic_fetch_add(&ctx->alloc_count, 1, __ATOMIC_RELAXED);
+    long f = __atomic_load_n(&ctx->fail_at, __ATOMIC_RELAXED);
+    return f >= 0 && k == f;
+}
+
+// Reserves bytes in the budget; false (and nothing reserved) if they do not fit.
+static bool reserve(dsmm_ctx *ctx, size_t bytes)
+{
+    size_t cur = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
+    for (;;) {
+        if (bytes > SIZE_MAX - cur) return false;
+        size_t next = cur + bytes;
+        if (ctx->budget != 0 && next > ctx->budget) return false;
+        if (__atomic_compare_exchange_n(&ctx->in_use, &cur, next, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            size_t pk = __atomic_load_n(&ctx->peak, __ATOMIC_RELAXED);
+            while (next > pk && !__atomic_compare_exchange_n(&ctx->peak, &pk, next, true,
+                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            }
+            return true;
+        }
+    }
+}
+
+static void unreserve(dsmm_ctx *ctx, size_t bytes)
+{
+    __atomic_fetch_sub(&ctx->in_use, bytes, __ATOMIC_RELAXED);
+}
+
+static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
+{
+    size_t bytes;
+    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "allocation of %zu x %zu bytes overflows", n, size);
+        return NULL;
+    }
+    if (ctx == NULL) return zero ? calloc(1, bytes ? bytes : 1) : malloc(bytes ? bytes : 1);
+    if (inject_failure(ctx)) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
+        return NULL;
+    }
+    if (!reserve(ctx, bytes)) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "allocation of %zu bytes exceeds the memory budget (%zu of %zu bytes in use)",
+                    bytes, ctx->in_use, ctx->budget);
+        return NULL;
+    }
+    unsigned char *p = raw_malloc(ctx, bytes + HDR);
+    if (p == NULL) {
+        unreserve(ctx, bytes);
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "out of memory allocating %zu bytes",
+                    bytes);
+        return NULL;
+    }
+    memcpy(p, &bytes, sizeof bytes);
+    if (zero) memset(p + HDR, 0, bytes);
+    return p + HDR;
+}
+
+void *dsmmi_malloc(dsmm_ctx *ctx, size_t n, size_t size)
+{
+    return alloc_common(ctx, n, size, false);
+}
+
+void *dsmmi_calloc(dsmm_ctx *ctx, size_t n, size_t size)
+{
+    return alloc_common(ctx, n, size, true);
+}
+
+void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
+{
+    if (p == NULL) return dsmmi_malloc(ctx, n, size);
+    size_t bytes;
+    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "reallocation to %zu x %zu bytes overflows", n, size);
+        return NULL;
+    }
+    if (ctx == NULL) return realloc(p, bytes ? bytes : 1);
+    unsigned char *base = (unsigned char *)p - HDR;
+    size_t old;
+    memcpy(&old, base, sizeof old);
+    if (inject_failure(ctx)) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
+        return NULL;
+    }
+    if (bytes > old && !reserve(ctx, bytes - old)) {
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "allocation of %zu bytes exceeds the memory budget (%zu of %zu bytes in use)",
+                    bytes - old, ctx->in_use, ctx->budget);
+        return NULL;
+    }
+    unsigned char *q = raw_realloc(ctx, base, bytes + HDR);
+    if (q == NULL) {
+        if (bytes > old) unreserve(ctx, bytes - old);
+        dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                    "out of memory reallocating to %zu bytes", bytes);
+        return NULL;
+    }
+    if (bytes < old) unreserve(ctx, old - bytes);
+    memcpy(q, &bytes, sizeof bytes);
+    return q + HDR;
+}
+
+void *dsmmi_free(dsmm_ctx *ctx, void *p)
+{
+    if (p == NULL) return NULL;
+    if (ctx == NULL) {
+        free(p);
+        return NULL;
+    }
+    unsigned char *base = (unsigned char *)p - HDR;
+    size_t bytes;
+    memcpy(&bytes, base, sizeof bytes);
+    unreserve(ctx, bytes);
+    raw_free(ctx, base);
+    return NULL;
+}
+
+void *dsmm_free(dsmm_ctx *ctx, void *p)
+{
+    return dsmmi_free(dsmmi_ctx_ok(ctx) ? ctx : NULL, p);
+}
+
+char *dsmmi_strdup(dsmm_ctx *ctx, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = dsmmi_malloc(ctx, n, 1);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+dsmm_status dsmmi_budget_check(dsmm_ctx *ctx, size_t bytes, const char *what)
+{
+    if (ctx == NULL || ctx->budget == 0) return DSMM_OK;
+    size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
+    if (bytes <= ctx->budget && in_use <= ctx->budget - bytes) return DSMM_OK;
+    return dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                       "%s needs %zu bytes, more than the memory budget allows (%zu of %zu "
+                       "bytes in use)",
+                       what, bytes, in_use, ctx->budget);
+}
+
+dsmm_status dsmm_ctx_set_allocator(dsmm_ctx *ctx, const dsmm_allocator *alloc)
+{
+    dsmm_status st = DSMM_OK;
+    if (!dsmmi_ctx_ok(ctx)) return DSMM_ERR_ARG;
+    DSMM_CHECK(ctx, ctx->in_use == 0, DSMM_ERR_ARG,
+               "allocator changed while %zu bytes are allocated", ctx->in_use);
+    if (alloc == NULL) {
+        ctx->have_alloc = 0;
+    } else {
+        DSMM_CHECK(ctx, alloc->malloc_fn && alloc->realloc_fn && alloc->free_fn, DSMM_ERR_ARG,
+                   "allocator needs malloc_fn, realloc_fn and free_fn");
+        ctx->alloc = *alloc;
+        ctx->have_alloc = 1;
+    }
+cleanup:
+    return st;
+}
+
+void dsmm_ctx_set_mem_budget(dsmm_ctx *ctx, size_t bytes)
+{
+    if (dsmmi_ctx_ok(ctx)) ctx->budget = bytes;
+}
+
+size_t dsmm_ctx_mem_budget(const dsmm_ctx *ctx)
+{
+    return dsmmi_ctx_ok(ctx) ? ctx->budget : 0;
+}
+
+size_t dsmm_ctx_mem_in_use(const dsmm_ctx *ctx)
+{
+    return dsmmi_ctx_ok(ctx) ? ctx->in_use : 0;
+}
+
+size_t dsmm_ctx_mem_peak(const dsmm_ctx *ctx)
+{
+    return dsmmi_ctx_ok(ctx) ? ctx->peak : 0;
+}
+
+void dsmm_ctx_fail_alloc_at(dsmm_ctx *ctx, long k)
+{
+    if (!dsmmi_ctx_ok(ctx)) return;
+    ctx->fail_at = k < 0 ? -1 : ctx->alloc_count + k;
+}
+
+long dsmm_ctx_alloc_count(const dsmm_ctx *ctx)
+{
+    return dsmmi_ctx_ok(ctx) ? ctx->alloc_count : 0;
+}

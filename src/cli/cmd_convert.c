@@ -1,0 +1,1 @@
+// src/cli/cmd_convert.c: placeholder, to be written.

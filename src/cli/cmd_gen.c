@@ -1,0 +1,1 @@
+// src/cli/cmd_gen.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/cli/cmd_info.c: placeholder, to be written.

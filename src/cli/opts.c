@@ -1,0 +1,1 @@
+// src/cli/opts.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/abc.c: placeholder, to be written.

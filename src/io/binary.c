@@ -1,0 +1,1 @@
+// src/io/binary.c: placeholder, to be written.

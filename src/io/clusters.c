@@ -1,0 +1,1 @@
+// src/io/clusters.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/gen_er.c: placeholder, to be written.

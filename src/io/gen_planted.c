@@ -1,0 +1,1 @@
+// src/io/gen_planted.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/gen_rmat.c: placeholder, to be written.

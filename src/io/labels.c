@@ -1,0 +1,1 @@
+// src/io/labels.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/mtx_read.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/mtx_write.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/read.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/source.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/io/write.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/check.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/compare.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/coo.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/csr.c: placeholder, to be written.

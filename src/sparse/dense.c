@@ -1,0 +1,1 @@
+// src/sparse/dense.c: placeholder, to be written.

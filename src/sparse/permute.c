@@ -1,0 +1,1 @@
+// src/sparse/permute.c: placeholder, to be written.

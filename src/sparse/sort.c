@@ -1,0 +1,1 @@
+// src/sparse/sort.c: placeholder, to be written.

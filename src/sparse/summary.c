@@ -1,0 +1,1 @@
+// src/sparse/summary.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/tiles.c: placeholder, to be written.

@@ -1,0 +1,1 @@
+// src/sparse/transpose.c: placeholder, to be written.
