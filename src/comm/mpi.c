@@ -2,6 +2,7 @@
 // PetscCommDuplicate lesson: dsmm's messages never meet the user's tags), and status agreement.
 #include <limits.h>
 #include <mpi.h>
+#include <stdlib.h>
 
 #include "comm/comm.h"
 
@@ -16,7 +17,8 @@ static void comm_free(dsmm_ctx *ctx)
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized && cs->comm != MPI_COMM_NULL) MPI_Comm_free(&cs->comm);
-    ctx->comm = dsmmi_free(ctx, cs);
+    free(cs); // part of the context itself, like the context struct: outside the accounting
+    ctx->comm = NULL;
 }
 
 dsmm_status dsmm_ctx_create_mpi(MPI_Comm comm, dsmm_ctx **out)
@@ -30,7 +32,7 @@ dsmm_status dsmm_ctx_create_mpi(MPI_Comm comm, dsmm_ctx **out)
     MPI_Initialized(&initialized);
     if (!initialized) return DSMM_ERR_MPI;
     DSMM_TRY(dsmm_ctx_create(&ctx));
-    cs = dsmmi_calloc(ctx, 1, sizeof *cs);
+    cs = calloc(1, sizeof *cs);
     DSMM_CHECK(ctx, cs != NULL, DSMM_ERR_NOMEM, "communicator state");
     cs->comm = MPI_COMM_NULL;
     ctx->comm = cs;
@@ -44,7 +46,7 @@ dsmm_status dsmm_ctx_create_mpi(MPI_Comm comm, dsmm_ctx **out)
     *out = ctx;
     ctx = NULL;
 cleanup:
-    cs = dsmmi_free(ctx, cs);
+    free(cs);
     dsmm_ctx_destroy(&ctx);
     return st;
 }

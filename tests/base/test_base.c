@@ -1,2 +1,341 @@
-// placeholder
-int main(void) { return 77; }
+// tests/base/test_base.c: the base layer: status names, error messages with file/line,
+// allocation accounting, budgets, failure injection, user allocators, sizes, JSON, stats,
+// the counter-based RNG (thread-count independence), atomic output files.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/base.h"
+#include "check.h"
+
+static int test_status_names(void)
+{
+    CHECK(strcmp(dsmm_status_name(DSMM_OK), "DSMM_OK") == 0);
+    CHECK(strcmp(dsmm_status_name(DSMM_ERR_IO), "DSMM_ERR_IO") == 0);
+    CHECK(strcmp(dsmm_status_name(DSMM_ERR_INTERNAL), "DSMM_ERR_INTERNAL") == 0);
+    CHECK(strcmp(dsmm_status_name((dsmm_status)999), "DSMM_ERR_?") == 0);
+    for (int s = 0; s < DSMM_STATUS_COUNT; s++)
+        CHECK(strncmp(dsmm_status_name((dsmm_status)s), "DSMM_", 5) == 0);
+    CHECK(strcmp(dsmm_type_name(DSMM_FLOAT), "float") == 0);
+    CHECK(strcmp(dsmm_version(), DSMM_VERSION_STRING) == 0);
+    return TEST_PASS;
+}
+
+static dsmm_status fails_with_context(dsmm_ctx *ctx, int line_of_file)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, line_of_file < 10, DSMM_ERR_IO, "graph.mtx:%d: column 0 out of range 1..500",
+               line_of_file);
+cleanup:
+    return st;
+}
+
+static int test_error_message(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    CHECK(strcmp(dsmm_ctx_last_error(ctx), "") == 0);
+    CHECK_ST(ctx, fails_with_context(ctx, 17), DSMM_ERR_IO);
+    const char *msg = dsmm_ctx_last_error(ctx);
+    CHECK_CONTAINS(msg, "DSMM_ERR_IO: graph.mtx:17: column 0 out of range 1..500 (");
+    CHECK_CONTAINS(msg, "tests/base/test_base.c:");
+    CHECK_EQ_IDX(dsmm_ctx_last_status(ctx), DSMM_ERR_IO);
+    // The first failure is kept: later ones are consequences of it.
+    CHECK_ST(ctx, fails_with_context(ctx, 42), DSMM_ERR_IO);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), ":17:");
+    dsmm_ctx_clear_error(ctx);
+    CHECK_OK(ctx, fails_with_context(ctx, 3));
+    CHECK(strcmp(dsmm_ctx_last_error(ctx), "") == 0);
+    CHECK_ST(ctx, dsmm_ctx_set_threads(ctx, -1), DSMM_ERR_ARG);
+    CHECK_NO_LEAK(ctx);
+    // A destroyed handle is reported, not dereferenced.
+    CHECK_CONTAINS(dsmm_ctx_last_error(NULL), "invalid");
+    return TEST_PASS;
+}
+
+static int test_alloc_accounting(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    double *a = dsmmi_malloc(ctx, 1000, sizeof *a);
+    CHECK(a != NULL);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 8000);
+    int *b = dsmmi_calloc(ctx, 10, sizeof *b);
+    CHECK(b != NULL);
+    for (int i = 0; i < 10; i++) CHECK_EQ_IDX(b[i], 0);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 8040);
+    a = dsmmi_realloc(ctx, a, 2000, sizeof *a);
+    CHECK(a != NULL);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 16040);
+    a = dsmmi_realloc(ctx, a, 10, sizeof *a);
+    CHECK(a != NULL);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 120);
+    CHECK_EQ_IDX(dsmm_ctx_mem_peak(ctx), 16040);
+    a = dsmmi_free(ctx, a);
+    CHECK(a == NULL);
+    b = dsmmi_free(ctx, b);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 0);
+    // n * size overflow is refused before anything is asked of the system.
+    void *p = dsmmi_malloc(ctx, SIZE_MAX / 2, 4);
+    CHECK(p == NULL);
+    CHECK_EQ_IDX(dsmm_ctx_last_status(ctx), DSMM_ERR_NOMEM);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "overflows");
+    size_t out = 0;
+    CHECK(!dsmmi_mul_ok(SIZE_MAX, 2, &out));
+    CHECK(dsmmi_mul_ok(1u << 20, 1u << 10, &out) && out == (size_t)1 << 30);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_budget(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    dsmm_ctx_set_mem_budget(ctx, 1000);
+    CHECK_EQ_IDX(dsmm_ctx_mem_budget(ctx), 1000);
+    char *a = dsmmi_malloc(ctx, 600, 1);
+    CHECK(a != NULL);
+    char *b = dsmmi_malloc(ctx, 600, 1);
+    CHECK(b == NULL);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "memory budget");
+    dsmm_ctx_clear_error(ctx);
+    // A failed realloc keeps the old block valid and accounted.
+    char *c = dsmmi_realloc(ctx, a, 2000, 1);
+    CHECK(c == NULL);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 600);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmmi_budget_check(ctx, 500, "a test array"), DSMM_ERR_NOMEM);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "a test array needs 500 bytes");
+    CHECK_OK(ctx, dsmmi_budget_check(ctx, 400, "a small array"));
+    a = dsmmi_free(ctx, a);
+    dsmm_ctx_set_mem_budget(ctx, 0);
+    b = dsmmi_malloc(ctx, 1 << 20, 1);
+    CHECK(b != NULL);
+    b = dsmmi_free(ctx, b);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_fail_injection(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    dsmm_ctx_fail_alloc_at(ctx, 2);
+    long before = dsmm_ctx_alloc_count(ctx);
+    void *p0 = dsmmi_malloc(ctx, 8, 1), *p1 = dsmmi_malloc(ctx, 8, 1);
+    void *p2 = dsmmi_malloc(ctx, 8, 1), *p3 = dsmmi_malloc(ctx, 8, 1);
+    CHECK(p0 && p1 && !p2 && p3);
+    CHECK_EQ_IDX(dsmm_ctx_alloc_count(ctx) - before, 4);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "injected failure");
+    dsmm_ctx_fail_alloc_at(ctx, -1);
+    void *p4 = dsmmi_malloc(ctx, 8, 1);
+    CHECK(p4 != NULL);
+    dsmmi_free(ctx, p0);
+    dsmmi_free(ctx, p1);
+    dsmmi_free(ctx, p3);
+    dsmmi_free(ctx, p4);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+typedef struct counting_alloc {
+    long mallocs, frees;
+} counting_alloc;
+
+static void *c_malloc(void *u, size_t n)
+{
+    ((counting_alloc *)u)->mallocs++;
+    return malloc(n);
+}
+
+static void *c_realloc(void *u, void *p, size_t n)
+{
+    (void)u;
+    return realloc(p, n);
+}
+
+static void c_free(void *u, void *p)
+{
+    ((counting_alloc *)u)->frees++;
+    free(p);
+}
+
+static int test_user_allocator(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    counting_alloc ca = {0, 0};
+    dsmm_allocator al = {c_malloc, c_realloc, c_free, &ca};
+    CHECK_OK(ctx, dsmm_ctx_set_allocator(ctx, &al));
+    void *p = dsmmi_malloc(ctx, 100, 1);
+    CHECK(p != NULL);
+    CHECK_EQ_IDX(ca.mallocs, 1);
+    // Switching allocators while memory is live would free blocks with the wrong one.
+    CHECK_ST(ctx, dsmm_ctx_set_allocator(ctx, NULL), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    p = dsmmi_free(ctx, p);
+    CHECK_EQ_IDX(ca.frees, 1);
+    dsmm_allocator incomplete = {c_malloc, NULL, c_free, &ca};
+    CHECK_ST(ctx, dsmm_ctx_set_allocator(ctx, &incomplete), DSMM_ERR_ARG);
+    CHECK_OK(ctx, dsmm_ctx_set_allocator(ctx, NULL));
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_parse_size(void)
+{
+    size_t b = 0;
+    CHECK(dsmm_parse_size("512", &b) == DSMM_OK && b == 512);
+    CHECK(dsmm_parse_size("64K", &b) == DSMM_OK && b == 65536);
+    CHECK(dsmm_parse_size("1.5G", &b) == DSMM_OK && b == (size_t)3 << 29);
+    CHECK(dsmm_parse_size("2GiB", &b) == DSMM_OK && b == (size_t)2 << 30);
+    CHECK(dsmm_parse_size("3mb", &b) == DSMM_OK && b == (size_t)3 << 20);
+    CHECK(dsmm_parse_size("10B", &b) == DSMM_OK && b == 10);
+    CHECK(dsmm_parse_size("", &b) == DSMM_ERR_ARG);
+    CHECK(dsmm_parse_size("-1", &b) == DSMM_ERR_ARG);
+    CHECK(dsmm_parse_size("12Q", &b) == DSMM_ERR_ARG);
+    CHECK(dsmm_parse_size("1e30T", &b) == DSMM_ERR_ARG);
+    CHECK(dsmm_parse_size("nan", &b) == DSMM_ERR_ARG);
+    CHECK(dsmm_parse_size("5Kx", &b) == DSMM_ERR_ARG);
+    return TEST_PASS;
+}
+
+static int test_json_and_stats(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    dsmmi_json j;
+    dsmmi_json_init(&j, ctx);
+    dsmmi_json_begin_object(&j, NULL);
+    dsmmi_json_str(&j, "s", "a\"b\\c\n\x01");
+    dsmmi_json_int(&j, "i", -42);
+    dsmmi_json_num(&j, "x", 0.1);
+    dsmmi_json_num(&j, "nan", NAN);
+    dsmmi_json_begin_array(&j, "arr");
+    dsmmi_json_int(&j, NULL, 1);
+    dsmmi_json_bool(&j, NULL, 0);
+    dsmmi_json_end_array(&j);
+    dsmmi_json_end_object(&j);
+    CHECK(j.st == DSMM_OK);
+    CHECK(strcmp(j.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"i\":-42,\"x\":0.10000000000000001,"
+                        "\"nan\":null,\"arr\":[1,false]}") == 0);
+    dsmmi_json_free(&j);
+
+    dsmm_stats *s = NULL;
+    char *json = NULL;
+    CHECK_OK(ctx, dsmm_stats_create(ctx, "spgemm", &s));
+    CHECK_OK(ctx, dsmm_stats_set_str(s, "algo", "summa"));
+    CHECK_OK(ctx, dsmm_stats_set_num(s, "seconds", 1.5));
+    CHECK_OK(ctx, dsmm_stats_set_num(s, "nnz_out", 12.0)); // stays an integer key
+    CHECK_OK(ctx, dsmm_stats_set_int(s, "flops", 7));      // stays a number key
+    CHECK_OK(ctx, dsmm_stats_set_int(s, "phases", 3));
+    CHECK_OK(ctx, dsmm_stats_json(s, &json));
+    const char *keys[] = {"\"op\":\"spgemm\"", "\"algo\":\"summa\"", "\"ranks\":1", "\"threads\":",
+                          "\"seconds\":1.5", "\"io_seconds\":0", "\"flops\":7", "\"nnz_in\":0",
+                          "\"nnz_out\":12", "\"peak_bytes\":0", "\"bytes_sent\":0",
+                          "\"phases\":3"};
+    const char *prev = json;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const char *at = strstr(json, keys[k]);
+        CHECK_MSG(at != NULL, "%s missing in %s", keys[k], json);
+        CHECK_MSG(at >= prev, "%s out of order in %s", keys[k], json); // stable keys first
+        prev = at;
+    }
+    json = dsmm_free(ctx, json);
+    const char *path = test_path("stats.json");
+    CHECK_OK(ctx, dsmm_stats_write(s, path));
+    CHECK(test_file_exists(path));
+    CHECK_ST(ctx, dsmm_stats_write(s, test_path("no/such/dir/stats.json")), DSMM_ERR_IO);
+    CHECK(!test_file_exists(test_path("no/such/dir/stats.json")));
+    dsmm_stats_destroy(&s);
+    CHECK(s == NULL);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_rng(void)
+{
+    // Known-answer: Philox-4x32-10 with key 0 and counter 0 (Random123 test vector
+    // 6627e8d5 e169c58d bc57ac4c 9b00dbd8); we return words 1:0.
+    CHECK(dsmm_rng_at(0, 0, 0) == 0xe169c58d6627e8d5ULL);
+    dsmm_rng r;
+    dsmm_rng_init(&r, 7, 3);
+    uint64_t first = dsmm_rng_u64(&r);
+    CHECK(first == dsmm_rng_at(7, 3, 0));
+    CHECK(dsmm_rng_u64(&r) == dsmm_rng_at(7, 3, 1));
+    CHECK(dsmm_rng_at(7, 3, 0) != dsmm_rng_at(7, 4, 0));
+    CHECK(dsmm_rng_at(7, 3, 0) != dsmm_rng_at(8, 3, 0));
+    // Uniform in [0, 1), mean near 1/2.
+    double sum = 0;
+    dsmm_rng_init(&r, test_seed(), 0);
+    for (int i = 0; i < 100000; i++) {
+        double u = dsmm_rng_uniform(&r);
+        CHECK(u >= 0 && u < 1);
+        sum += u;
+    }
+    CHECK_NEAR(sum / 100000, 0.5, 0.01);
+    // Streams filled by any number of threads give the same numbers.
+    enum { N = 4096 };
+    static uint64_t a[N], b[N];
+    uint64_t seed = test_seed();
+    for (int i = 0; i < N; i++) a[i] = dsmm_rng_at(seed, (uint64_t)i, 5);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(3) schedule(dynamic, 7)
+#endif
+    for (int i = 0; i < N; i++) {
+        dsmm_rng rr;
+        dsmm_rng_init(&rr, seed, (uint64_t)i);
+        for (int k = 0; k < 5; k++) dsmm_rng_u64(&rr);
+        b[i] = dsmm_rng_u64(&rr);
+    }
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    return TEST_PASS;
+}
+
+static int test_outfile_atomic(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    dsmmi_outfile o;
+    const char *path = test_path("atomic.txt");
+    CHECK_OK(ctx, dsmmi_outfile_open(ctx, &o, path));
+    fprintf(o.f, "partial");
+    CHECK(!test_file_exists(path)); // nothing under the final name while writing
+    dsmmi_outfile_abort(ctx, &o);
+    CHECK(!test_file_exists(path));
+    CHECK_OK(ctx, dsmmi_outfile_open(ctx, &o, path));
+    fprintf(o.f, "whole\n");
+    CHECK_OK(ctx, dsmmi_outfile_commit(ctx, &o));
+    CHECK(test_file_exists(path));
+    CHECK_ST(ctx, dsmmi_outfile_open(ctx, &o, test_path("missing-dir/x")), DSMM_ERR_IO);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "cannot create");
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_threads_setting(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    CHECK(dsmm_ctx_threads(ctx) >= 1);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 3));
+    CHECK_EQ_IDX(dsmm_ctx_threads(ctx), 3);
+    CHECK_EQ_IDX(dsmm_ctx_rank(ctx), 0);
+    CHECK_EQ_IDX(dsmm_ctx_size(ctx), 1);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST(test_status_names),   TEST(test_error_message), TEST(test_alloc_accounting),
+        TEST(test_budget),         TEST(test_fail_injection), TEST(test_user_allocator),
+        TEST(test_parse_size),     TEST(test_json_and_stats), TEST(test_rng),
+        TEST(test_outfile_atomic), TEST(test_threads_setting),
+    };
+    return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,58 @@
+# dsmm: the two README commands.
+#   make demo   installs what is missing (Debian/Ubuntu), builds in Release, runs the main job
+#   make test   same set-up, builds and runs the whole test suite (ctest)
+# CI=true adds -Werror (and .ci/run adds a sanitizer build of the suite).
+BUILD     ?= build
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+ifeq ($(CI),true)
+  CMAKE_ARGS += -DDSMM_WERROR=ON
+endif
+
+.PHONY: all deps demo test test-sanitize install bench fuzz cuda-check clean
+
+all: demo
+
+deps:
+	@bash scripts/install-deps.sh
+
+demo: deps
+	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)/release -j $(JOBS) --target dsmm_cli
+	bash scripts/demo.sh $(BUILD)/release/bin/dsmm
+
+test: deps
+	cmake -S . -B $(BUILD)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)/test -j $(JOBS)
+	cd $(BUILD)/test && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DDSMM_SANITIZE=address,undefined $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)/asan -j $(JOBS)
+	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+
+cuda-check:
+	@if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then \
+	  PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD)/cuda -DDSMM_USE_CUDA=ON -DDSMM_BUILD_TESTS=OFF -DDSMM_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null && \
+	  PATH=$$PATH:/usr/local/cuda/bin cmake --build $(BUILD)/cuda -j $(JOBS) && echo "cuda-check: CUDA sources compiled"; \
+	else echo "cuda-check: no nvcc, skipped"; fi
+
+install: deps
+	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)/release -j $(JOBS)
+	cmake --install $(BUILD)/release $(if $(PREFIX),--prefix $(PREFIX),)
+
+bench: deps
+	@bash scripts/install-deps.sh bench
+	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)/release -j $(JOBS)
+	bash bench/run_all.sh $(BUILD)/release
+
+fuzz:
+	@bash scripts/install-deps.sh fuzz
+	CC=clang cmake -S . -B $(BUILD)/fuzz -DDSMM_FUZZ=ON -DDSMM_USE_MPI=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_mtx fuzz_abc
+	bash scripts/fuzz.sh $(BUILD)/fuzz $(or $(FUZZ_SECONDS),60)
+
+clean:
+	rm -rf $(BUILD)
