@@ -1,2 +1,88 @@
-// src/cli/main.c: placeholder, to be written.
-int main(void) { return 1; }
+// src/cli/main.c: the dsmm command: dispatches to a subcommand; --help, --version, help CMD.
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"info", cli_info, "summarise a matrix file: dims, nnz, symmetry, degrees, flops, tiles"},
+    {"gen", cli_gen, "generate an R-MAT, Erdos-Renyi or planted-partition matrix"},
+    {"convert", cli_convert, "convert between Matrix Market, abc and binary (.gz input too)"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dsmm COMMAND [options]\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'dsmm COMMAND --help' or 'dsmm help COMMAND' describes a command.\n"
+               "'dsmm --version' prints the version and the build's features.\n"
+               "exit status: 0 ok, 1 runtime failure, 2 usage error.\n");
+}
+
+static int version(void)
+{
+    dsmm_ctx *ctx = NULL;
+    int threads = 1;
+    if (dsmm_ctx_create(&ctx) == DSMM_OK) threads = dsmm_ctx_threads(ctx);
+    dsmm_ctx_destroy(&ctx);
+    printf("dsmm %s\n", dsmm_version());
+    printf("MPI: %s\n", DSMM_HAVE_MPI ? "yes" : "no");
+    printf("CUDA: %s\n", DSMM_HAVE_CUDA ? "yes" : "no");
+#ifdef _OPENMP
+    printf("OpenMP: yes, %d threads\n", threads);
+#else
+    (void)threads;
+    printf("OpenMP: no, 1 thread\n");
+#endif
+    return CLI_OK;
+}
+
+static const command *find(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) return version();
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        const command *c = find(argv[2]);
+        if (c == NULL) {
+            fprintf(stderr, "dsmm: unknown command '%s'\nsee 'dsmm --help'\n", argv[2]);
+            return CLI_USAGE;
+        }
+        static char help_flag[] = "--help";
+        char *hargv[] = {argv[2], help_flag, NULL};
+        int rc = c->run(2, hargv);
+        return rc == CLI_HELP_RC ? CLI_OK : rc;
+    }
+    const command *c = find(name);
+    if (c == NULL) {
+        fprintf(stderr, "dsmm: unknown command '%s'\nsee 'dsmm --help'\n", name);
+        return CLI_USAGE;
+    }
+    int rc = c->run(argc - 1, argv + 1);
+    return rc == CLI_HELP_RC ? CLI_OK : rc;
+}

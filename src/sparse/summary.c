@@ -1,11 +1,11 @@
-// src/sparse/summary.c: matrix summary behind `dsmm info` (dsmm_csr_summary) and the process
-// grid shape (dsmm_grid_dims).
+// src/sparse/summary.c: matrix summary behind `dsmm info` (dsmm_csr_summary) and the process grid
+// shape (dsmm_grid_dims).
 //
 // Everything is O(nnz + nrows + ncols): degrees and flops(A*A) come from row lengths and column
-// counts; symmetry compares every row of A with the same row of A^T, built here by a counting
-// sort (stable, so rows of A^T come out sorted by column and a row-by-row merge suffices); the
-// tile counts use the regular 2D block grid of the distributed layers (rows split into pr
-// nearly-equal contiguous ranges, the first n % pr ranges one longer; columns likewise).
+// counts; symmetry compares every row of A with the same row of A^T, built here by a counting sort
+// (stable, so rows of A^T come out sorted by column and a row-by-row merge suffices); the tile
+// counts use the regular 2D block grid of the distributed layers (rows split into pr nearly-equal
+// contiguous ranges, the first n % pr ranges one longer; columns likewise).
 #include <math.h>
 #include <string.h>
 
@@ -22,8 +22,8 @@ dsmm_status dsmm_grid_dims(int procs, int *pr, int *pc)
     return DSMM_OK;
 }
 
-// Block of index i when n indices are split into p nearly-equal ranges, the first n % p of
-// them one longer (so block sizes differ by at most one and no block is empty when n >= p).
+// Block of index i when n indices are split into p nearly-equal ranges, the first n % p of them one
+// longer (so block sizes differ by at most one and no block is empty when n >= p).
 static int block_of(dsmm_idx i, dsmm_idx n, int p)
 {
     dsmm_idx base = n / p, rem = n % p;
@@ -48,8 +48,8 @@ static void sorted_free(dsmm_ctx *ctx, sorted_csr *S)
 
 // T = transpose of (rowptr, colidx, val) with nrows x ncols; T has ncols rows.
 static dsmm_status transpose_into(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
-                                  const dsmm_idx *rowptr, const dsmm_idx *colidx,
-                                  const dsmm_csr *A, const double *val, sorted_csr *T)
+                                  const dsmm_idx *rowptr, const dsmm_idx *colidx, const dsmm_csr *A,
+                                  const double *val, sorted_csr *T)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx nnz = rowptr[nrows];
@@ -81,8 +81,7 @@ cleanup:
 }
 
 // Symmetry of square A: rows of S (A sorted) against rows of T (A^T sorted), entry by entry.
-static void symmetry(const dsmm_csr *A, const sorted_csr *S, const sorted_csr *T,
-                     dsmm_summary *s)
+static void symmetry(const dsmm_csr *A, const sorted_csr *S, const sorted_csr *T, dsmm_summary *s)
 {
     int pat = 1, sym = 1, skew = 1;
     for (dsmm_idx i = 0; i < A->nrows && pat; i++) {
@@ -118,8 +117,7 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
     DSMM_CHECK(ctx, dsmm_grid_dims(procs, &pr, &pc) == DSMM_OK, DSMM_ERR_ARG,
                "summary: procs must be >= 1, got %d", procs);
     DSMM_CHECK(ctx, A->nrows >= 0 && A->ncols >= 0 && A->rowptr != NULL, DSMM_ERR_ARG,
-               "summary: malformed matrix (%lld x %lld)", (long long)A->nrows,
-               (long long)A->ncols);
+               "summary: malformed matrix (%lld x %lld)", (long long)A->nrows, (long long)A->ncols);
     memset(s, 0, sizeof *s);
     const dsmm_idx m = A->nrows, n = A->ncols, nnz = A->rowptr[m];
     DSMM_CHECK(ctx, nnz >= 0 && (nnz == 0 || A->colidx != NULL), DSMM_ERR_ARG,
@@ -136,8 +134,8 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
     DSMM_CHECK(ctx, colcnt != NULL && tiles != NULL, DSMM_ERR_NOMEM,
                "summary: %lld column counters", (long long)n);
 
-    // Serial pass: column counts (validating indices, since later passes index by them),
-    // diagonal, tiles and values. One pass over colidx; rows are processed in order.
+    // Serial pass: column counts (validating indices, since later passes index by them), diagonal,
+    // tiles and values. One pass over colidx; rows are processed in order.
     int have_val = A->type != DSMM_PATTERN && nnz > 0;
     double vmin = INFINITY, vmax = -INFINITY;
     for (dsmm_idx i = 0; i < m; i++) {

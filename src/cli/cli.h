@@ -1,0 +1,139 @@
+// src/cli/cli.h: internal header of the dsmm command-line tool: the options-table parser, the
+// options every subcommand shares, and the subcommand entry points.
+#ifndef DSMM_CLI_H
+#define DSMM_CLI_H
+
+#include <stdint.h>
+
+#include "io/io.h"
+
+// Exit codes (STYLE.md §11).
+#define CLI_OK      0
+#define CLI_FAIL    1    // runtime failure: the message comes from dsmm_ctx_last_error
+#define CLI_USAGE   2    // unknown option, missing argument, bad number
+#define CLI_HELP_RC (-1) // cli_parse printed --help: the command exits 0
+
+typedef enum cli_kind {
+    CLI_FLAG,   // int *: set to 1
+    CLI_INT,    // int *, within [min, max]
+    CLI_IDX,    // int64_t *, within [min, max]
+    CLI_U64,    // uint64_t * (seeds)
+    CLI_DOUBLE, // double *, finite, within [min, max]
+    CLI_SIZE,   // size_t *, via dsmm_parse_size ("64K", "1.5G")
+    CLI_STRING, // const char **
+    CLI_ENUM    // int *: index of the value among the '|'-separated choices in placeholder
+} cli_kind;
+
+/* One row of a subcommand's options table; --help is generated from the table, so the help text and
+ * the parser cannot disagree. min == max means no range check. */
+typedef struct cli_opt {
+    const char *name;        // long name without "--"
+    char short_name;         // 0: none
+    const char *placeholder; // NULL for flags; the choices "a|b|c" for CLI_ENUM
+    const char *help;
+    cli_kind kind;
+    void *target;
+    double min, max;
+} cli_opt;
+
+/* A subcommand: what --help prints around the options table. */
+typedef struct cli_cmd {
+    const char *name;    // "info"
+    const char *args;    // "FILE [options]"
+    const char *summary; // one line, for `dsmm --help`
+    const char *details; // paragraph(s) after the usage line, may be NULL
+} cli_cmd;
+
+/* cli_parse: parses argv[1..argc) (argv[0] is the subcommand name) against opts, which ends with a
+ * row whose name is NULL. Positional arguments go to pos[0..*npos), at most maxpos. "--" ends the
+ * options. Returns CLI_OK, CLI_HELP_RC (help printed to stdout) or CLI_USAGE (message printed to
+ * stderr as "dsmm CMD: ...", followed by "see 'dsmm CMD --help'"). */
+int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, char **pos, int *npos,
+              int maxpos);
+
+/* cli_help: the generated help of cmd to f. */
+void cli_help(const cli_cmd *cmd, const cli_opt *opts, FILE *f);
+
+/* cli_usage_error: prints "dsmm CMD: message" and the --help hint; returns CLI_USAGE. */
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) DSMMI_PRINTF(2, 3);
+
+/* cli_fail: prints "dsmm CMD: <last error of ctx>" (or the given text when ctx has none); returns
+ * CLI_FAIL. */
+int cli_fail(const cli_cmd *cmd, const dsmm_ctx *ctx, const char *what);
+
+/* Options shared by subcommands. */
+typedef struct cli_common {
+    int threads; // 0 = OpenMP default
+    size_t mem;  // memory budget in bytes, 0 = unlimited
+    int quiet, verbose;
+    const char *stats; // --stats FILE
+    int format;        // index into "auto|mtx|abc|bin" (input format override)
+    int dup;           // index into "error|sum|max|min|last"
+    int base;          // index into "1|0"
+} cli_common;
+
+void cli_common_init(cli_common *c);
+
+// Table rows for the shared options; every table starts with CLI_COMMON_OPTS and readers add
+// CLI_INPUT_OPTS.
+#define CLI_COMMON_OPTS(c)                                                                         \
+    {"threads", 't',          "N", "OpenMP threads (default: OpenMP's default)",                   \
+     CLI_INT,   &(c).threads, 1,   4096},                                                          \
+        {"mem",    0,        "SIZE", "memory budget, e.g. 512M, 4G (default: unlimited)",          \
+         CLI_SIZE, &(c).mem, 0,      0},                                                           \
+        {"quiet", 'q', NULL, "only errors on stderr, no progress", CLI_FLAG, &(c).quiet, 0, 0},    \
+        {"verbose", 'v', NULL, "more log messages", CLI_FLAG, &(c).verbose, 0, 0},                 \
+    {                                                                                              \
+        "stats", 0, "FILE", "write run statistics as JSON to FILE ('-': stdout)", CLI_STRING,      \
+            &(c).stats, 0, 0                                                                       \
+    }
+
+#define CLI_INPUT_OPTS(c)                                                                          \
+    {"format",                                                                                     \
+     'f',                                                                                          \
+     "auto|mtx|abc|bin",                                                                           \
+     "input format (default: from content and name)",                                              \
+     CLI_ENUM,                                                                                     \
+     &(c).format,                                                                                  \
+     0,                                                                                            \
+     0},                                                                                           \
+        {"dup",                                                                                    \
+         0,                                                                                        \
+         "error|sum|max|min|last",                                                                 \
+         "repeated entries in the input (default: error)",                                         \
+         CLI_ENUM,                                                                                 \
+         &(c).dup,                                                                                 \
+         0,                                                                                        \
+         0},                                                                                       \
+    {                                                                                              \
+        "base", 0, "1|0", "index base of Matrix Market coordinates (default: 1)", CLI_ENUM,        \
+            &(c).base, 0, 0                                                                        \
+    }
+
+/* cli_ctx: a context configured from c (threads, budget, log level, progress). Returns CLI_OK or
+ * CLI_FAIL (message printed). */
+int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx);
+
+/* cli_read_opts: read options from c (format, dup, base; values kept as double, pattern files stay
+ * pattern). */
+void cli_read_opts(const cli_common *c, dsmm_read_opts *o);
+
+/* cli_stats: when --stats was given, writes op's record; other keys may be added by extra. Returns
+ * CLI_OK or CLI_FAIL (message printed). */
+typedef struct cli_run {
+    double seconds, io_seconds;
+    dsmm_idx nnz_in, nnz_out;
+} cli_run;
+int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
+              const cli_run *run);
+
+/* Names of enum values. */
+const char *cli_format_name(dsmm_format f);
+
+/* Subcommands: argv[0] is the subcommand name. Return an exit code (0, 1 or 2).
+ */
+int cli_info(int argc, char **argv);
+int cli_gen(int argc, char **argv);
+int cli_convert(int argc, char **argv);
+
+#endif // DSMM_CLI_H

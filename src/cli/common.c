@@ -1,0 +1,72 @@
+// src/cli/common.c: what subcommands share beyond option parsing: the context set up from the
+// common options, read options, and the --stats record.
+#include <string.h>
+
+#include "cli/cli.h"
+
+void cli_common_init(cli_common *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx)
+{
+    *ctx = NULL;
+    if (dsmm_ctx_create(ctx) != DSMM_OK) return cli_fail(cmd, NULL, "cannot create a context");
+    if (dsmm_ctx_set_threads(*ctx, c->threads) != DSMM_OK) {
+        int rc = cli_fail(cmd, *ctx, "bad thread count");
+        dsmm_ctx_destroy(ctx);
+        return rc;
+    }
+    dsmm_ctx_set_mem_budget(*ctx, c->mem);
+    dsmm_log_level level = c->quiet ? DSMM_LOG_ERROR : c->verbose ? DSMM_LOG_DEBUG : DSMM_LOG_WARN;
+    dsmm_ctx_set_log(*ctx, level, NULL, NULL);
+    if (c->quiet) dsmm_ctx_set_progress(*ctx, 0);
+    return CLI_OK;
+}
+
+void cli_read_opts(const cli_common *c, dsmm_read_opts *o)
+{
+    static const dsmm_format formats[] = {DSMM_FORMAT_AUTO, DSMM_FORMAT_MTX, DSMM_FORMAT_ABC,
+                                          DSMM_FORMAT_BIN};
+    static const dsmm_dup dups[] = {DSMM_DUP_ERROR, DSMM_DUP_SUM, DSMM_DUP_MAX, DSMM_DUP_MIN,
+                                    DSMM_DUP_LAST};
+    dsmm_read_opts_init(o);
+    o->format = formats[c->format];
+    o->dup = dups[c->dup];
+    o->base = c->base == 0 ? 1 : 0;
+    o->type = DSMM_DOUBLE;
+    o->keep_pattern = 1;
+}
+
+const char *cli_format_name(dsmm_format f)
+{
+    switch (f) {
+    case DSMM_FORMAT_MTX:
+        return "mtx";
+    case DSMM_FORMAT_ABC:
+        return "abc";
+    case DSMM_FORMAT_BIN:
+        return "bin";
+    default:
+        return "auto";
+    }
+}
+
+int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
+              const cli_run *run)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_stats *s = NULL;
+    if (c->stats == NULL) return CLI_OK;
+    DSMM_TRY(dsmm_stats_create(ctx, op, &s));
+    DSMM_TRY(dsmm_stats_set_num(s, "seconds", run->seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "io_seconds", run->io_seconds));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_in", run->nnz_in));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_out", run->nnz_out));
+    DSMM_TRY(dsmm_stats_set_int(s, "peak_bytes", (int64_t)dsmm_ctx_mem_peak(ctx)));
+    DSMM_TRY(dsmm_stats_write(s, c->stats));
+cleanup:
+    dsmm_stats_destroy(&s);
+    return st == DSMM_OK ? CLI_OK : cli_fail(cmd, ctx, "cannot write the statistics");
+}
