@@ -262,10 +262,10 @@ DSMM_API void dsmm_csr_panels_free(dsmm_ctx *ctx, dsmm_csr ***panels, int npanel
 
 /* Result of dsmm_csr_compare: where the first difference is. */
 typedef struct dsmm_csr_diff {
-    int equal;          // 1 when A and B agree within tolerance
-    dsmm_idx row, col;  // first differing entry (row-major order), -1 if dims/nnz differ
-    double a, b;        // the two values there (0 where missing)
-    char what[160];     // human-readable description
+    int equal;         // 1 when A and B agree within tolerance
+    dsmm_idx row, col; // first differing entry (row-major order), -1 if dims/nnz differ
+    double a, b;       // the two values there (0 where missing)
+    char what[160];    // human-readable description
 } dsmm_csr_diff;
 
 /* dsmm_csr_compare: A and B equal in shape and pattern (explicit entries; rows compared as
@@ -318,11 +318,7 @@ typedef enum dsmm_format {
     DSMM_FORMAT_BIN       // dsmm binary (docs/formats.md)
 } dsmm_format;
 
-typedef enum dsmm_mm_field {
-    DSMM_MM_REAL = 0,
-    DSMM_MM_INTEGER,
-    DSMM_MM_PATTERN
-} dsmm_mm_field;
+typedef enum dsmm_mm_field { DSMM_MM_REAL = 0, DSMM_MM_INTEGER, DSMM_MM_PATTERN } dsmm_mm_field;
 
 typedef enum dsmm_mm_symmetry {
     DSMM_MM_GENERAL = 0,
@@ -333,23 +329,23 @@ typedef enum dsmm_mm_symmetry {
 /* What a file declared (Matrix Market header; abc and binary fill what applies). */
 typedef struct dsmm_file_info {
     dsmm_format format;
-    int array;                 // Matrix Market "array" (dense) layout
+    int array; // Matrix Market "array" (dense) layout
     dsmm_mm_field field;
     dsmm_mm_symmetry symmetry;
     dsmm_idx nrows, ncols;
-    dsmm_idx stored;           // entries stored in the file (one triangle when symmetric)
-    size_t bytes;              // uncompressed bytes read
+    dsmm_idx stored; // entries stored in the file (one triangle when symmetric)
+    size_t bytes;    // uncompressed bytes read
     int gzipped;
 } dsmm_file_info;
 
 typedef struct dsmm_read_opts {
-    dsmm_format format;   // DSMM_FORMAT_AUTO
-    dsmm_type type;       // value type of the result; DSMM_DOUBLE (pattern files: see keep_pattern)
-    int keep_pattern;     // 1: pattern files give DSMM_PATTERN matrices (default 1)
-    dsmm_dup dup;         // repeated (i, j) in the file: DSMM_DUP_ERROR by default
-    int threads;          // parsing threads, 0 = the context's
-    int base;             // index base of Matrix Market coordinates: 1 (standard) or 0
-    int allow_nonfinite;  // 0: NaN/Inf values are errors
+    dsmm_format format;  // DSMM_FORMAT_AUTO
+    dsmm_type type;      // value type of the result; DSMM_DOUBLE (pattern files: see keep_pattern)
+    int keep_pattern;    // 1: pattern files give DSMM_PATTERN matrices (default 1)
+    dsmm_dup dup;        // repeated (i, j) in the file: DSMM_DUP_ERROR by default
+    int threads;         // parsing threads, 0 = the context's
+    int base;            // index base of Matrix Market coordinates: 1 (standard) or 0
+    int allow_nonfinite; // 0: NaN/Inf values are errors
 } dsmm_read_opts;
 
 /* dsmm_read_opts_init: the defaults above. */
@@ -383,14 +379,14 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_buffer(dsmm_ctx *ctx, const char *
                                                      dsmm_file_info *info);
 
 /* dsmm_read_dense: a Matrix Market "array" file (or coordinate, densified) as dense. */
-DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_dense(dsmm_ctx *ctx, const char *path,
-                                                    dsmm_type type, dsmm_dense **D);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_dense(dsmm_ctx *ctx, const char *path, dsmm_type type,
+                                                    dsmm_dense **D);
 
 typedef struct dsmm_write_opts {
-    dsmm_format format;   // DSMM_FORMAT_AUTO: from the name (.mtx, .abc/.txt, .dsmm/.bin)
-    int symmetric;        // Matrix Market: -1 detect (default), 0 general, 1 write one triangle
-    int precision;        // significant digits for values; 0 = shortest round-trip (default)
-    const char *comment;  // optional comment line(s) after the banner
+    dsmm_format format;  // DSMM_FORMAT_AUTO: from the name (.mtx, .abc/.txt, .dsmm/.bin)
+    int symmetric;       // Matrix Market: -1 detect (default), 0 general, 1 write one triangle
+    int precision;       // significant digits for values; 0 = shortest round-trip (default)
+    const char *comment; // optional comment line(s) after the banner
 } dsmm_write_opts;
 
 DSMM_API void dsmm_write_opts_init(dsmm_write_opts *opts);
@@ -409,8 +405,8 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_dense(dsmm_ctx *ctx, const char *
 /* dsmm_write_clusters: one cluster per line, members tab-separated, as mcl writes them:
  * cluster[i] is the cluster of vertex i (0..nclusters-1); members printed as labels when
  * labels != NULL, else as 0-based indices. Atomic like dsmm_write. */
-DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const char *path,
-                                                        dsmm_idx n, const dsmm_idx *cluster,
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                                        const dsmm_idx *cluster,
                                                         const dsmm_labels *labels);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -418,20 +414,20 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const cha
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct dsmm_gen_params {
-    uint64_t seed;        // default 1
-    dsmm_type type;       // DSMM_PATTERN (default) or DSMM_DOUBLE with values in (0, 1]
-    int symmetric;        // 1: undirected (A = A^T), default 0
-    int self_loops;       // 1: keep diagonal entries (default 0)
+    uint64_t seed;  // default 1
+    dsmm_type type; // DSMM_PATTERN (default) or DSMM_DOUBLE with values in (0, 1]
+    int symmetric;  // 1: undirected (A = A^T), default 0
+    int self_loops; // 1: keep diagonal entries (default 0)
     /* R-MAT (Graph500): 2^scale vertices, edge_factor * 2^scale edges before dedup */
-    int scale;            // default 10
-    double edge_factor;   // default 16
-    double a, b, c, d;    // default 0.57, 0.19, 0.19, 0.05
+    int scale;          // default 10
+    double edge_factor; // default 16
+    double a, b, c, d;  // default 0.57, 0.19, 0.19, 0.05
     /* Erdős–Rényi G(n, p) with p = avg_degree / n; planted partition uses n too */
-    dsmm_idx n;           // default 1000
-    double avg_degree;    // default 8
+    dsmm_idx n;        // default 1000
+    double avg_degree; // default 8
     /* planted partition (stochastic block model): nblocks equal blocks, p_in / p_out */
-    int nblocks;          // default 4
-    double p_in, p_out;   // default 0.05, 0.002
+    int nblocks;        // default 4
+    double p_in, p_out; // default 0.05, 0.002
 } dsmm_gen_params;
 
 DSMM_API void dsmm_gen_params_init(dsmm_gen_params *p);
@@ -456,19 +452,19 @@ DSMM_API void *dsmm_free(dsmm_ctx *ctx, void *p);
 
 typedef struct dsmm_summary {
     dsmm_idx nrows, ncols, nnz;
-    int pattern_symmetric;  // A's pattern equals A^T's (square only)
-    int value_symmetric;    // A == A^T
-    int skew_symmetric;     // A == -A^T
-    dsmm_idx diag_nnz;      // stored diagonal entries
+    int pattern_symmetric; // A's pattern equals A^T's (square only)
+    int value_symmetric;   // A == A^T
+    int skew_symmetric;    // A == -A^T
+    dsmm_idx diag_nnz;     // stored diagonal entries
     dsmm_idx empty_rows, empty_cols;
     dsmm_idx row_deg_min, row_deg_max, col_deg_min, col_deg_max;
     double row_deg_mean, col_deg_mean;
-    double flops_aa;        // sum_k nnz(A(:,k)) * nnz(A(k,:)) (exact below 2^53; -1 if not square)
-    int procs;              // tile grid pr x pc used for the imbalance (pr * pc == procs)
+    double flops_aa; // sum_k nnz(A(:,k)) * nnz(A(k,:)) (exact below 2^53; -1 if not square)
+    int procs;       // tile grid pr x pc used for the imbalance (pr * pc == procs)
     int grid_rows, grid_cols;
     dsmm_idx tile_nnz_max;
     double tile_nnz_avg, tile_imbalance; // max / avg over the grid's tiles
-    double val_min, val_max; // over stored values (1, 1 for pattern)
+    double val_min, val_max;             // over stored values (1, 1 for pattern)
     int has_nonfinite;
 } dsmm_summary;
 

@@ -32,13 +32,13 @@ struct dsmm_ctx {
     void *log_user;
     dsmm_allocator alloc;
     int have_alloc;
-    size_t budget;  // 0 = unlimited
-    size_t in_use;  // updated atomically
+    size_t budget; // 0 = unlimited
+    size_t in_use; // updated atomically
     size_t peak;
     long alloc_count; // allocations so far (atomic)
     long fail_at;     // allocation number that fails, -1 = none
     int progress_mode;
-    void *comm;                      // comm layer state (MPI), NULL when serial
+    void *comm;                       // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
 };
 

@@ -26,7 +26,8 @@ dsmm_status dsmm_ctx_create(dsmm_ctx **out)
     ctx->fail_at = -1;
     ctx->progress_mode = 1;
     const char *env = getenv("DSMM_LOG");
-    if (env != NULL && env[0] >= '0' && env[0] <= '3') ctx->log_level = (dsmm_log_level)(env[0] - '0');
+    if (env != NULL && env[0] >= '0' && env[0] <= '3')
+        ctx->log_level = (dsmm_log_level)(env[0] - '0');
     *out = ctx;
     return DSMM_OK;
 }

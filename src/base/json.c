@@ -47,11 +47,21 @@ static void put_string(dsmmi_json *j, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char esc[8];
         switch (*p) {
-        case '"': puts_(j, "\\\""); break;
-        case '\\': puts_(j, "\\\\"); break;
-        case '\n': puts_(j, "\\n"); break;
-        case '\r': puts_(j, "\\r"); break;
-        case '\t': puts_(j, "\\t"); break;
+        case '"':
+            puts_(j, "\\\"");
+            break;
+        case '\\':
+            puts_(j, "\\\\");
+            break;
+        case '\n':
+            puts_(j, "\\n");
+            break;
+        case '\r':
+            puts_(j, "\\r");
+            break;
+        case '\t':
+            puts_(j, "\\t");
+            break;
         default:
             if (*p < 0x20) {
                 snprintf(esc, sizeof esc, "\\u%04x", *p);

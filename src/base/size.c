@@ -16,17 +16,34 @@ dsmm_status dsmm_parse_size(const char *s, size_t *bytes)
     if (end == s || !isfinite(v) || v < 0) return DSMM_ERR_ARG;
     double mult = 1;
     switch (toupper((unsigned char)*end)) {
-    case '\0': break;
-    case 'B': break;
-    case 'K': mult = 1024.0; end++; break;
-    case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: return DSMM_ERR_ARG;
+    case '\0':
+        break;
+    case 'B':
+        break;
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mult = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default:
+        return DSMM_ERR_ARG;
     }
     if (mult > 1 && (*end == 'i' || *end == 'I')) end++;
-    if (mult > 1 && (*end == 'b' || *end == 'B')) end++;
-    else if (mult == 1 && (*end == 'b' || *end == 'B')) end++;
+    if (mult > 1 && (*end == 'b' || *end == 'B'))
+        end++;
+    else if (mult == 1 && (*end == 'b' || *end == 'B'))
+        end++;
     if (*end != '\0') return DSMM_ERR_ARG;
     double b = v * mult;
     if (b >= 18446744073709551615.0) return DSMM_ERR_ARG;

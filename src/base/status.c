@@ -28,9 +28,12 @@ const char *dsmm_status_name(dsmm_status st)
 const char *dsmm_type_name(dsmm_type t)
 {
     switch (t) {
-    case DSMM_PATTERN: return "pattern";
-    case DSMM_FLOAT: return "float";
-    case DSMM_DOUBLE: return "double";
+    case DSMM_PATTERN:
+        return "pattern";
+    case DSMM_FLOAT:
+        return "float";
+    case DSMM_DOUBLE:
+        return "double";
     }
     return "?";
 }

@@ -233,10 +233,10 @@ static int test_json_and_stats(void)
     CHECK_OK(ctx, dsmm_stats_set_int(s, "flops", 7));      // stays a number key
     CHECK_OK(ctx, dsmm_stats_set_int(s, "phases", 3));
     CHECK_OK(ctx, dsmm_stats_json(s, &json));
-    const char *keys[] = {"\"op\":\"spgemm\"", "\"algo\":\"summa\"", "\"ranks\":1", "\"threads\":",
-                          "\"seconds\":1.5", "\"io_seconds\":0", "\"flops\":7", "\"nnz_in\":0",
-                          "\"nnz_out\":12", "\"peak_bytes\":0", "\"bytes_sent\":0",
-                          "\"phases\":3"};
+    const char *keys[] = {"\"op\":\"spgemm\"", "\"algo\":\"summa\"", "\"ranks\":1",
+                          "\"threads\":",      "\"seconds\":1.5",    "\"io_seconds\":0",
+                          "\"flops\":7",       "\"nnz_in\":0",       "\"nnz_out\":12",
+                          "\"peak_bytes\":0",  "\"bytes_sent\":0",   "\"phases\":3"};
     const char *prev = json;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         const char *at = strstr(json, keys[k]);
@@ -332,9 +332,9 @@ static int test_threads_setting(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_status_names),   TEST(test_error_message), TEST(test_alloc_accounting),
-        TEST(test_budget),         TEST(test_fail_injection), TEST(test_user_allocator),
-        TEST(test_parse_size),     TEST(test_json_and_stats), TEST(test_rng),
+        TEST(test_status_names),   TEST(test_error_message),   TEST(test_alloc_accounting),
+        TEST(test_budget),         TEST(test_fail_injection),  TEST(test_user_allocator),
+        TEST(test_parse_size),     TEST(test_json_and_stats),  TEST(test_rng),
         TEST(test_outfile_atomic), TEST(test_threads_setting),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

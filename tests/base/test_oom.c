@@ -8,9 +8,9 @@
 #include "check.h"
 
 typedef struct state {
-    dsmm_csr *A;      // 7 x 5 random double matrix with an empty row
-    dsmm_csr *S;      // symmetric pattern 9 x 9
-    dsmm_coo *T;      // triples with duplicates
+    dsmm_csr *A; // 7 x 5 random double matrix with an empty row
+    dsmm_csr *S; // symmetric pattern 9 x 9
+    dsmm_coo *T; // triples with duplicates
     const char *mtx, *mtx_gz, *abc, *bin, *out;
 } state;
 
@@ -185,15 +185,15 @@ typedef struct oom_case {
 } oom_case;
 
 static const oom_case cases[] = {
-    {"csr_transpose", op_transpose}, {"csr_copy", op_copy},
-    {"coo_to_csr", op_coo_to_csr},   {"csr_permute", op_permute},
-    {"csr_extract", op_extract},     {"csr_col_panels", op_col_panels},
+    {"csr_transpose", op_transpose},   {"csr_copy", op_copy},
+    {"coo_to_csr", op_coo_to_csr},     {"csr_permute", op_permute},
+    {"csr_extract", op_extract},       {"csr_col_panels", op_col_panels},
     {"csr_row_panels", op_row_panels}, {"csr_compare", op_compare},
-    {"csr_summary", op_summary},     {"read_mtx", op_read_mtx},
-    {"read_mtx_gz", op_read_mtx_gz}, {"read_abc", op_read_abc},
-    {"read_bin", op_read_bin},       {"write_mtx", op_write_mtx},
-    {"gen_rmat", op_gen_rmat},       {"gen_er", op_gen_er},
-    {"gen_planted", op_gen_planted}, {"stats", op_stats},
+    {"csr_summary", op_summary},       {"read_mtx", op_read_mtx},
+    {"read_mtx_gz", op_read_mtx_gz},   {"read_abc", op_read_abc},
+    {"read_bin", op_read_bin},         {"write_mtx", op_write_mtx},
+    {"gen_rmat", op_gen_rmat},         {"gen_er", op_gen_er},
+    {"gen_planted", op_gen_planted},   {"stats", op_stats},
 };
 
 static int setup(dsmm_ctx *ctx)
@@ -247,8 +247,8 @@ static int test_kth_failure(void)
             CHECK_MSG(dsmm_ctx_mem_in_use(ctx) == base, "%s, failure at k=%ld: %zu bytes leaked",
                       cases[c].name, k, dsmm_ctx_mem_in_use(ctx) - base);
             if (st == DSMM_OK) break;
-            CHECK_MSG(st == DSMM_ERR_NOMEM, "%s, failure at k=%ld: returned %s: %s",
-                      cases[c].name, k, dsmm_status_name(st), dsmm_ctx_last_error(ctx));
+            CHECK_MSG(st == DSMM_ERR_NOMEM, "%s, failure at k=%ld: returned %s: %s", cases[c].name,
+                      k, dsmm_status_name(st), dsmm_ctx_last_error(ctx));
             CHECK_MSG(!made, "%s, failure at k=%ld: output left behind", cases[c].name, k);
             CHECK_MSG(k < 100000, "%s never succeeds", cases[c].name);
         }

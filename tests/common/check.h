@@ -18,7 +18,10 @@ typedef struct test_case {
     int (*fn)(void);
 } test_case;
 
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
 
 /* test_main: runs every test (or those named on the command line), prints one line each and
  * returns 0 if all passed, 77 if all were skipped, else 1. Prints the seed first. */
