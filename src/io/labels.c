@@ -1,1 +1,183 @@
-// src/io/labels.c: placeholder, to be written.
+// src/io/labels.c: the label dictionary of abc networks: name <-> index in insertion order.
+// Names live NUL-terminated in one growing arena (offsets, not pointers, so it may move);
+// an open-addressing table with linear probing maps a name's hash to its index. The table
+// stays at most half full, so a lookup touches one or two slots on average.
+#include <string.h>
+
+#include "io/io.h"
+
+struct dsmm_labels {
+    dsmm_ctx *ctx;
+    char *arena; // names, each followed by '\0'
+    size_t arena_len, arena_cap;
+    size_t *off;      // off[i]: start of name i in arena; off[n]: arena_len
+    dsmm_idx n, ncap; // names, room in off (ncap + 1 entries)
+    dsmm_idx *slot;   // index of the name in each slot, -1 empty
+    uint32_t *shash;  // low hash bits of each slot, to skip most string compares
+    size_t nslots;    // power of two
+};
+
+// FNV-1a over 8-byte words with a final avalanche: labels are short, so this beats byte loops.
+static uint64_t hash_name(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+        s += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0x100000001b3ULL;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static size_t name_len(const dsmm_labels *L, dsmm_idx i)
+{
+    return L->off[i + 1] - L->off[i] - 1;
+}
+
+// Slot holding name[0..len) or the empty slot where it would go.
+static size_t probe(const dsmm_labels *L, const char *name, size_t len, uint64_t h)
+{
+    size_t mask = L->nslots - 1;
+    size_t s = (size_t)h & mask;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (;;) {
+        dsmm_idx i = L->slot[s];
+        if (i < 0) return s;
+        if (L->shash[s] == tag && name_len(L, i) == len &&
+            memcmp(L->arena + L->off[i], name, len) == 0)
+            return s;
+        s = (s + 1) & mask;
+    }
+}
+
+static dsmm_status rehash(dsmm_labels *L, size_t nslots)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *slot = dsmmi_malloc(L->ctx, nslots, sizeof *slot);
+    uint32_t *shash = dsmmi_malloc(L->ctx, nslots, sizeof *shash);
+    DSMM_CHECK(L->ctx, slot != NULL && shash != NULL, DSMM_ERR_NOMEM,
+               "label dictionary: %zu hash slots", nslots);
+    for (size_t s = 0; s < nslots; s++) slot[s] = -1;
+    L->slot = dsmmi_free(L->ctx, L->slot);
+    L->shash = dsmmi_free(L->ctx, L->shash);
+    L->slot = slot;
+    L->shash = shash;
+    L->nslots = nslots;
+    slot = NULL;
+    shash = NULL;
+    for (dsmm_idx i = 0; i < L->n; i++) {
+        uint64_t h = hash_name(L->arena + L->off[i], name_len(L, i));
+        size_t s = probe(L, L->arena + L->off[i], name_len(L, i), h);
+        L->slot[s] = i;
+        L->shash[s] = (uint32_t)(h >> 32);
+    }
+cleanup:
+    dsmmi_free(L->ctx, slot);
+    dsmmi_free(L->ctx, shash);
+    return st;
+}
+
+dsmm_status dsmmi_labels_create(dsmm_ctx *ctx, dsmm_labels **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_labels *L = NULL;
+    DSMM_CHECK(ctx, out != NULL, DSMM_ERR_ARG, "labels: out must be non-NULL");
+    *out = NULL;
+    L = dsmmi_calloc(ctx, 1, sizeof *L);
+    DSMM_CHECK(ctx, L != NULL, DSMM_ERR_NOMEM, "label dictionary");
+    L->ctx = ctx;
+    L->ncap = 64;
+    L->off = dsmmi_malloc(ctx, (size_t)L->ncap + 1, sizeof *L->off);
+    L->arena_cap = 1024;
+    L->arena = dsmmi_malloc(ctx, L->arena_cap, 1);
+    DSMM_CHECK(ctx, L->off != NULL && L->arena != NULL, DSMM_ERR_NOMEM, "label dictionary");
+    L->off[0] = 0;
+    DSMM_TRY(rehash(L, 128));
+    *out = L;
+    L = NULL;
+cleanup:
+    dsmm_labels_destroy(&L);
+    return st;
+}
+
+dsmm_status dsmmi_labels_intern(dsmm_labels *L, const char *name, size_t len, dsmm_idx *idx)
+{
+    dsmm_status st = DSMM_OK;
+    uint64_t h = hash_name(name, len);
+    size_t s = probe(L, name, len, h);
+    if (L->slot[s] >= 0) {
+        *idx = L->slot[s];
+        return DSMM_OK;
+    }
+    if (L->n == L->ncap) {
+        dsmm_idx ncap = 2 * L->ncap;
+        size_t *off = dsmmi_realloc(L->ctx, L->off, (size_t)ncap + 1, sizeof *off);
+        DSMM_CHECK(L->ctx, off != NULL, DSMM_ERR_NOMEM, "label dictionary: %lld names",
+                   (long long)ncap);
+        L->off = off;
+        L->ncap = ncap;
+    }
+    if (len + 1 > L->arena_cap - L->arena_len) {
+        size_t cap = L->arena_cap;
+        while (len + 1 > cap - L->arena_len) {
+            DSMM_CHECK(L->ctx, cap <= SIZE_MAX / 2, DSMM_ERR_NOMEM, "label arena overflows");
+            cap *= 2;
+        }
+        char *arena = dsmmi_realloc(L->ctx, L->arena, cap, 1);
+        DSMM_CHECK(L->ctx, arena != NULL, DSMM_ERR_NOMEM, "label dictionary: %zu bytes of names",
+                   cap);
+        L->arena = arena;
+        L->arena_cap = cap;
+    }
+    memcpy(L->arena + L->arena_len, name, len);
+    L->arena[L->arena_len + len] = '\0';
+    L->arena_len += len + 1;
+    dsmm_idx i = L->n++;
+    L->off[L->n] = L->arena_len;
+    L->slot[s] = i;
+    L->shash[s] = (uint32_t)(h >> 32);
+    *idx = i;
+    // Keep the load factor at most 1/2; on failure the name stays (the table is still valid).
+    if ((size_t)L->n * 2 > L->nslots) DSMM_TRY(rehash(L, 2 * L->nslots));
+cleanup:
+    return st;
+}
+
+dsmm_idx dsmm_labels_count(const dsmm_labels *L)
+{
+    return L ? L->n : 0;
+}
+
+const char *dsmm_labels_name(const dsmm_labels *L, dsmm_idx i)
+{
+    if (L == NULL || i < 0 || i >= L->n) return NULL;
+    return L->arena + L->off[i];
+}
+
+dsmm_idx dsmm_labels_find(const dsmm_labels *L, const char *name)
+{
+    if (L == NULL || name == NULL) return -1;
+    size_t len = strlen(name);
+    return L->slot[probe(L, name, len, hash_name(name, len))];
+}
+
+void dsmm_labels_destroy(dsmm_labels **L)
+{
+    if (L == NULL || *L == NULL) return;
+    dsmm_ctx *ctx = (*L)->ctx;
+    dsmmi_free(ctx, (*L)->arena);
+    dsmmi_free(ctx, (*L)->off);
+    dsmmi_free(ctx, (*L)->slot);
+    dsmmi_free(ctx, (*L)->shash);
+    dsmmi_free(ctx, *L);
+    *L = NULL;
+}

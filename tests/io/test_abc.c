@@ -1,2 +1,512 @@
-// placeholder
-int main(void) { return 77; }
+// tests/io/test_abc.c: abc label triples (src/io/abc.c), the label dictionary
+// (src/io/labels.c) and cluster output (src/io/clusters.c).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "io/io.h"
+
+// Parses text as abc through the internal entry point (no file, no format detection).
+static dsmm_status parse(dsmm_ctx *ctx, const char *text, size_t len, const dsmm_read_opts *o,
+                         dsmm_csr **A, dsmm_labels **L)
+{
+    dsmm_read_opts d;
+    dsmm_read_opts_init(&d);
+    char *copy = malloc(len + 1);
+    if (copy == NULL) return DSMM_ERR_NOMEM;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    dsmmi_source src = {.buf = copy, .len = len, .name = "net.abc", .gzipped = 0};
+    dsmm_file_info info;
+    dsmm_status st = dsmmi_abc_parse(ctx, &src, o ? o : &d, A, L, &info);
+    free(copy);
+    return st;
+}
+
+static dsmm_status parse_str(dsmm_ctx *ctx, const char *text, const dsmm_read_opts *o, dsmm_csr **A,
+                             dsmm_labels **L)
+{
+    return parse(ctx, text, strlen(text), o, A, L);
+}
+
+// A(i, j) by labels: the value, 0 if absent, NAN if a label is unknown.
+static double entry(const dsmm_csr *A, const dsmm_labels *L, const char *a, const char *b)
+{
+    dsmm_idx i = dsmm_labels_find(L, a), j = dsmm_labels_find(L, b);
+    if (i < 0 || j < 0) return NAN;
+    for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+        if (A->colidx[k] == j) return dsmm_csr_value(A, k);
+    return 0.0;
+}
+
+static int test_basic(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    // tabs, spaces, CRLF, comments, blank lines, leading blanks, exponent weights
+    const char *text = "# a comment\n"
+                       "a\tb\t1.5\r\n"
+                       "\n"
+                       "   \t \n"
+                       "b c 2e0\n"
+                       "  # indented comment\n"
+                       "c  \t a\t0.25";
+    CHECK_OK(ctx, parse_str(ctx, text, NULL, &A, &L));
+    CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+    CHECK_EQ_IDX(dsmm_labels_count(L), 3);
+    CHECK(strcmp(dsmm_labels_name(L, 0), "a") == 0);
+    CHECK(strcmp(dsmm_labels_name(L, 1), "b") == 0);
+    CHECK(strcmp(dsmm_labels_name(L, 2), "c") == 0);
+    CHECK(dsmm_labels_name(L, 3) == NULL && dsmm_labels_name(L, -1) == NULL);
+    CHECK_EQ_IDX(dsmm_labels_find(L, "zz"), -1);
+    CHECK_EQ_IDX(A->nrows, 3);
+    CHECK_EQ_IDX(A->ncols, 3);
+    CHECK_EQ_IDX(A->nnz, 3);
+    CHECK(A->type == DSMM_DOUBLE);
+    CHECK(entry(A, L, "a", "b") == 1.5);
+    CHECK(entry(A, L, "b", "c") == 2.0);
+    CHECK(entry(A, L, "c", "a") == 0.25);
+    CHECK(entry(A, L, "b", "a") == 0.0); // directed: no symmetrisation
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // The info block and the labels-may-be-NULL path.
+    dsmm_read_opts o;
+    dsmm_read_opts_init(&o);
+    dsmmi_source src = {.buf = (char *)"x y 3\ny x 4\nx x 1\n", .len = 18, .name = "n2"};
+    dsmm_file_info info;
+    CHECK_OK(ctx, dsmmi_abc_parse(ctx, &src, &o, &A, NULL, &info));
+    CHECK(info.format == DSMM_FORMAT_ABC && info.field == DSMM_MM_REAL);
+    CHECK_EQ_IDX(info.nrows, 2);
+    CHECK_EQ_IDX(info.stored, 3);
+    CHECK_EQ_IDX(info.bytes, 18);
+    CHECK_EQ_IDX(A->nnz, 3);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_weights_optional(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    dsmm_read_opts o;
+    dsmm_read_opts_init(&o);
+
+    // No weight anywhere: a pattern matrix by default.
+    CHECK_OK(ctx, parse_str(ctx, "p q\nq r\nr p\n", &o, &A, &L));
+    CHECK(A->type == DSMM_PATTERN && A->val == NULL);
+    CHECK_EQ_IDX(A->nnz, 3);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // ... or ones when patterns are not kept.
+    o.keep_pattern = 0;
+    CHECK_OK(ctx, parse_str(ctx, "p q\nq r\n", &o, &A, &L));
+    CHECK(A->type == DSMM_DOUBLE);
+    CHECK(entry(A, L, "p", "q") == 1.0 && entry(A, L, "q", "r") == 1.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // Mixed: the missing weights are 1, before and after the first weight.
+    o.keep_pattern = 1;
+    CHECK_OK(ctx, parse_str(ctx, "p q\nq r 0.5\nr p\n", &o, &A, &L));
+    CHECK(A->type == DSMM_DOUBLE);
+    CHECK(entry(A, L, "p", "q") == 1.0);
+    CHECK(entry(A, L, "q", "r") == 0.5);
+    CHECK(entry(A, L, "r", "p") == 1.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // Float results, and a pattern result that drops the weights.
+    o.type = DSMM_FLOAT;
+    CHECK_OK(ctx, parse_str(ctx, "p q 0.1\nq r\n", &o, &A, &L));
+    CHECK(A->type == DSMM_FLOAT);
+    CHECK(entry(A, L, "p", "q") == (double)0.1f);
+    CHECK(entry(A, L, "q", "r") == 1.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    o.type = DSMM_PATTERN;
+    CHECK_OK(ctx, parse_str(ctx, "p q 0.1\nq r 7\n", &o, &A, &L));
+    CHECK(A->type == DSMM_PATTERN && A->nnz == 2);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Each malformed input fails with DSMM_ERR_FORMAT and a message naming file:line.
+static int expect_error(const char *text, size_t len, const dsmm_read_opts *o, const char *want)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = (dsmm_csr *)1;
+    dsmm_labels *L = (dsmm_labels *)1;
+    CHECK_ST(ctx, parse(ctx, text, len, o, &A, &L), DSMM_ERR_FORMAT);
+    CHECK(A == NULL && L == NULL);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), want);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_errors(void)
+{
+    const char *cases[][2] = {
+        {"a b 1\nb c 2\nlonely\n", "net.abc:3: one field"},
+        {"a b 1\n\nb c 2 3\n", "net.abc:3: more than 3 fields"},
+        {"a b 1 x y z\n", "net.abc:1: more than 3 fields"},
+        {"a b 1\nb c x1\n", "net.abc:2: weight 'x1' is not a number"},
+        {"a b 1.5.2\n", "net.abc:1: weight '1.5.2' is not a number"},
+        {"a b 1\n#c\nb c nan\n", "net.abc:3: weight 'nan' is not finite"},
+        {"a b inf\n", "net.abc:1: weight 'inf' is not finite"},
+        {"a b 1e999\n", "net.abc:1: weight '1e999' is not finite"},
+        {"", "net.abc: contains no edges"},
+        {"# only\n\n  \n# comments\n", "net.abc: contains no edges"},
+        {"a b 1\nc d 2\n\na b 3\n", "net.abc:4: duplicate edge (a, b), first on line 1"},
+        {"x y\ny x\n#\nx y\n", "net.abc:4: duplicate edge (x, y), first on line 1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (expect_error(cases[c][0], strlen(cases[c][0]), NULL, cases[c][1]) != TEST_PASS) {
+            fprintf(stderr, "  case %zu: %s\n", c, cases[c][0]);
+            return TEST_FAIL;
+        }
+    }
+    // NUL byte on line 2
+    if (expect_error("a b 1\nb \0c 2\n", 13, NULL, "net.abc:2: NUL byte") != TEST_PASS)
+        return TEST_FAIL;
+    // a line over DSMMI_MAX_LINE on line 2
+    size_t big = DSMMI_MAX_LINE + 10;
+    char *buf = malloc(big + 16);
+    CHECK(buf != NULL);
+    memcpy(buf, "a b 1\n", 6);
+    memset(buf + 6, 'x', big);
+    memcpy(buf + 6 + big, " y\n", 3);
+    int r = expect_error(buf, big + 9, NULL, "net.abc:2: line longer than");
+    free(buf);
+    if (r != TEST_PASS) return r;
+
+    // allow_nonfinite accepts NaN/Inf; other dup policies accept repeats.
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    dsmm_read_opts o;
+    dsmm_read_opts_init(&o);
+    o.allow_nonfinite = 1;
+    CHECK_OK(ctx, parse_str(ctx, "a b nan\nb a -inf\n", &o, &A, &L));
+    CHECK(isnan(entry(A, L, "a", "b")) && entry(A, L, "b", "a") == -INFINITY);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    o.allow_nonfinite = 0;
+    o.dup = DSMM_DUP_SUM;
+    CHECK_OK(ctx, parse_str(ctx, "a b 1\nb c 2\na b 3\n", &o, &A, &L));
+    CHECK_EQ_IDX(A->nnz, 2);
+    CHECK(entry(A, L, "a", "b") == 4.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    o.dup = DSMM_DUP_MAX;
+    CHECK_OK(ctx, parse_str(ctx, "a b 1\nb c 2\na b 3\na b 2\n", &o, &A, &L));
+    CHECK(entry(A, L, "a", "b") == 3.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// A budget too small for the labels: DSMM_ERR_NOMEM naming the line, nothing leaked.
+static int test_budget(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    size_t n = 20000, len = 0;
+    char *text = malloc(n * 40);
+    CHECK(text != NULL);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(text + len, "label_%zu other_%zu 1\n", i, i);
+    dsmm_ctx_set_mem_budget(ctx, 64 * 1024);
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    dsmm_status st = parse(ctx, text, len, NULL, &A, &L);
+    free(text);
+    CHECK_ST(ctx, st, DSMM_ERR_NOMEM);
+    CHECK(A == NULL && L == NULL);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Every allocation failure gives DSMM_ERR_NOMEM, NULL outputs and no leak.
+static int test_oom(void)
+{
+    const char *text = "a b 1\nb c\nc d 2\nd a 3\n";
+    for (long k = 0;; k++) {
+        dsmm_ctx *ctx = test_ctx();
+        dsmm_csr *A = NULL;
+        dsmm_labels *L = NULL;
+        dsmm_ctx_fail_alloc_at(ctx, k);
+        dsmm_status st = parse_str(ctx, text, NULL, &A, &L);
+        if (st == DSMM_OK) {
+            CHECK(A != NULL && L != NULL && A->nnz == 4);
+            dsmm_csr_destroy(&A);
+            dsmm_labels_destroy(&L);
+            CHECK_NO_LEAK(ctx);
+            CHECK(k > 3);
+            break;
+        }
+        CHECK_MSG(st == DSMM_ERR_NOMEM, "k = %ld: %s", k, dsmm_ctx_last_error(ctx));
+        CHECK(A == NULL && L == NULL);
+        CHECK_NO_LEAK(ctx);
+        CHECK(k < 1000);
+    }
+    return TEST_PASS;
+}
+
+// Many labels: indices in order of first appearance, found again after every rehash.
+static int test_labels_many(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_labels *L = NULL;
+    CHECK_OK(ctx, dsmmi_labels_create(ctx, &L));
+    char name[64];
+    dsmm_idx n = 100000, idx;
+    for (dsmm_idx i = 0; i < n; i++) {
+        int len = snprintf(name, sizeof name, "%s%lld", i % 3 ? "YAL" : "g", (long long)i * 7);
+        CHECK_OK(ctx, dsmmi_labels_intern(L, name, (size_t)len, &idx));
+        CHECK_EQ_IDX(idx, i);
+    }
+    // interning again finds the same index; a prefix of a name is a different name
+    for (dsmm_idx i = 0; i < n; i += 97) {
+        int len = snprintf(name, sizeof name, "%s%lld", i % 3 ? "YAL" : "g", (long long)i * 7);
+        CHECK_OK(ctx, dsmmi_labels_intern(L, name, (size_t)len, &idx));
+        CHECK_EQ_IDX(idx, i);
+        CHECK_EQ_IDX(dsmm_labels_find(L, name), i);
+        CHECK(strcmp(dsmm_labels_name(L, i), name) == 0);
+    }
+    CHECK_EQ_IDX(dsmm_labels_count(L), n);
+    CHECK_EQ_IDX(dsmm_labels_find(L, "YAL"), -1);
+    CHECK_OK(ctx, dsmmi_labels_intern(L, "", 0, &idx)); // the empty name is a name too
+    CHECK_EQ_IDX(idx, n);
+    CHECK_EQ_IDX(dsmm_labels_find(L, ""), n);
+    CHECK_EQ_IDX(dsmm_labels_count(NULL), 0);
+    CHECK_EQ_IDX(dsmm_labels_find(NULL, "a"), -1);
+    dsmm_labels_destroy(&L);
+    CHECK(L == NULL);
+    dsmm_labels_destroy(&L);
+    dsmm_labels_destroy(NULL);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+// write -> read gives the same labelled edges, weights bit for bit (shortest round trip).
+static int test_roundtrip(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    uint64_t seed = test_seed();
+    dsmm_rng r;
+    dsmm_rng_init(&r, seed, 42);
+    dsmm_labels *L = NULL, *L2 = NULL;
+    dsmm_csr *A = NULL, *B = NULL;
+    dsmm_coo *T = NULL;
+    dsmm_idx n = 300, idx;
+    CHECK_OK(ctx, dsmmi_labels_create(ctx, &L));
+    char name[64];
+    for (dsmm_idx i = 0; i < n; i++) {
+        int len = snprintf(name, sizeof name, "v%llx_%lld", (unsigned long long)dsmm_rng_u64(&r),
+                           (long long)i);
+        CHECK_OK(ctx, dsmmi_labels_intern(L, name, (size_t)len, &idx));
+    }
+    CHECK_OK(ctx, dsmm_coo_create(ctx, n, n, 0, DSMM_DOUBLE, &T));
+    for (int e = 0; e < 3000; e++) {
+        dsmm_idx i = (dsmm_idx)(dsmm_rng_u64(&r) % (uint64_t)n);
+        dsmm_idx j = (dsmm_idx)(dsmm_rng_u64(&r) % (uint64_t)n);
+        double v = e % 5 == 0 ? -1e300 * dsmm_rng_uniform(&r) : dsmm_rng_uniform(&r) / 3;
+        CHECK_OK(ctx, dsmm_coo_push(T, i, j, v));
+    }
+    CHECK_OK(ctx, dsmm_coo_to_csr(ctx, T, DSMM_DUP_LAST, &A));
+
+    for (int pattern = 0; pattern < 2; pattern++) {
+        dsmm_csr *W = A;
+        dsmm_csr *P = NULL;
+        if (pattern) {
+            CHECK_OK(ctx, dsmm_csr_copy(ctx, A, DSMM_PATTERN, &P));
+            W = P;
+        }
+        const char *path = test_path("rt.abc");
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        CHECK_OK(ctx, dsmmi_abc_write(ctx, f, W, L, NULL));
+        CHECK(fclose(f) == 0);
+        size_t len;
+        char *text = slurp(path, &len);
+        CHECK(text != NULL);
+        CHECK(strchr(text, ' ') == NULL); // tab-separated
+        CHECK_OK(ctx, parse(ctx, text, len, NULL, &B, &L2));
+        free(text);
+        CHECK(B->type == (pattern ? DSMM_PATTERN : DSMM_DOUBLE));
+        CHECK_EQ_IDX(B->nnz, W->nnz);
+        // the same edges, compared through the labels
+        for (dsmm_idx i = 0; i < W->nrows; i++) {
+            for (dsmm_idx k = W->rowptr[i]; k < W->rowptr[i + 1]; k++) {
+                double v = entry(B, L2, dsmm_labels_name(L, i), dsmm_labels_name(L, W->colidx[k]));
+                CHECK_MSG(v == dsmm_csr_value(W, k), "(%lld, %lld): %.17g vs %.17g", (long long)i,
+                          (long long)W->colidx[k], v, dsmm_csr_value(W, k));
+            }
+        }
+        dsmm_csr_destroy(&B);
+        dsmm_labels_destroy(&L2);
+        dsmm_csr_destroy(&P);
+    }
+
+    // Without labels the indices are the labels; precision limits the digits.
+    dsmm_write_opts wo;
+    dsmm_write_opts_init(&wo);
+    wo.precision = 3;
+    const char *path = test_path("idx.abc");
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_OK(ctx, dsmmi_abc_write(ctx, f, A, NULL, &wo));
+    CHECK(fclose(f) == 0);
+    size_t len;
+    char *text = slurp(path, &len);
+    CHECK(text != NULL);
+    long long i0, j0;
+    double v0;
+    CHECK(sscanf(text, "%lld\t%lld\t%lg", &i0, &j0, &v0) == 3);
+    CHECK_EQ_IDX(i0, 0);
+    CHECK_EQ_IDX(j0, A->colidx[0]);
+    CHECK_NEAR(v0, dsmm_csr_value(A, 0), 5e-3 * fabs(v0) + 1e-300);
+    free(text);
+
+    // Too few labels for the matrix is an argument error.
+    dsmm_labels *small = NULL;
+    CHECK_OK(ctx, dsmmi_labels_create(ctx, &small));
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_ST(ctx, dsmmi_abc_write(ctx, f, A, small, NULL), DSMM_ERR_ARG);
+    fclose(f);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_labels_destroy(&small);
+
+    dsmm_coo_destroy(&T);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_clusters(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_labels *L = NULL;
+    dsmm_idx idx;
+    CHECK_OK(ctx, dsmmi_labels_create(ctx, &L));
+    const char *names[] = {"v0", "v1", "v2", "v3", "v4", "v5"};
+    for (int i = 0; i < 6; i++) CHECK_OK(ctx, dsmmi_labels_intern(L, names[i], 2, &idx));
+    // cluster 1 is empty (no line), members come out in increasing vertex order
+    dsmm_idx cl[6] = {2, 0, 2, 3, 0, 2};
+    const char *path = test_path("clusters.txt");
+    CHECK_OK(ctx, dsmm_write_clusters(ctx, path, 6, cl, NULL));
+    size_t len;
+    char *text = slurp(path, &len);
+    CHECK(text != NULL);
+    CHECK(strcmp(text, "1\t4\n0\t2\t5\n3\n") == 0);
+    free(text);
+    CHECK_OK(ctx, dsmm_write_clusters(ctx, path, 6, cl, L));
+    text = slurp(path, &len);
+    CHECK(text != NULL);
+    CHECK(strcmp(text, "v1\tv4\nv0\tv2\tv5\nv3\n") == 0);
+    free(text);
+    // empty clustering: an empty file
+    CHECK_OK(ctx, dsmm_write_clusters(ctx, path, 0, NULL, NULL));
+    text = slurp(path, &len);
+    CHECK(text != NULL && len == 0);
+    free(text);
+    // bad ids: an argument error and the previous file untouched
+    dsmm_idx bad[3] = {0, 3, 1};
+    CHECK_ST(ctx, dsmm_write_clusters(ctx, path, 3, bad, NULL), DSMM_ERR_ARG);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "vertex 1 has cluster id 3");
+    dsmm_ctx_clear_error(ctx);
+    bad[1] = -1;
+    CHECK_ST(ctx, dsmm_write_clusters(ctx, path, 3, bad, NULL), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_write_clusters(ctx, path, 7, cl, L), DSMM_ERR_ARG); // too few labels
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_write_clusters(ctx, test_path("no/such/dir/c.txt"), 6, cl, NULL),
+             DSMM_ERR_IO);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_labels_destroy(&L);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Real ClusterONE / ProCope networks through dsmm_read (gzip, format from the name).
+static int test_real_data(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/mcl/collins2007.txt.gz", DSMM_SHARED_DATA_DIR);
+    FILE *probe = fopen(path, "rb");
+    if (probe == NULL) return TEST_SKIP;
+    fclose(probe);
+    static const struct {
+        const char *file;
+        dsmm_idx n, stored;
+    } nets[] = {{"collins2007.txt.gz", 1622, 9074},
+                {"gavin2006_socioaffinities_rescaled.txt.gz", 1855, 7669},
+                {"pe_combined.txt.gz", 5437, 401820}};
+    for (size_t t = 0; t < sizeof nets / sizeof nets[0]; t++) {
+        dsmm_ctx *ctx = test_ctx();
+        dsmm_csr *A = NULL;
+        dsmm_labels *L = NULL;
+        dsmm_file_info info;
+        dsmm_read_opts o;
+        dsmm_read_opts_init(&o);
+        o.format = DSMM_FORMAT_ABC;
+        snprintf(path, sizeof path, "%s/mcl/%s", DSMM_SHARED_DATA_DIR, nets[t].file);
+        double t0 = (double)clock() / CLOCKS_PER_SEC;
+        CHECK_OK(ctx, dsmm_read(ctx, path, &o, &A, &L, &info));
+        double secs = (double)clock() / CLOCKS_PER_SEC - t0;
+        printf("  %s: n %lld, nnz %lld, %.3f s\n", nets[t].file, (long long)A->nrows,
+               (long long)A->nnz, secs);
+        CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+        CHECK_EQ_IDX(dsmm_labels_count(L), nets[t].n);
+        CHECK_EQ_IDX(A->nrows, nets[t].n);
+        CHECK_EQ_IDX(A->nnz, nets[t].stored);
+        CHECK_EQ_IDX(info.stored, nets[t].stored);
+        CHECK(info.gzipped && A->type == DSMM_DOUBLE);
+        for (dsmm_idx k = 0; k < A->nnz; k++) CHECK(dsmm_csr_value(A, k) > 0);
+        dsmm_csr_destroy(&A);
+        dsmm_labels_destroy(&L);
+        CHECK_NO_LEAK(ctx);
+    }
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST(test_basic),     TEST(test_weights_optional),
+        TEST(test_errors),    TEST(test_budget),
+        TEST(test_oom),       TEST(test_labels_many),
+        TEST(test_roundtrip), TEST(test_clusters),
+        TEST(test_real_data),
+    };
+    return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
