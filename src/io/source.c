@@ -40,8 +40,8 @@ static dsmm_status inflate_all(dsmm_ctx *ctx, const unsigned char *gz, size_t n,
         if (cap - len < 2) {
             size_t ncap = cap * 2;
             char *nb = dsmmi_realloc(ctx, buf, ncap, 1);
-            DSMM_CHECK(ctx, nb != NULL, DSMM_ERR_NOMEM,
-                       "%s: decompressed data exceeds %zu bytes", name, cap);
+            DSMM_CHECK(ctx, nb != NULL, DSMM_ERR_NOMEM, "%s: decompressed data exceeds %zu bytes",
+                       name, cap);
             buf = nb;
             cap = ncap;
         }
@@ -71,15 +71,19 @@ static dsmm_status inflate_all(dsmm_ctx *ctx, const unsigned char *gz, size_t n,
             continue;
         }
         if (rc == Z_BUF_ERROR && zs.avail_out > 0 && in_left == 0)
-            DSMM_FAIL(ctx, DSMM_ERR_IO, "%s: truncated gzip stream (ends after %zu compressed "
-                      "bytes)", name, n);
+            DSMM_FAIL(ctx, DSMM_ERR_IO,
+                      "%s: truncated gzip stream (ends after %zu compressed "
+                      "bytes)",
+                      name, n);
         if (rc == Z_MEM_ERROR) DSMM_FAIL(ctx, DSMM_ERR_NOMEM, "%s: zlib out of memory", name);
         if (rc != Z_OK && rc != Z_BUF_ERROR)
             DSMM_FAIL(ctx, DSMM_ERR_IO, "%s: corrupt gzip stream: %s", name,
                       zs.msg ? zs.msg : "inflate failed");
         if (rc == Z_OK && zs.avail_in == 0 && in_left == 0 && zs.avail_out > 0)
-            DSMM_FAIL(ctx, DSMM_ERR_IO, "%s: truncated gzip stream (ends after %zu compressed "
-                      "bytes)", name, n);
+            DSMM_FAIL(ctx, DSMM_ERR_IO,
+                      "%s: truncated gzip stream (ends after %zu compressed "
+                      "bytes)",
+                      name, n);
     }
     buf[len] = '\0';
     *out = buf;
@@ -151,8 +155,8 @@ dsmm_status dsmmi_source_wrap(dsmm_ctx *ctx, const char *buf, size_t len, const 
     memset(src, 0, sizeof *src);
     src->name = name ? name : "(buffer)";
     if (is_gzip((const unsigned char *)buf, len)) {
-        DSMM_TRY(inflate_all(ctx, (const unsigned char *)buf, len, src->name, &src->buf,
-                             &src->len));
+        DSMM_TRY(
+            inflate_all(ctx, (const unsigned char *)buf, len, src->name, &src->buf, &src->len));
         src->gzipped = 1;
     } else {
         src->buf = dsmmi_malloc(ctx, len + 1, 1);
