@@ -125,7 +125,8 @@ DSMM_API void dsmm_ctx_set_log(dsmm_ctx *ctx, dsmm_log_level level, dsmm_log_fn 
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_allocator(dsmm_ctx *ctx,
                                                            const dsmm_allocator *alloc);
 
-/* dsmm_ctx_set_mem_budget: host bytes dsmm may hold at once through ctx (0: unlimited).
+/* dsmm_ctx_set_mem_budget: host bytes dsmm may hold at once through ctx (0: unlimited; a new
+ * context starts with the machine's physical memory).
  * An allocation that would exceed it fails with DSMM_ERR_NOMEM naming the budget. */
 DSMM_API void dsmm_ctx_set_mem_budget(dsmm_ctx *ctx, size_t bytes);
 DSMM_API size_t dsmm_ctx_mem_budget(const dsmm_ctx *ctx);

@@ -1,6 +1,7 @@
 // src/base/ctx.c: the serial context: creation, settings, last error, logging.
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -25,6 +26,10 @@ dsmm_status dsmm_ctx_create(dsmm_ctx **out)
     ctx->log_level = DSMM_LOG_WARN;
     ctx->fail_at = -1;
     ctx->progress_mode = 1;
+    // Default budget: the machine's memory. A file that declares 10^12 rows then fails with a
+    // message instead of an allocation the kernel grants lazily and kills us for later.
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) ctx->budget = (size_t)pages * (size_t)page;
     const char *env = getenv("DSMM_LOG");
     if (env != NULL && env[0] >= '0' && env[0] <= '3')
         ctx->log_level = (dsmm_log_level)(env[0] - '0');

@@ -18,7 +18,7 @@ int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx)
         dsmm_ctx_destroy(ctx);
         return rc;
     }
-    dsmm_ctx_set_mem_budget(*ctx, c->mem);
+    if (c->mem) dsmm_ctx_set_mem_budget(*ctx, c->mem); // else the default: physical memory
     dsmm_log_level level = c->quiet ? DSMM_LOG_ERROR : c->verbose ? DSMM_LOG_DEBUG : DSMM_LOG_WARN;
     dsmm_ctx_set_log(*ctx, level, NULL, NULL);
     if (c->quiet) dsmm_ctx_set_progress(*ctx, 0);
