@@ -1,6 +1,5 @@
 // src/comm/mpi.c: MPI contexts: a duplicated communicator per context (PETSc's
 // PetscCommDuplicate lesson: dsmm's messages never meet the user's tags), and status agreement.
-#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -67,16 +66,6 @@ dsmm_status dsmmi_comm_agree(dsmm_ctx *ctx, dsmm_status local)
         DSMM_FAIL(ctx, (dsmm_status)out, "another rank failed with %s",
                   dsmm_status_name((dsmm_status)out));
     st = (dsmm_status)out;
-cleanup:
-    return st;
-}
-
-dsmm_status dsmmi_mpi_count(dsmm_ctx *ctx, size_t n, int *count)
-{
-    dsmm_status st = DSMM_OK;
-    DSMM_CHECK(ctx, n <= (size_t)INT_MAX, DSMM_ERR_ARG,
-               "message of %zu elements exceeds MPI's int count; split it", n);
-    *count = (int)n;
 cleanup:
     return st;
 }
