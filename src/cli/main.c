@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 
 typedef struct command {
     const char *name;
@@ -34,7 +35,9 @@ static int version(void)
     dsmm_ctx_destroy(&ctx);
     printf("dsmm %s\n", dsmm_version());
     printf("MPI: %s\n", DSMM_HAVE_MPI ? "yes" : "no");
-    printf("CUDA: %s\n", DSMM_HAVE_CUDA ? "yes" : "no");
+    char gpu[256];
+    dsmmi_gpu_describe(gpu, sizeof gpu);
+    printf("CUDA: %s; GPU: %s\n", DSMM_HAVE_CUDA ? "yes" : "no", gpu);
 #ifdef _OPENMP
     printf("OpenMP: yes, %d threads\n", threads);
 #else

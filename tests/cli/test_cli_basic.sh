@@ -38,7 +38,7 @@ expect_grep "$tmp/out" '^ +convert '
 expect_rc 0 "$dsmm" --version
 expect_grep "$tmp/out" '^dsmm [0-9]+\.[0-9]+\.[0-9]+$'
 expect_grep "$tmp/out" '^MPI: (yes|no)$'
-expect_grep "$tmp/out" '^CUDA: (yes|no)$'
+expect_grep "$tmp/out" '^CUDA: (yes|no); GPU: '
 expect_grep "$tmp/out" '^OpenMP: (yes|no), [0-9]+ thread'
 for c in info gen convert; do
     expect_rc 0 "$dsmm" help $c
