@@ -1012,7 +1012,8 @@ dsmm_status dsmmi_mtx_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
         dsmm_type t = opts->type == DSMM_FLOAT ? DSMM_FLOAT : DSMM_DOUBLE;
         DSMM_TRY(dsmm_dense_create(ctx, h.nrows, h.ncols, t, &Dn));
         dsmm_idx k = 0;
-        for (dsmm_idx j = 0; j < h.ncols; j++) {
+        // Stop at the last stored value: a 0 x 2^32 array has no entries but 2^32 columns.
+        for (dsmm_idx j = 0; j < h.ncols && k < (dsmm_idx)n; j++) {
             dsmm_idx i0 = sym == 0 ? 0 : (sym == 1 ? j : j + 1);
             for (dsmm_idx i = i0; i < h.nrows; i++, k++) {
                 double x = V[k];
@@ -1039,7 +1040,8 @@ dsmm_status dsmmi_mtx_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
         J = dsmmi_malloc(ctx, nz ? (size_t)nz : 1, sizeof *J);
         DSMM_CHECK(ctx, I && J, DSMM_ERR_NOMEM, "%s: %lld entries", src->name, (long long)nz);
         dsmm_idx k = 0, w = 0;
-        for (dsmm_idx j = 0; j < h.ncols; j++) {
+        // Stop at the last stored value: a 0 x 2^32 array has no entries but 2^32 columns.
+        for (dsmm_idx j = 0; j < h.ncols && k < (dsmm_idx)n; j++) {
             dsmm_idx i0 = sym == 0 ? 0 : (sym == 1 ? j : j + 1);
             for (dsmm_idx i = i0; i < h.nrows; i++, k++) {
                 if (V[k] == 0.0) continue;
