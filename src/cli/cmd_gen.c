@@ -120,6 +120,7 @@ int cli_gen(int argc, char **argv)
     }
     if (truth_path && dsmm_write_clusters(ctx, truth_path, A->nrows, truth, NULL) != DSMM_OK) {
         rc = cli_fail(&cmd, ctx, "cannot write the truth file");
+        if (strcmp(out, "-") != 0) remove(out); // all outputs or none
         goto done;
     }
     double t2 = dsmmi_wtime();

@@ -170,6 +170,9 @@ if [ "$(wc -l <"$tmp/truth.txt")" -eq 5 ] &&
     [ "$(tr '\t' '\n' <"$tmp/truth.txt" | sort -n | uniq | wc -l)" -eq 400 ]; then ok; else
     bad "planted truth file: $(head -c 200 "$tmp/truth.txt")"
 fi
+# all outputs or none: an unwritable truth file leaves no matrix file behind
+expect_rc 1 "$dsmm" gen planted --n 100 -o "$tmp/p_none.mtx" --truth "$tmp/no/such/dir/t.txt"
+if [ ! -e "$tmp/p_none.mtx" ]; then ok; else bad "gen left $tmp/p_none.mtx after failing"; fi
 # abc labels: --labels writes the dictionary; abc -> mtx -> (dims) keeps the label count
 expect_rc 0 "$dsmm" convert "$data/collins2007.txt.gz" "$tmp/collins.mtx" --labels "$tmp/labels.txt"
 if [ "$(wc -l <"$tmp/labels.txt")" -eq 1622 ] && [ "$(head -1 "$tmp/labels.txt")" = YAL001C ]; then
