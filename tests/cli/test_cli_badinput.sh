@@ -7,15 +7,7 @@
 set -u
 dsmm=$1
 badinput=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*" >&2
-}
+. "$(dirname "$0")/lib.sh"
 
 "$badinput" --write "$tmp/bad" >"$tmp/write.log" 2>&1
 rc=$?

@@ -6,16 +6,7 @@
 set -u
 dsmm=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*" >&2
-}
+. "$(dirname "$0")/lib.sh"
 
 # expect_rc RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err; checks the exit code.
 expect_rc() {

@@ -6,16 +6,12 @@
 #include <string.h>
 
 #include "dsmm.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    dsmm_ctx *ctx = NULL;
-    if (dsmm_ctx_create(&ctx) != DSMM_OK) return 0;
-    dsmm_ctx_set_log(ctx, DSMM_LOG_ERROR, NULL, NULL);
-    dsmm_ctx_set_mem_budget(ctx, (size_t)64 << 20);
-    dsmm_ctx_set_progress(ctx, 0);
+    dsmm_ctx *ctx = fuzz_ctx();
+    if (ctx == NULL) return 0;
     dsmm_read_opts o;
     dsmm_read_opts_init(&o);
     o.format = DSMM_FORMAT_ABC;

@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/io.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int same(const dsmm_csr *A, const dsmm_csr *B)
 {
@@ -50,11 +49,8 @@ static void roundtrip(dsmm_ctx *ctx, const dsmm_csr *A)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    dsmm_ctx *ctx = NULL;
-    if (dsmm_ctx_create(&ctx) != DSMM_OK) return 0;
-    dsmm_ctx_set_log(ctx, DSMM_LOG_ERROR, NULL, NULL);
-    dsmm_ctx_set_mem_budget(ctx, (size_t)64 << 20);
-    dsmm_ctx_set_progress(ctx, 0);
+    dsmm_ctx *ctx = fuzz_ctx();
+    if (ctx == NULL) return 0;
     dsmm_read_opts o;
     dsmm_read_opts_init(&o);
     o.format = DSMM_FORMAT_MTX;
