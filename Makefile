@@ -9,7 +9,7 @@ ifeq ($(CI),true)
   CMAKE_ARGS += -DDSMM_WERROR=ON
 endif
 
-.PHONY: all deps demo test test-sanitize install bench fuzz cuda-check clean
+.PHONY: all deps demo test test-sanitize valgrind install bench fuzz cuda-check clean
 
 all: demo
 
@@ -30,6 +30,10 @@ test-sanitize: deps
 	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DDSMM_SANITIZE=address,undefined $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+
+valgrind: test
+	@bash scripts/install-deps.sh valgrind
+	bash scripts/valgrind.sh $(BUILD)/test
 
 cuda-check:
 	@if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then \
