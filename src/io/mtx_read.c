@@ -674,91 +674,11 @@ cleanup:
 /* Assembly                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct colpos {
-    dsmm_idx col, pos;
-} colpos;
-
-static int colpos_cmp(const void *a, const void *b)
-{
-    const colpos *x = a, *y = b;
-    if (x->col != y->col) return x->col < y->col ? -1 : 1;
-    return x->pos < y->pos ? -1 : (x->pos > y->pos);
-}
-
-// Stable sort of one row by column (values follow). Rows are usually sorted already (files
-// list entries column by column), which the first scan detects.
-static void sort_row(dsmm_idx *c, void *val, dsmm_type type, dsmm_idx n, colpos *tmp, double *vtmp)
-{
-    dsmm_idx k = 1;
-    while (k < n && c[k - 1] <= c[k]) k++;
-    if (k >= n) return;
-    for (dsmm_idx t = 0; t < n; t++) {
-        tmp[t].col = c[t];
-        tmp[t].pos = t;
-    }
-    qsort(tmp, (size_t)n, sizeof *tmp, colpos_cmp);
-    if (type == DSMM_DOUBLE) {
-        double *v = val;
-        for (dsmm_idx t = 0; t < n; t++) vtmp[t] = v[tmp[t].pos];
-        memcpy(v, vtmp, (size_t)n * sizeof *v);
-    } else if (type == DSMM_FLOAT) {
-        float *v = val, *ft = (float *)vtmp;
-        for (dsmm_idx t = 0; t < n; t++) ft[t] = v[tmp[t].pos];
-        memcpy(v, ft, (size_t)n * sizeof *v);
-    }
-    for (dsmm_idx t = 0; t < n; t++) c[t] = tmp[t].col;
-}
-
-static double merge_val(dsmm_dup dup, double a, double b)
-{
-    switch (dup) {
-    case DSMM_DUP_SUM:
-        return a + b;
-    case DSMM_DUP_MAX:
-        return b > a ? b : a;
-    case DSMM_DUP_MIN:
-        return b < a ? b : a;
-    default:
-        return b; // DSMM_DUP_LAST
-    }
-}
-
-// Merges equal columns of a sorted row in place; returns the new length. Under DSMM_DUP_ERROR
-// the first duplicate's column goes to *dupcol and nothing is merged.
-static dsmm_idx dedup_row(dsmm_idx *c, void *val, dsmm_type type, dsmm_idx n, dsmm_dup dup,
-                          dsmm_idx *dupcol)
-{
-    dsmm_idx w = 0;
-    for (dsmm_idx k = 0; k < n; k++) {
-        if (w > 0 && c[w - 1] == c[k]) {
-            if (dup == DSMM_DUP_ERROR) {
-                *dupcol = c[k];
-                return n;
-            }
-            if (type == DSMM_DOUBLE) {
-                double *v = val;
-                v[w - 1] = merge_val(dup, v[w - 1], v[k]);
-            } else if (type == DSMM_FLOAT) {
-                float *v = val;
-                v[w - 1] = (float)merge_val(dup, v[w - 1], v[k]);
-            }
-            continue;
-        }
-        if (w != k) {
-            c[w] = c[k];
-            if (type == DSMM_DOUBLE)
-                ((double *)val)[w] = ((double *)val)[k];
-            else if (type == DSMM_FLOAT)
-                ((float *)val)[w] = ((float *)val)[k];
-        }
-        w++;
-    }
-    return w;
-}
-
 // CSR from n triples (0-based), mirrored for symmetric (sym = 1) and skew (sym = 2, negated)
-// storage. Scattering in file order keeps rows stable, so DSMM_DUP_LAST means last in the file.
-// V may be NULL (pattern input: values 1). *dup_i >= 0 reports a duplicate under DUP_ERROR.
+// storage. Scattering in file order keeps rows stable, and the sparse layer's row sort is
+// stable, so DSMM_DUP_LAST means last in the file. V may be NULL (pattern input: values 1).
+// *dup_i >= 0 reports a duplicate under DUP_ERROR; the caller words that message, since only
+// it can find the lines.
 static dsmm_status assemble(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx n,
                             const dsmm_idx *I, const dsmm_idx *J, const double *V, int sym,
                             dsmm_type type, dsmm_dup dup, int nthreads, dsmm_csr **out,
@@ -766,7 +686,8 @@ static dsmm_status assemble(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *A = NULL;
-    dsmm_idx *pos = NULL, *newlen = NULL, *bounds = NULL;
+    dsmm_idx *pos = NULL, *bounds = NULL, *c1 = NULL;
+    double *v1 = NULL, *v0 = NULL;
 
     *out = NULL;
     *dup_i = *dup_j = -1;
@@ -797,6 +718,7 @@ static dsmm_status assemble(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_
     DSMM_TRY(dsmm_csr_create(ctx, nrows, ncols, nnz, type, &A));
     dsmm_idx *rp = A->rowptr, *ci = A->colidx;
     memcpy(rp, pos, ((size_t)nrows + 1) * sizeof *rp);
+    A->nnz = nnz;
     // Fill ranges of about equal entry counts.
     for (int t = 1; t < nt; t++) {
         dsmm_idx target = (dsmm_idx)((double)nnz * t / nt), lo = bounds[t - 1], hi = nrows;
@@ -840,94 +762,42 @@ static dsmm_status assemble(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_
     }
     pos = dsmmi_free(ctx, pos);
 
-    dsmm_idx maxrow = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) reduction(max : maxrow)
-#endif
-    for (dsmm_idx r = 0; r < nrows; r++)
-        if (rp[r + 1] - rp[r] > maxrow) maxrow = rp[r + 1] - rp[r];
-    newlen = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *newlen);
-    DSMM_CHECK(ctx, newlen != NULL, DSMM_ERR_NOMEM, "assembly: %lld row lengths", (long long)nrows);
-    dsmm_idx first_dup_row = nrows, first_dup_col = -1;
-    int fail = 0;
-    const size_t vsize = dsmmi_type_size(type);
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-    {
-        colpos *tmp = NULL;
-        double *vtmp = NULL;
-        dsmm_idx my_dup_row = nrows, my_dup_col = -1;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 4096)
-#endif
-        for (dsmm_idx r = 0; r < nrows; r++) {
-            dsmm_idx b = rp[r], len = rp[r + 1] - b;
-            newlen[r] = len;
-            if (len < 2) continue;
-            void *rv = vsize ? (char *)A->val + (size_t)b * vsize : NULL;
-            dsmm_idx k = 1;
-            while (k < len && ci[b + k - 1] < ci[b + k]) k++;
-            if (k == len) continue; // sorted, no duplicates: the common case
-            if (tmp == NULL) {
-                tmp = dsmmi_malloc(ctx, (size_t)maxrow, sizeof *tmp);
-                vtmp = dsmmi_malloc(ctx, (size_t)maxrow, sizeof *vtmp);
-                if (tmp == NULL || vtmp == NULL) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                    fail = 1;
-                }
-            }
-            if (tmp == NULL || vtmp == NULL) continue;
-            sort_row(ci + b, rv, type, len, tmp, vtmp);
-            dsmm_idx dc = -1;
-            newlen[r] = dedup_row(ci + b, rv, type, len, dup, &dc);
-            if (dc >= 0 && r < my_dup_row) {
-                my_dup_row = r;
-                my_dup_col = dc;
-            }
+    if (!dsmmi_csr_rows_increasing(A)) {
+        // A row out of order or with a repeated column: the sparse layer's stable row sort
+        // merges it, from copies. Files listed column by column (the usual) never get here.
+        const int values = type != DSMM_PATTERN;
+        c1 = dsmmi_malloc(ctx, nnz ? (size_t)nnz : 1, sizeof *c1);
+        DSMM_CHECK(ctx, c1 != NULL, DSMM_ERR_NOMEM, "assembly: %lld columns", (long long)nnz);
+        memcpy(c1, ci, (size_t)nnz * sizeof *c1);
+        if (values) {
+            v1 = dsmmi_malloc(ctx, nnz ? (size_t)nnz : 1, sizeof *v1);
+            v0 =
+                type == DSMM_DOUBLE ? A->val : dsmmi_malloc(ctx, nnz ? (size_t)nnz : 1, sizeof *v0);
+            DSMM_CHECK(ctx, v1 != NULL && v0 != NULL, DSMM_ERR_NOMEM, "assembly: %lld values",
+                       (long long)nnz);
+            dsmmi_vals_convert(v1, DSMM_DOUBLE, A->val, type, nnz);
         }
-#ifdef _OPENMP
-#pragma omp critical(dsmm_mtx_dup)
-#endif
-        if (my_dup_row < first_dup_row) {
-            first_dup_row = my_dup_row;
-            first_dup_col = my_dup_col;
+        dsmm_idx nnz_out = 0;
+        st = dsmmi_rows_sort_merge(ctx, nrows, rp, c1, v1, ci, v0, A->val, type, (int)dup, &nnz_out,
+                                   NULL, dup_i, dup_j);
+        if (st == DSMM_ERR_FORMAT && *dup_i >= 0) {
+            dsmm_ctx_clear_error(ctx); // the caller's message names the lines instead
+            st = DSMM_OK;
+            goto cleanup;
         }
-        dsmmi_free(ctx, tmp);
-        dsmmi_free(ctx, vtmp);
+        DSMM_TRY(st);
+        A->nnz = nnz_out;
     }
-    DSMM_CHECK(ctx, !fail, DSMM_ERR_NOMEM, "assembly: sort buffers of %lld entries",
-               (long long)maxrow);
-    if (first_dup_row < nrows) {
-        *dup_i = first_dup_row;
-        *dup_j = first_dup_col;
-        goto cleanup; // the caller words the message (it knows the lines)
-    }
-    // Compact the rows that lost duplicates.
-    dsmm_idx w = 0;
-    for (dsmm_idx r = 0; r < nrows; r++) {
-        dsmm_idx b = rp[r], len = newlen[r];
-        if (w != b) {
-            memmove(ci + w, ci + b, (size_t)len * sizeof *ci);
-            if (vsize)
-                memmove((char *)A->val + (size_t)w * vsize, (char *)A->val + (size_t)b * vsize,
-                        (size_t)len * vsize);
-        }
-        rp[r] = w;
-        w += len;
-    }
-    rp[nrows] = w;
-    A->nnz = w;
     A->sorted = 1;
     *out = A;
     A = NULL;
 cleanup:
     dsmm_csr_destroy(&A);
     pos = dsmmi_free(ctx, pos);
-    newlen = dsmmi_free(ctx, newlen);
     bounds = dsmmi_free(ctx, bounds);
+    c1 = dsmmi_free(ctx, c1);
+    v1 = dsmmi_free(ctx, v1);
+    if (type != DSMM_DOUBLE) v0 = dsmmi_free(ctx, v0);
     return st;
 }
 
