@@ -154,14 +154,20 @@ DSMM_API long dsmm_ctx_alloc_count(const dsmm_ctx *ctx);
 /* Compressed sparse row. Invariants (dsmm_csr_check tests exactly these):
  *   nrows >= 0, ncols >= 0, 0 <= nnz <= cap;
  *   rowptr has nrows + 1 entries, rowptr[0] == 0, non-decreasing, rowptr[nrows] == nnz;
- *   0 <= colidx[k] < ncols for k < nnz;
+ *   exactly one of colidx (64-bit) and colidx32 (32-bit, only when ncols <= INT32_MAX) is
+ *   non-NULL (both NULL allowed when cap == 0: colidx then counts as the 64-bit array);
+ *   0 <= column k < ncols for k < nnz;
  *   sorted != 0: columns strictly increasing within each row (no duplicates);
  *   val == NULL iff type == DSMM_PATTERN; else val is float[cap] or double[cap].
- * A CSC matrix is the CSR of its transpose. */
+ * A CSC matrix is the CSR of its transpose. Most operations take 64-bit columns; those that
+ * also take 32-bit ones say so (dsmm_csr_check, _copy, _compare, _set_col_width, dsmm_write,
+ * the SpGEMM calls); the others fail with DSMM_ERR_UNSUPPORTED naming dsmm_csr_set_col_width.
+ * Local tiles and large SpGEMM outputs use 32-bit columns to save a third of their memory. */
 typedef struct dsmm_csr {
     dsmm_idx nrows, ncols, nnz, cap;
     dsmm_idx *rowptr;
-    dsmm_idx *colidx;
+    dsmm_idx *colidx;  // 64-bit columns, or NULL when colidx32 holds them
+    int32_t *colidx32; // 32-bit columns, or NULL
     void *val;
     dsmm_type type;
     int sorted;      // rows sorted by column, no duplicates
@@ -187,6 +193,12 @@ typedef struct dsmm_dense {
     int owns_arrays;
     dsmm_ctx *ctx;
 } dsmm_dense;
+
+/* dsmm_csr_col: column of entry k, whichever the index width. */
+static inline dsmm_idx dsmm_csr_col(const dsmm_csr *A, dsmm_idx k)
+{
+    return A->colidx32 ? (dsmm_idx)A->colidx32[k] : A->colidx[k];
+}
 
 /* dsmm_csr_value: entry k of A's values as a double (1 for pattern matrices). */
 static inline double dsmm_csr_value(const dsmm_csr *A, dsmm_idx k)
@@ -218,6 +230,11 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_reserve(dsmm_csr *A, dsmm_idx cap);
  * values -> pattern drops them). Errors: DSMM_ERR_NOMEM. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_copy(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type,
                                                   dsmm_csr **out);
+
+/* dsmm_csr_set_col_width: converts A's column indices in place to `bits` (32 or 64) wide.
+ * Errors: DSMM_ERR_ARG if bits is neither, or 32 with ncols > INT32_MAX; DSMM_ERR_NOMEM
+ * (A unchanged). Borrowed arrays (owns_arrays = 0) are not converted: DSMM_ERR_ARG. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_set_col_width(dsmm_csr *A, int bits);
 
 /* dsmm_csr_check: DSMM_OK when every invariant above holds, else DSMM_ERR_FORMAT with a
  * message naming the first broken invariant (row and position). Reads A only. */
@@ -446,6 +463,129 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_gen_planted(dsmm_ctx *ctx, const dsmm_g
 
 /* dsmm_free: frees an array that a dsmm call returned (truth labels, ...). Returns NULL. */
 DSMM_API void *dsmm_free(dsmm_ctx *ctx, void *p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Local SpGEMM: C = A * B on one rank's CSR matrices (threads inside)                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Accumulators (docs/kernels.md). AUTO picks per row from the row's flops, the output
+ * density and the compression factor cf = flops / nnz(C), like HipMCL. REF is the slow,
+ * obviously right reference kernel; GPU is reserved for the CUDA backend. */
+typedef enum dsmm_spgemm_alg {
+    DSMM_SPGEMM_AUTO = 0,
+    DSMM_SPGEMM_HASH,  // per-thread open-addressing hash table, reused across rows
+    DSMM_SPGEMM_HEAP,  // k-way merge of the B rows; rows come out sorted
+    DSMM_SPGEMM_DENSE, // dense accumulator + bitmap over the columns; rows come out sorted
+    DSMM_SPGEMM_REF,   // reference (src/kernels/ref), single-threaded
+    DSMM_SPGEMM_GPU,   // CUDA backend (DSMM_ERR_UNSUPPORTED until built in)
+    DSMM_SPGEMM_ALG_COUNT
+} dsmm_spgemm_alg;
+
+/* Semirings (add, multiply). PLUS_PAIR multiplies to 1 whatever the values, so C counts the
+ * paths (triangles, common neighbours) and the inputs may be pattern-only; the others read
+ * the values of both inputs. Entries of C are structural: a sum that cancels to 0 is kept. */
+typedef enum dsmm_semiring {
+    DSMM_PLUS_TIMES = 0, // (+, *), the default
+    DSMM_PLUS_PAIR,      // (+, 1)
+    DSMM_MIN_PLUS,       // (min, +), shortest paths
+    DSMM_MAX_TIMES,      // (max, *), most reliable paths
+    DSMM_SEMIRING_COUNT
+} dsmm_semiring;
+
+/* Names shared by the CLI and callers: "auto" "hash" "heap" "dense" "ref" "gpu";
+ * "plus-times" "plus-pair" "min-plus" "max-times". Errors: DSMM_ERR_ARG for other names. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_alg_from_name(const char *name,
+                                                              dsmm_spgemm_alg *alg);
+DSMM_API const char *dsmm_spgemm_alg_name(dsmm_spgemm_alg alg);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_semiring_from_name(const char *name, dsmm_semiring *sr);
+DSMM_API const char *dsmm_semiring_name(dsmm_semiring sr);
+
+/* Options of dsmm_csr_spgemm_ex and the _symbolic/_numeric pair; dsmm_spgemm_opts_init sets
+ * the defaults (AUTO, PLUS_TIMES, no mask, sorted rows, value type from the inputs, 64-bit
+ * columns). */
+typedef struct dsmm_spgemm_opts {
+    dsmm_spgemm_alg alg;
+    dsmm_semiring semiring;
+    const dsmm_csr *mask; // structural mask M (nrows(A) x ncols(B)): C<M> = A*B keeps only
+                          // entries where M has one; NULL = no mask
+    int transpose_b;      // 1: C = A * B^T
+    int unsorted;         // 1: rows of C may come out unsorted (C->sorted tells), saving sorts
+    int type;             // value type of C: DSMM_PATTERN, DSMM_FLOAT, DSMM_DOUBLE, or -1 (the
+                          // default): DOUBLE if A or B holds doubles or is pattern, else FLOAT
+    int col_bits;         // 64 (default) or 32: width of C's columns (32 needs ncols <= INT32_MAX)
+} dsmm_spgemm_opts;
+DSMM_API void dsmm_spgemm_opts_init(dsmm_spgemm_opts *opts);
+
+/* What a multiply did (optional output of the calls below). */
+typedef struct dsmm_spgemm_info {
+    double flops;                   // multiply-adds: sum_i sum_{k in A(i,:)} nnz(B(k,:))
+    dsmm_idx nnz;                   // nnz(C)
+    double cf;                      // flops / nnz(C) (0 when C is empty)
+    dsmm_idx rows_hash, rows_heap, rows_dense; // numeric rows per accumulator (AUTO mixes)
+    dsmm_idx rows_masked;           // rows handled by the masked (pattern-driven) accumulator
+    int sorted;                     // rows of C sorted by column
+    int threads;                    // threads used
+    double seconds_symbolic, seconds_numeric, seconds; // seconds = the whole call
+    size_t workspace_bytes;         // scratch held at the peak (accumulators, conversions)
+} dsmm_spgemm_info;
+
+/* dsmm_csr_spgemm: C = A * B with the defaults (AUTO, plus-times, sorted rows).
+ * A and B may hold 32- or 64-bit columns and any value types (converted as needed).
+ * Ownership: *C is new (dsmm_csr_destroy); A and B are only read.
+ * Errors: DSMM_ERR_DIM if A->ncols != B->nrows; DSMM_ERR_ARG if a semiring that reads values
+ *         meets a pattern input; DSMM_ERR_NOMEM (budget too small; nothing leaked).
+ *         On error *C is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                    const dsmm_csr *B, dsmm_csr **C);
+
+/* dsmm_csr_spgemm_ex: dsmm_csr_spgemm with options (NULL = defaults); info may be NULL.
+ * Errors as above, plus DSMM_ERR_DIM for a mask of the wrong shape, DSMM_ERR_UNSUPPORTED for
+ * the GPU kernel in a build without CUDA. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm_ex(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                       const dsmm_csr *B,
+                                                       const dsmm_spgemm_opts *opts, dsmm_csr **C,
+                                                       dsmm_spgemm_info *info);
+
+/* dsmm_csr_spgemm_symbolic: the pattern of C = A * B (two passes: count, then fill), with
+ * values allocated (type from opts) and set to 0. Use it once, then call
+ * dsmm_csr_spgemm_numeric for each new set of values on the same patterns (GNN layers, MCL).
+ * Ownership and errors as dsmm_csr_spgemm_ex. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm_symbolic(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                             const dsmm_csr *B,
+                                                             const dsmm_spgemm_opts *opts,
+                                                             dsmm_csr **C, dsmm_spgemm_info *info);
+
+/* dsmm_csr_spgemm_numeric: fills C's values in place for C's existing pattern, which must be
+ * the pattern of A * B (from dsmm_csr_spgemm_symbolic with the same opts; A and B may have new
+ * values, not new patterns). Pass the same opts as to the symbolic call.
+ * Errors: DSMM_ERR_ARG if C is pattern-only or a product falls outside C's pattern (the
+ *         patterns changed); DSMM_ERR_DIM; DSMM_ERR_NOMEM. On error C's values are undefined. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm_numeric(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                            const dsmm_csr *B,
+                                                            const dsmm_spgemm_opts *opts,
+                                                            dsmm_csr *C, dsmm_spgemm_info *info);
+
+/* Result of dsmm_spgemm_estimate. */
+typedef struct dsmm_spgemm_estimate_result {
+    double nnz;     // estimated nnz(A * B) (exact when keys == 0)
+    double flops;   // exact multiply-adds
+    double cf;      // flops / nnz (estimated)
+    int keys;       // r, the keys per column used (0: exact symbolic count)
+    double rel_err; // expected relative error of nnz (one standard deviation; 0 when exact)
+    double seconds;
+} dsmm_spgemm_estimate_result;
+
+/* dsmm_spgemm_estimate: nnz(A * B) without forming it. keys == 0 counts exactly (the
+ * symbolic phase, O(flops)); keys >= 3 uses Cohen's estimator (HipMCL §V): r = keys
+ * exponential random keys per column of B, minima propagated through B's rows to A's rows,
+ * nnz(C(i,:)) ~ (r - 1) / sum of row i's minima; O(r (nnz(A) + nnz(B))), independent of the
+ * thread count for a given seed. row_nnz (may be NULL) receives the per-row estimates
+ * (nrows(A) doubles). Errors: DSMM_ERR_DIM; DSMM_ERR_ARG for keys 1, 2 or < 0;
+ * DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_estimate(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                         const dsmm_csr *B, int keys,
+                                                         uint64_t seed, double *row_nnz,
+                                                         dsmm_spgemm_estimate_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Matrix summary (dsmm info)                                                                  */

@@ -43,6 +43,12 @@ void dsmmi_vals_convert(void *dst, dsmm_type dtype, const void *src, dsmm_type s
 dsmm_status dsmm_csr_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx cap,
                             dsmm_type type, dsmm_csr **out)
 {
+    return dsmmi_csr_create_ex(ctx, nrows, ncols, cap, type, 64, out);
+}
+
+dsmm_status dsmmi_csr_create_ex(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx cap,
+                                dsmm_type type, int col_bits, dsmm_csr **out)
+{
     dsmm_status st = DSMM_OK;
     dsmm_csr *A = NULL;
 
@@ -69,9 +75,17 @@ dsmm_status dsmm_csr_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_
     A->rowptr = dsmmi_calloc(ctx, (size_t)nrows + 1, sizeof *A->rowptr);
     DSMM_CHECK(ctx, A->rowptr != NULL, DSMM_ERR_NOMEM, "csr_create: rowptr of %lld rows",
                (long long)nrows);
-    A->colidx = dsmmi_malloc(ctx, (size_t)cap, sizeof *A->colidx);
-    DSMM_CHECK(ctx, A->colidx != NULL, DSMM_ERR_NOMEM, "csr_create: colidx of %lld entries",
-               (long long)cap);
+    DSMM_CHECK(ctx, col_bits == 64 || (col_bits == 32 && ncols <= INT32_MAX), DSMM_ERR_ARG,
+               "csr_create: %d-bit columns for %lld columns", col_bits, (long long)ncols);
+    if (col_bits == 32) {
+        A->colidx32 = dsmmi_malloc(ctx, (size_t)cap, sizeof *A->colidx32);
+        DSMM_CHECK(ctx, A->colidx32 != NULL, DSMM_ERR_NOMEM,
+                   "csr_create: 32-bit colidx of %lld entries", (long long)cap);
+    } else {
+        A->colidx = dsmmi_malloc(ctx, (size_t)cap, sizeof *A->colidx);
+        DSMM_CHECK(ctx, A->colidx != NULL, DSMM_ERR_NOMEM, "csr_create: colidx of %lld entries",
+                   (long long)cap);
+    }
     if (type != DSMM_PATTERN) {
         A->val = dsmmi_malloc(ctx, (size_t)cap, dsmmi_type_size(type));
         DSMM_CHECK(ctx, A->val != NULL, DSMM_ERR_NOMEM, "csr_create: values of %lld entries",
@@ -130,6 +144,7 @@ void dsmm_csr_destroy(dsmm_csr **pA)
     if (A->owns_arrays) {
         dsmmi_free(ctx, A->rowptr);
         dsmmi_free(ctx, A->colidx);
+        dsmmi_free(ctx, A->colidx32);
         dsmmi_free(ctx, A->val);
     }
     dsmmi_free(ctx, A);
@@ -185,5 +200,39 @@ dsmm_status dsmm_csr_copy(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type, dsmm
     B = NULL;
 cleanup:
     dsmm_csr_destroy(&B);
+    return st;
+}
+
+dsmm_status dsmm_csr_set_col_width(dsmm_csr *A, int bits)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_ctx *ctx = A ? A->ctx : NULL;
+
+    DSMM_CHECK(ctx, A != NULL, DSMM_ERR_ARG, "csr_set_col_width: A must be non-NULL");
+    DSMM_CHECK(ctx, bits == 32 || bits == 64, DSMM_ERR_ARG,
+               "csr_set_col_width: width %d is neither 32 nor 64", bits);
+    DSMM_CHECK(ctx, bits == 64 || A->ncols <= INT32_MAX, DSMM_ERR_ARG,
+               "csr_set_col_width: %lld columns do not fit 32-bit indices", (long long)A->ncols);
+    if ((bits == 32) == (A->colidx32 != NULL)) goto cleanup; // already that width
+    DSMM_CHECK(ctx, A->owns_arrays, DSMM_ERR_ARG,
+               "csr_set_col_width: cannot convert arrays borrowed with dsmm_csr_wrap");
+    if (bits == 32) {
+        int32_t *c = dsmmi_malloc(ctx, (size_t)A->cap, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_set_col_width: %lld columns",
+                   (long long)A->cap);
+#pragma omp parallel for schedule(static) num_threads(dsmmi_threads(ctx))
+        for (dsmm_idx k = 0; k < A->nnz; k++) c[k] = (int32_t)A->colidx[k];
+        A->colidx = dsmmi_free(ctx, A->colidx);
+        A->colidx32 = c;
+    } else {
+        dsmm_idx *c = dsmmi_malloc(ctx, (size_t)A->cap, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_set_col_width: %lld columns",
+                   (long long)A->cap);
+#pragma omp parallel for schedule(static) num_threads(dsmmi_threads(ctx))
+        for (dsmm_idx k = 0; k < A->nnz; k++) c[k] = A->colidx32[k];
+        A->colidx32 = dsmmi_free(ctx, A->colidx32);
+        A->colidx = c;
+    }
+cleanup:
     return st;
 }

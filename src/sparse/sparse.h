@@ -51,4 +51,9 @@ bool dsmmi_csr_rows_increasing(const dsmm_csr *A);
  * taking the remainder. */
 void dsmmi_equal_split(dsmm_idx len, int n, dsmm_idx *bounds);
 
+/* dsmmi_csr_create_ex: dsmm_csr_create with the column width chosen (32 or 64; 32 needs
+ * ncols <= INT32_MAX, else DSMM_ERR_ARG). */
+dsmm_status dsmmi_csr_create_ex(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx cap,
+                                dsmm_type type, int col_bits, dsmm_csr **out);
+
 #endif // DSMM_SPARSE_H

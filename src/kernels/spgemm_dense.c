@@ -1,0 +1,2 @@
+// src/kernels/spgemm_dense.c: (in progress)
+#include "kernels/kernels.h"

@@ -1,0 +1,2 @@
+// src/kernels/spgemm_masked.c: (in progress)
+#include "kernels/kernels.h"
