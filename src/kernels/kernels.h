@@ -65,4 +65,179 @@ void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flop
 dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
                                dsmm_idx *row_nnz, dsmm_idx *total);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Row-wise accumulators: spgemm_rowwise.c drives them; spgemm_hash.c, spgemm_heap.c,         */
+/* spgemm_dense.c and spgemm_masked.c each hold one. Values accumulate in double.             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The multiply kinds a row function is specialised for: the semiring, or PATTERN when C has
+ * no values (structure only; values of A and B never read). */
+enum { DSMMI_K_PLUS_TIMES = 0, DSMMI_K_PLUS_PAIR, DSMMI_K_MIN_PLUS, DSMMI_K_MAX_TIMES,
+       DSMMI_K_PATTERN };
+
+/* Read-only view of one product for the row functions. B's columns have the width of C's
+ * (bc is int32_t * when w32, else dsmm_idx *); bv holds B's values in C's type (NULL for
+ * PLUS_PAIR and PATTERN). A's columns may have either width, its values any type. B's rows
+ * are sorted without duplicates (the driver makes a sorted copy otherwise). */
+typedef struct dsmmi_rw {
+    const dsmm_idx *ap;
+    const dsmm_idx *ac64;
+    const int32_t *ac32;
+    const void *av;
+    dsmm_type at;
+    const dsmm_idx *bp;
+    const void *bc;
+    const void *bv;
+    dsmm_idx ncols;
+    int w32;  // columns of B and C are 32-bit
+    int kind; // DSMMI_K_*
+    int vt;   // C's value type (DSMM_PATTERN when kind == DSMMI_K_PATTERN)
+    const dsmm_csr *M; // mask, or NULL
+} dsmmi_rw;
+
+/* Per-thread workspace, sized by the driver before each pass and reused across rows. */
+typedef struct dsmmi_acc {
+    void *hkeys;       // hash keys (int32_t or dsmm_idx as w32), -1 = empty
+    double *hvals;     // hash values
+    dsmm_idx hcap;     // hash capacity (power of two), 0 = none
+    uint64_t *bitmap;  // dense: one bit per column
+    double *dvals;     // dense: one value per column (NULL for count/pattern only)
+    dsmm_idx *hp_pos;  // heap: cursor into B per source row
+    dsmm_idx *hp_end;  // heap: end of the source row
+    double *hp_a;      // heap: A's value per source row
+    dsmm_idx *hp_key;  // heap: current column per heap slot
+    int32_t *hp_src;   // heap: source row per heap slot
+    dsmm_idx hp_cap;   // heap: capacity (max nnz of an A row)
+    int32_t *pos;      // masked: slot of each column, -1 = none (ncols entries), or NULL:
+                       // then the hash (hkeys as dsmm_idx, hslot) maps columns to slots
+    int32_t *hslot;    // masked without pos: slot per hash entry
+    dsmm_idx *skey;    // scratch keys (sorting, masked distinct columns)
+    double *sval;      // scratch values
+    unsigned char *touched;
+    dsmm_idx scap;     // capacity of skey/sval/touched
+} dsmmi_acc;
+
+/* Semiring operations in double; kind is a compile-time constant where they are inlined. */
+static inline double dsmmi_sr_mul(int kind, double a, double b)
+{
+    switch (kind) {
+    case DSMMI_K_PLUS_PAIR: return 1.0;
+    case DSMMI_K_MIN_PLUS: return a + b;
+    default: return a * b;
+    }
+}
+
+static inline double dsmmi_sr_add(int kind, double x, double y)
+{
+    switch (kind) {
+    case DSMMI_K_MIN_PLUS: return y < x ? y : x;
+    case DSMMI_K_MAX_TIMES: return y > x ? y : x;
+    default: return x + y;
+    }
+}
+
+/* A's value k as a double (1 for pattern). Read once per A entry, so the branch is cheap. */
+static inline double dsmmi_rw_aval(const dsmmi_rw *m, dsmm_idx k)
+{
+    if (m->at == DSMM_DOUBLE) return ((const double *)m->av)[k];
+    if (m->at == DSMM_FLOAT) return (double)((const float *)m->av)[k];
+    return 1.0;
+}
+
+static inline dsmm_idx dsmmi_rw_acol(const dsmmi_rw *m, dsmm_idx k)
+{
+    return m->ac32 ? (dsmm_idx)m->ac32[k] : m->ac64[k];
+}
+
+/* Row functions. count: nnz of row i of C. fill: writes row i (nz entries, known from count)
+ * to ccol/cval (C's arrays at the row's start, typed by w32 and vt; cval NULL for PATTERN),
+ * sorted by column when sort != 0. Return value of fill: entries written (== nz unless a
+ * bug). The masked pair follows M's row i instead (C<M>); numeric_known recomputes the values
+ * of a known row pattern and returns -1 when the pattern does not match. */
+dsmm_idx dsmmi_hash_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
+dsmm_idx dsmmi_hash_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
+                         int sort);
+dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
+dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
+dsmm_idx dsmmi_heap_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
+dsmm_idx dsmmi_heap_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
+dsmm_idx dsmmi_copy_fill(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
+dsmm_idx dsmmi_masked_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
+dsmm_idx dsmmi_masked_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
+                           int sort);
+dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
+                             dsmm_idx nz, void *cval);
+
+/* AUTO's per-row choice (docs/kernels.md has the measurements behind the defaults).
+ * Symbolic count: dense bitmap when ncols <= dense_max_cols and flops * sym_dense >= ncols,
+ * else hash. Numeric fill (nz known): one-row copy when k = nnz(A(i,:)) = 1; dense when
+ * ncols <= dense_max_cols and nz * fill_dense >= ncols; heap when k <= heap_k and
+ * flops <= heap_cf * nz; else hash. The masked accumulator uses a dense position array when
+ * ncols <= pos_max_cols. Changed only by benchmarks (bench/spgemm_tune), never concurrently
+ * with a multiply. */
+typedef struct dsmmi_spgemm_tuning {
+    dsmm_idx dense_max_cols;
+    double sym_dense, fill_dense, heap_cf;
+    dsmm_idx heap_k;
+    dsmm_idx pos_max_cols;
+} dsmmi_spgemm_tuning;
+extern dsmmi_spgemm_tuning dsmmi_spgemm_tune;
+
+/* dsmmi_sort_pairs: sorts keys[0..n) ascending, vals (may be NULL) following. */
+void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);
+
+/* The 18 specialisations a row function dispatches to: column width x (kind, value type).
+ * FN is a macro or always-inline function taking (args..., w32, kind, vt) constants. */
+#define DSMMI_RW_DISPATCH(m, FN, ...)                                                              \
+    do {                                                                                           \
+        int v_ = ((m)->w32 ? 16 : 0) + (m)->kind * 3 + (int)(m)->vt;                               \
+        switch (v_) {                                                                              \
+        case 0 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE); break;      \
+        case 0 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_FLOAT); break;        \
+        case 1 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE); break;       \
+        case 1 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_FLOAT); break;         \
+        case 2 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_DOUBLE); break;        \
+        case 2 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_FLOAT); break;          \
+        case 3 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_DOUBLE); break;       \
+        case 3 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_FLOAT); break;         \
+        case 4 * 3 + DSMM_PATTERN: FN(__VA_ARGS__, 0, DSMMI_K_PATTERN, DSMM_PATTERN); break;       \
+        case 16 + 0 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE); break; \
+        case 16 + 0 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_FLOAT); break;   \
+        case 16 + 1 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE); break;  \
+        case 16 + 1 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_FLOAT); break;    \
+        case 16 + 2 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_DOUBLE); break;   \
+        case 16 + 2 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_FLOAT); break;     \
+        case 16 + 3 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_DOUBLE); break;  \
+        case 16 + 3 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_FLOAT); break;    \
+        case 16 + 4 * 3 + DSMM_PATTERN: FN(__VA_ARGS__, 1, DSMMI_K_PATTERN, DSMM_PATTERN); break;  \
+        default: break;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Typed access to B's and C's columns and values; w32 and vt are compile-time constants. */
+#define DSMMI_COL(p, k, w32)                                                                       \
+    ((w32) ? (dsmm_idx)((const int32_t *)(p))[k] : ((const dsmm_idx *)(p))[k])
+#define DSMMI_SET_COL(p, k, c, w32)                                                                \
+    do {                                                                                           \
+        if (w32)                                                                                   \
+            ((int32_t *)(p))[k] = (int32_t)(c);                                                    \
+        else                                                                                       \
+            ((dsmm_idx *)(p))[k] = (c);                                                            \
+    } while (0)
+#define DSMMI_VAL(p, k, vt)                                                                        \
+    ((vt) == DSMM_DOUBLE ? ((const double *)(p))[k] : (double)((const float *)(p))[k])
+#define DSMMI_SET_VAL(p, k, x, vt)                                                                 \
+    do {                                                                                           \
+        if ((vt) == DSMM_DOUBLE)                                                                   \
+            ((double *)(p))[k] = (x);                                                              \
+        else if ((vt) == DSMM_FLOAT)                                                               \
+            ((float *)(p))[k] = (float)(x);                                                        \
+    } while (0)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DSMMI_INLINE static inline __attribute__((always_inline))
+#else
+#define DSMMI_INLINE static inline
+#endif
+
 #endif // DSMM_KERNELS_H

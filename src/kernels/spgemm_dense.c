@@ -1,2 +1,92 @@
-// src/kernels/spgemm_dense.c: (in progress)
+// src/kernels/spgemm_dense.c: row-wise SpGEMM with a dense accumulator: one value per column
+// and a bitmap of the columns touched, per thread (out-of-core paper §II.B / spECK's dense
+// rows). Reading the bitmap word by word gives the row sorted with no sort at all, so the
+// driver picks it for rows whose output fills a noticeable part of the columns; the symbolic
+// count needs the bitmap only (ncols / 8 bytes, which stays in cache).
+#include <string.h>
+
 #include "kernels/kernels.h"
+
+static inline void clear_bits(uint64_t *bm, dsmm_idx lo, dsmm_idx hi)
+{
+    if (hi >= lo) memset(bm + (lo >> 6), 0, (size_t)((hi >> 6) - (lo >> 6) + 1) * sizeof *bm);
+}
+
+DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
+{
+    uint64_t *bm = w->bitmap;
+    dsmm_idx n = 0, lo = m->ncols, hi = -1;
+    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
+        if (q1 == q0) continue;
+        dsmm_idx c0 = DSMMI_COL(m->bc, q0, w32), c1 = DSMMI_COL(m->bc, q1 - 1, w32);
+        if (c0 < lo) lo = c0; // B's rows are sorted: first and last bound the row
+        if (c1 > hi) hi = c1;
+        for (dsmm_idx q = q0; q < q1; q++) {
+            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
+            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
+            n += (old & bit) == 0;
+            bm[c >> 6] = old | bit;
+        }
+    }
+    clear_bits(bm, lo, hi);
+    return n;
+}
+
+dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
+{
+    return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
+}
+
+DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
+                           dsmm_idx *written, const int w32, const int kind, const int vt)
+{
+    uint64_t *bm = w->bitmap;
+    double *dv = w->dvals;
+    dsmm_idx lo = m->ncols, hi = -1;
+    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
+        if (q1 == q0) continue;
+        dsmm_idx c0 = DSMMI_COL(m->bc, q0, w32), c1 = DSMMI_COL(m->bc, q1 - 1, w32);
+        if (c0 < lo) lo = c0;
+        if (c1 > hi) hi = c1;
+        double a = kind == DSMMI_K_PATTERN || kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
+        for (dsmm_idx q = q0; q < q1; q++) {
+            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
+            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
+            bm[c >> 6] = old | bit;
+            if (kind == DSMMI_K_PATTERN) continue;
+            if (kind == DSMMI_K_PLUS_PAIR) {
+                dv[c] = (old & bit) ? dv[c] + 1.0 : 1.0;
+            } else {
+                double p = dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
+                dv[c] = (old & bit) ? dsmmi_sr_add(kind, dv[c], p) : p;
+            }
+        }
+    }
+    dsmm_idx o = 0;
+    if (hi >= lo) {
+        for (dsmm_idx wd = lo >> 6; wd <= hi >> 6; wd++) {
+            uint64_t bits = bm[wd];
+            if (bits == 0) continue;
+            bm[wd] = 0;
+            while (bits) {
+                dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
+                bits &= bits - 1;
+                DSMMI_SET_COL(ccol, o, c, w32);
+                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+                o++;
+            }
+        }
+    }
+    *written = o;
+}
+
+dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval)
+{
+    dsmm_idx written = 0;
+    DSMMI_RW_DISPATCH(m, fill_row, w, m, i, ccol, cval, &written);
+    return written;
+}

@@ -1,15 +1,602 @@
-// src/kernels/spgemm_rowwise.c: TEMPORARY STUB (lead is writing the real driver).
+// src/kernels/spgemm_rowwise.c: the row-wise (Gustavson) SpGEMM driver behind the AUTO, HASH,
+// HEAP and DENSE table entries: flops per row, rows split into chunks of equal flops (prefix
+// sum + binary search, not equal row counts, so skewed graphs stay balanced), a symbolic
+// count pass, exact allocation of C, and a numeric fill pass; or the numeric pass alone for
+// a pattern known from an earlier symbolic call. Each row picks its accumulator (hash, heap,
+// dense, one-row copy; masked rows the pattern-driven one) as described in kernels.h.
+// Per-thread workspaces are sized before each pass from the rows the thread will see.
+#include <string.h>
+
 #include "kernels/kernels.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+// clang-format off
+dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
+    .dense_max_cols = (dsmm_idx)1 << 24,
+    .sym_dense      = 16.0,
+    .fill_dense     = 32.0,
+    .heap_cf        = 1.5,
+    .heap_k         = 8,
+    .pos_max_cols   = (dsmm_idx)1 << 22,
+};
+// clang-format on
+
+enum { ACC_NONE = 0, ACC_HASH, ACC_HEAP, ACC_DENSE, ACC_COPY, ACC_MASK };
+
+#define CHUNKS_PER_THREAD 8
+
+typedef struct plan {
+    dsmmi_rw rw;
+    dsmm_spgemm_alg alg;
+    dsmm_idx nrows;
+    dsmm_idx *wprefix; // nrows + 1: prefix sum of (flops_i + 1), the balancing weight
+    dsmm_idx *bounds;  // nchunks + 1 row bounds
+    int nchunks, threads;
+    int sort;
+    int b_dups; // B has repeated columns in a row: no one-row copy
+    dsmm_idx flops;
+    // owned by the plan
+    dsmm_csr *Bs;     // sorted copy of B, when B was not sorted
+    void *bcol, *bval; // B's columns / values converted to C's width / type
+    dsmmi_acc *ws;    // one workspace per thread
+    size_t conv_bytes, ws_bytes;
+} plan;
+
+typedef struct need {
+    dsmm_idx hash_slots; // table entries
+    dsmm_idx heap_k;
+    dsmm_idx scratch;
+    int dense, dense_vals, pos;
+} need;
+
+static inline dsmm_idx row_f(const plan *pl, dsmm_idx i)
+{
+    return pl->wprefix[i + 1] - pl->wprefix[i] - 1;
+}
+
+static inline dsmm_idx pow2_slots(dsmm_idx n)
+{
+    dsmm_idx size = 16;
+    while (size < 2 * n) size <<= 1;
+    return size;
+}
+
+static int pick_count(const plan *pl, dsmm_idx i)
+{
+    const dsmmi_rw *m = &pl->rw;
+    dsmm_idx f = row_f(pl, i);
+    if (m->M) return ACC_MASK;
+    if (f == 0) return ACC_NONE;
+    switch (pl->alg) {
+    case DSMM_SPGEMM_HASH: return ACC_HASH;
+    case DSMM_SPGEMM_HEAP: return ACC_HEAP;
+    case DSMM_SPGEMM_DENSE: return ACC_DENSE;
+    default: break;
+    }
+    const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
+    if (m->ncols <= t->dense_max_cols && (double)f * t->sym_dense >= (double)m->ncols)
+        return ACC_DENSE;
+    return ACC_HASH;
+}
+
+static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
+{
+    const dsmmi_rw *m = &pl->rw;
+    dsmm_idx f = row_f(pl, i), k = m->ap[i + 1] - m->ap[i];
+    if (m->M) return ACC_MASK;
+    if (nz == 0) return ACC_NONE;
+    switch (pl->alg) {
+    case DSMM_SPGEMM_HASH: return ACC_HASH;
+    case DSMM_SPGEMM_HEAP: return ACC_HEAP;
+    case DSMM_SPGEMM_DENSE: return ACC_DENSE;
+    default: break;
+    }
+    const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
+    if (k == 1 && !pl->b_dups) return ACC_COPY;
+    if (m->ncols <= t->dense_max_cols && (double)nz * t->fill_dense >= (double)m->ncols)
+        return ACC_DENSE;
+    if (k <= t->heap_k && (double)f <= t->heap_cf * (double)nz) return ACC_HEAP;
+    return ACC_HASH;
+}
+
+static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, dsmm_idx nz)
+{
+    const dsmmi_rw *m = &pl->rw;
+    dsmm_idx f = row_f(pl, i), k = m->ap[i + 1] - m->ap[i];
+    dsmm_idx h = f < m->ncols ? f : m->ncols;
+    switch (acc) {
+    case ACC_HASH:
+        if (pow2_slots(h) > n->hash_slots) n->hash_slots = pow2_slots(h);
+        if (numeric && pl->sort && nz > n->scratch) n->scratch = nz;
+        break;
+    case ACC_HEAP:
+        if (k > n->heap_k) n->heap_k = k;
+        break;
+    case ACC_DENSE:
+        n->dense = 1;
+        if (numeric && m->kind != DSMMI_K_PATTERN) n->dense_vals = 1;
+        break;
+    case ACC_MASK: {
+        dsmm_idx mk = m->M->rowptr[i + 1] - m->M->rowptr[i];
+        if (mk > n->scratch) n->scratch = mk;
+        if (m->ncols <= dsmmi_spgemm_tune.pos_max_cols) {
+            n->pos = 1;
+        } else if (pow2_slots(mk) > n->hash_slots) {
+            n->hash_slots = pow2_slots(mk);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+static void acc_free(dsmm_ctx *ctx, dsmmi_acc *w)
+{
+    w->hkeys = dsmmi_free(ctx, w->hkeys);
+    w->hvals = dsmmi_free(ctx, w->hvals);
+    w->hslot = dsmmi_free(ctx, w->hslot);
+    w->bitmap = dsmmi_free(ctx, w->bitmap);
+    w->dvals = dsmmi_free(ctx, w->dvals);
+    w->hp_pos = dsmmi_free(ctx, w->hp_pos);
+    w->hp_end = dsmmi_free(ctx, w->hp_end);
+    w->hp_a = dsmmi_free(ctx, w->hp_a);
+    w->hp_key = dsmmi_free(ctx, w->hp_key);
+    w->hp_src = dsmmi_free(ctx, w->hp_src);
+    w->pos = dsmmi_free(ctx, w->pos);
+    w->skey = dsmmi_free(ctx, w->skey);
+    w->sval = dsmmi_free(ctx, w->sval);
+    w->touched = dsmmi_free(ctx, w->touched);
+    w->hcap = w->hp_cap = w->scap = 0;
+}
+
+// Grows w to cover n (never shrinks); bytes gets the workspace's size.
+static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx ncols,
+                            size_t *bytes)
+{
+    dsmm_status st = DSMM_OK;
+    if (n->hash_slots > w->hcap) {
+        w->hkeys = dsmmi_free(ctx, w->hkeys);
+        w->hvals = dsmmi_free(ctx, w->hvals);
+        w->hslot = dsmmi_free(ctx, w->hslot);
+        w->hcap = 0;
+        w->hkeys = dsmmi_malloc(ctx, (size_t)n->hash_slots, sizeof(dsmm_idx));
+        w->hvals = dsmmi_malloc(ctx, (size_t)n->hash_slots, sizeof(double));
+        w->hslot = dsmmi_malloc(ctx, (size_t)n->hash_slots, sizeof(int32_t));
+        DSMM_CHECK(ctx, w->hkeys && w->hvals && w->hslot, DSMM_ERR_NOMEM,
+                   "spgemm: hash accumulator of %lld entries", (long long)n->hash_slots);
+        w->hcap = n->hash_slots;
+    }
+    if (n->dense && w->bitmap == NULL) {
+        w->bitmap = dsmmi_calloc(ctx, (size_t)(ncols + 63) / 64, sizeof(uint64_t));
+        DSMM_CHECK(ctx, w->bitmap, DSMM_ERR_NOMEM, "spgemm: dense bitmap of %lld columns",
+                   (long long)ncols);
+    }
+    if (n->dense_vals && w->dvals == NULL) {
+        w->dvals = dsmmi_malloc(ctx, (size_t)ncols, sizeof(double));
+        DSMM_CHECK(ctx, w->dvals, DSMM_ERR_NOMEM, "spgemm: dense accumulator of %lld columns",
+                   (long long)ncols);
+    }
+    if (n->heap_k > w->hp_cap) {
+        w->hp_pos = dsmmi_free(ctx, w->hp_pos);
+        w->hp_end = dsmmi_free(ctx, w->hp_end);
+        w->hp_a = dsmmi_free(ctx, w->hp_a);
+        w->hp_key = dsmmi_free(ctx, w->hp_key);
+        w->hp_src = dsmmi_free(ctx, w->hp_src);
+        w->hp_cap = 0;
+        size_t k = (size_t)n->heap_k;
+        w->hp_pos = dsmmi_malloc(ctx, k, sizeof(dsmm_idx));
+        w->hp_end = dsmmi_malloc(ctx, k, sizeof(dsmm_idx));
+        w->hp_a = dsmmi_malloc(ctx, k, sizeof(double));
+        w->hp_key = dsmmi_malloc(ctx, k, sizeof(dsmm_idx));
+        w->hp_src = dsmmi_malloc(ctx, k, sizeof(int32_t));
+        DSMM_CHECK(ctx, w->hp_pos && w->hp_end && w->hp_a && w->hp_key && w->hp_src,
+                   DSMM_ERR_NOMEM, "spgemm: heap of %lld rows", (long long)n->heap_k);
+        w->hp_cap = n->heap_k;
+    }
+    if (n->pos && w->pos == NULL) {
+        w->pos = dsmmi_malloc(ctx, (size_t)ncols, sizeof(int32_t));
+        DSMM_CHECK(ctx, w->pos, DSMM_ERR_NOMEM, "spgemm: position map of %lld columns",
+                   (long long)ncols);
+        memset(w->pos, 0xff, (size_t)ncols * sizeof(int32_t)); // all -1
+    }
+    if (n->scratch > w->scap) {
+        w->skey = dsmmi_free(ctx, w->skey);
+        w->sval = dsmmi_free(ctx, w->sval);
+        w->touched = dsmmi_free(ctx, w->touched);
+        w->scap = 0;
+        w->skey = dsmmi_malloc(ctx, (size_t)n->scratch, sizeof(dsmm_idx));
+        w->sval = dsmmi_malloc(ctx, (size_t)n->scratch, sizeof(double));
+        w->touched = dsmmi_calloc(ctx, (size_t)n->scratch, 1);
+        DSMM_CHECK(ctx, w->skey && w->sval && w->touched, DSMM_ERR_NOMEM,
+                   "spgemm: row scratch of %lld entries", (long long)n->scratch);
+        w->scap = n->scratch;
+    }
+cleanup:
+    *bytes = (size_t)w->hcap * (sizeof(dsmm_idx) + sizeof(double) + sizeof(int32_t)) +
+             (w->bitmap ? (size_t)(ncols + 63) / 64 * 8 : 0) +
+             (w->dvals ? (size_t)ncols * 8 : 0) + (w->pos ? (size_t)ncols * 4 : 0) +
+             (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
+    return st;
+}
+
+// Sizes every thread's workspace for one pass. phase_numeric: fill choices (nz from C's
+// rowptr); else count choices.
+static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
+                                   const dsmm_idx *crowptr, int fill, int known,
+                                   size_t *ws_bytes)
+{
+    dsmm_status st = DSMM_OK;
+    size_t total = 0;
+    for (int t = 0; t < pl->threads; t++) {
+        need n = {0};
+        for (int c = t; c < pl->nchunks; c += pl->threads) {
+            for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
+                if (known) {
+                    dsmm_idx nz = crowptr[i + 1] - crowptr[i];
+                    if (nz > n.scratch) n.scratch = nz;
+                    if (pl->rw.ncols <= dsmmi_spgemm_tune.pos_max_cols)
+                        n.pos = 1;
+                    else if (pow2_slots(nz) > n.hash_slots)
+                        n.hash_slots = pow2_slots(nz);
+                } else if (fill) {
+                    dsmm_idx nz = crowptr[i + 1] - crowptr[i];
+                    need_add(&n, pl, i, pick_fill(pl, i, nz), 1, nz);
+                } else {
+                    need_add(&n, pl, i, pick_count(pl, i), 0, 0);
+                }
+            }
+        }
+        size_t b = 0;
+        DSMM_TRY(acc_grow(ctx, &ws[t], &n, pl->rw.ncols, &b));
+        total += b;
+    }
+cleanup:
+    if (total > *ws_bytes) *ws_bytes = total;
+    return st;
+}
+
+static dsmm_idx count_one(dsmmi_acc *w, const plan *pl, dsmm_idx i)
+{
+    switch (pick_count(pl, i)) {
+    case ACC_HASH: return dsmmi_hash_count(w, &pl->rw, i);
+    case ACC_HEAP: return dsmmi_heap_count(w, &pl->rw, i);
+    case ACC_DENSE: return dsmmi_dense_count(w, &pl->rw, i);
+    case ACC_MASK: return dsmmi_masked_count(w, &pl->rw, i);
+    default: return 0;
+    }
+}
+
+static dsmm_status count_pass(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws, dsmm_idx *rowptr)
+{
+#pragma omp parallel for schedule(static, 1) num_threads(pl->threads)
+    for (int c = 0; c < pl->nchunks; c++) {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++)
+            rowptr[i + 1] = count_one(&ws[t], pl, i);
+    }
+    (void)ctx;
+    return DSMM_OK;
+}
+
+typedef struct counters {
+    dsmm_idx hash, heap, dense, masked;
+    int bad;          // a row wrote a different count than its symbolic one (a dsmm bug)
+    dsmm_idx bad_row; // numeric_known: first row whose pattern did not match, else -1
+    int unsorted;     // some row may be unsorted
+} counters;
+
+static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, counters *tot)
+{
+    size_t cw = C->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx);
+    size_t vw = dsmmi_type_size(C->type);
+    char *cc = C->colidx32 ? (char *)C->colidx32 : (char *)C->colidx;
+    char *cv = (char *)C->val;
+    int want_vals = pl->rw.kind != DSMMI_K_PATTERN;
+    tot->bad_row = -1;
+#pragma omp parallel num_threads(pl->threads)
+    {
+        counters my = {0};
+        my.bad_row = -1;
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+#pragma omp for schedule(static, 1)
+        for (int c = 0; c < pl->nchunks; c++) {
+            for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
+                dsmm_idx p = C->rowptr[i], nz = C->rowptr[i + 1] - p;
+                void *rc = cc + (size_t)p * cw;
+                void *rv = want_vals ? cv + (size_t)p * vw : NULL;
+                if (known) {
+                    if (nz == 0 && row_f(pl, i) == 0) continue;
+                    if (dsmmi_numeric_known(&ws[t], &pl->rw, i, rc, nz, rv) < 0 &&
+                        my.bad_row < 0)
+                        my.bad_row = i;
+                    continue;
+                }
+                dsmm_idx got = nz;
+                switch (pick_fill(pl, i, nz)) {
+                case ACC_HASH:
+                    got = dsmmi_hash_fill(&ws[t], &pl->rw, i, rc, rv, pl->sort);
+                    my.hash++;
+                    my.unsorted |= !pl->sort && nz > 1;
+                    break;
+                case ACC_HEAP:
+                    got = dsmmi_heap_fill(&ws[t], &pl->rw, i, rc, rv);
+                    my.heap++;
+                    break;
+                case ACC_COPY:
+                    got = dsmmi_copy_fill(&pl->rw, i, rc, rv);
+                    my.heap++;
+                    break;
+                case ACC_DENSE:
+                    got = dsmmi_dense_fill(&ws[t], &pl->rw, i, rc, rv);
+                    my.dense++;
+                    break;
+                case ACC_MASK:
+                    got = dsmmi_masked_fill(&ws[t], &pl->rw, i, rc, rv, pl->sort);
+                    my.masked++;
+                    my.unsorted |= !pl->sort && !pl->rw.M->sorted && nz > 1;
+                    break;
+                default: break;
+                }
+                my.bad |= got != nz;
+            }
+        }
+#pragma omp critical(dsmmi_spgemm_fill)
+        {
+            tot->hash += my.hash;
+            tot->heap += my.heap;
+            tot->dense += my.dense;
+            tot->masked += my.masked;
+            tot->bad |= my.bad;
+            tot->unsorted |= my.unsorted;
+            if (my.bad_row >= 0 && (tot->bad_row < 0 || my.bad_row < tot->bad_row))
+                tot->bad_row = my.bad_row;
+        }
+    }
+}
+
+// Splits rows into nchunks parts of about equal weight (flops + 1 per row).
+static void split_by_flops(plan *pl)
+{
+    dsmm_idx total = pl->wprefix[pl->nrows];
+    pl->bounds[0] = 0;
+    for (int c = 1; c < pl->nchunks; c++) {
+        dsmm_idx target = (dsmm_idx)((double)total * c / pl->nchunks);
+        dsmm_idx lo = pl->bounds[c - 1], hi = pl->nrows;
+        while (lo < hi) { // first row i with wprefix[i] >= target
+            dsmm_idx mid = lo + (hi - lo) / 2;
+            if (pl->wprefix[mid] < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pl->bounds[c] = lo;
+    }
+    pl->bounds[pl->nchunks] = pl->nrows;
+}
+
+// Sorted copy of B keeping repeated columns as separate entries (like the reference kernel):
+// the heap merge, the dense bounds and the one-row copy need sorted B rows.
+static dsmm_status sort_b_copy(dsmm_ctx *ctx, const dsmm_csr *B, plan *pl)
+{
+    dsmm_status st = DSMM_OK;
+    double *v1 = NULL, *v0 = NULL;
+    dsmm_idx *c0 = NULL;
+    DSMM_TRY(dsmm_csr_copy(ctx, B, B->type, &pl->Bs));
+    DSMM_TRY(dsmm_csr_set_col_width(pl->Bs, 64));
+    dsmm_csr *Bs = pl->Bs;
+    c0 = dsmmi_malloc(ctx, (size_t)Bs->nnz, sizeof *c0);
+    DSMM_CHECK(ctx, c0 != NULL, DSMM_ERR_NOMEM, "spgemm: sorting a copy of B");
+    if (Bs->type != DSMM_PATTERN) {
+        v1 = dsmmi_malloc(ctx, (size_t)Bs->nnz, sizeof *v1);
+        v0 = dsmmi_malloc(ctx, (size_t)Bs->nnz, sizeof *v0);
+        DSMM_CHECK(ctx, v1 != NULL && v0 != NULL, DSMM_ERR_NOMEM, "spgemm: sorting a copy of B");
+        dsmmi_vals_convert(v1, DSMM_DOUBLE, Bs->val, Bs->type, Bs->nnz);
+    }
+    dsmm_idx nnz_out = 0;
+    DSMM_TRY(dsmmi_rows_sort_merge(ctx, Bs->nrows, Bs->rowptr, Bs->colidx, v1, c0, v0, Bs->val,
+                                   Bs->type, DSMMI_DUP_KEEP, &nnz_out, &pl->b_dups, NULL, NULL));
+    dsmmi_free(ctx, Bs->colidx);
+    Bs->colidx = c0;
+    c0 = NULL;
+    Bs->sorted = !pl->b_dups;
+cleanup:
+    dsmmi_free(ctx, c0);
+    dsmmi_free(ctx, v1);
+    dsmmi_free(ctx, v0);
+    return st;
+}
+
+static void plan_free(dsmm_ctx *ctx, plan *pl)
+{
+    if (pl->ws) {
+        for (int t = 0; t < pl->threads; t++) acc_free(ctx, &pl->ws[t]);
+        pl->ws = dsmmi_free(ctx, pl->ws);
+    }
+    pl->wprefix = dsmmi_free(ctx, pl->wprefix);
+    pl->bounds = dsmmi_free(ctx, pl->bounds);
+    pl->bcol = dsmmi_free(ctx, pl->bcol);
+    pl->bval = dsmmi_free(ctx, pl->bval);
+    dsmm_csr_destroy(&pl->Bs);
+}
+
+// Everything but the passes: sorted B, B converted to C's width and type, flops, chunks,
+// empty workspaces. kind/vt: what the passes compute.
+static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind, int vt,
+                             plan *pl)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmm_csr *A = a->A, *B = a->B;
+    int threads = dsmmi_threads(ctx);
+
+    pl->alg = a->alg;
+    pl->sort = a->sorted;
+    pl->nrows = A->nrows;
+    pl->threads = threads;
+    if (!B->sorted) {
+        DSMM_TRY(sort_b_copy(ctx, B, pl));
+        B = pl->Bs;
+    }
+    dsmmi_rw *m = &pl->rw;
+    m->ap = A->rowptr;
+    m->ac64 = A->colidx;
+    m->ac32 = A->colidx32;
+    m->av = A->val;
+    m->at = A->type;
+    m->bp = B->rowptr;
+    m->ncols = B->ncols;
+    m->M = a->M;
+    m->w32 = a->col_bits == 32;
+    m->kind = kind;
+    m->vt = vt;
+    if (m->w32 && B->colidx32 == NULL) {
+        int32_t *c = dsmmi_malloc(ctx, (size_t)B->nnz, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "spgemm: 32-bit copy of B's columns");
+        for (dsmm_idx k = 0; k < B->nnz; k++) c[k] = (int32_t)B->colidx[k];
+        pl->bcol = c;
+        pl->conv_bytes += (size_t)B->nnz * sizeof *c;
+    } else if (!m->w32 && B->colidx32 != NULL) {
+        dsmm_idx *c = dsmmi_malloc(ctx, (size_t)B->nnz, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "spgemm: 64-bit copy of B's columns");
+        for (dsmm_idx k = 0; k < B->nnz; k++) c[k] = B->colidx32[k];
+        pl->bcol = c;
+        pl->conv_bytes += (size_t)B->nnz * sizeof *c;
+    }
+    m->bc = pl->bcol ? pl->bcol : (m->w32 ? (const void *)B->colidx32 : (const void *)B->colidx);
+    if (kind != DSMMI_K_PATTERN && kind != DSMMI_K_PLUS_PAIR) {
+        if (B->type != (dsmm_type)vt) {
+            pl->bval = dsmmi_malloc(ctx, (size_t)B->nnz, dsmmi_type_size((dsmm_type)vt));
+            DSMM_CHECK(ctx, pl->bval != NULL, DSMM_ERR_NOMEM,
+                       "spgemm: converted copy of B's values");
+            dsmmi_vals_convert(pl->bval, (dsmm_type)vt, B->val, B->type, B->nnz);
+            pl->conv_bytes += (size_t)B->nnz * dsmmi_type_size((dsmm_type)vt);
+        }
+        m->bv = pl->bval ? pl->bval : B->val;
+    }
+
+    pl->wprefix = dsmmi_malloc(ctx, (size_t)A->nrows + 1, sizeof *pl->wprefix);
+    DSMM_CHECK(ctx, pl->wprefix != NULL, DSMM_ERR_NOMEM, "spgemm: flops of %lld rows",
+               (long long)A->nrows);
+    dsmmi_spgemm_row_flops(A, B, pl->wprefix + 1, &pl->flops);
+    pl->wprefix[0] = 0;
+    for (dsmm_idx i = 0; i < A->nrows; i++) pl->wprefix[i + 1] += pl->wprefix[i] + 1;
+    dsmm_idx nchunks = (dsmm_idx)threads * CHUNKS_PER_THREAD;
+    if (nchunks > A->nrows) nchunks = A->nrows > 0 ? A->nrows : 1;
+    pl->nchunks = (int)nchunks;
+    pl->bounds = dsmmi_malloc(ctx, (size_t)pl->nchunks + 1, sizeof *pl->bounds);
+    DSMM_CHECK(ctx, pl->bounds != NULL, DSMM_ERR_NOMEM, "spgemm: chunk bounds");
+    pl->ws = dsmmi_calloc(ctx, (size_t)threads, sizeof *pl->ws);
+    DSMM_CHECK(ctx, pl->ws != NULL, DSMM_ERR_NOMEM, "spgemm: %d workspaces", threads);
+    split_by_flops(pl);
+cleanup:
+    return st;
+}
 
 dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
                                  dsmmi_spgemm_phase phase, dsmm_csr **C, dsmm_spgemm_info *info)
 {
-    return dsmmi_spgemm_ref(ctx, a, phase, C, info);
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *Cn = NULL;
+    dsmm_idx *rp = NULL;
+    plan pl = {0};
+    double t0 = dsmmi_wtime(), t1 = t0;
+    counters cnt = {0};
+
+    int pattern_out = a->type == DSMM_PATTERN || phase == DSMMI_SPGEMM_SYMBOLIC;
+    DSMM_TRY(plan_make(ctx, a, pattern_out ? DSMMI_K_PATTERN : (int)a->sr,
+                       pattern_out ? DSMM_PATTERN : (int)a->type, &pl));
+    info->flops = (double)pl.flops;
+    info->threads = pl.threads;
+
+    if (phase == DSMMI_SPGEMM_NUMERIC) {
+        dsmm_csr *Ck = *C;
+        DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, Ck->rowptr, 1, 1, &pl.ws_bytes));
+        fill_pass(&pl, pl.ws, Ck, 1, &cnt);
+        DSMM_CHECK(ctx, cnt.bad_row < 0, DSMM_ERR_ARG,
+                   "spgemm numeric: row %lld of A * B does not have C's pattern (the patterns "
+                   "of A or B changed since the symbolic phase)",
+                   (long long)cnt.bad_row);
+        info->nnz = Ck->nnz;
+        info->sorted = Ck->sorted;
+        info->seconds_numeric = dsmmi_wtime() - t1;
+        goto cleanup;
+    }
+
+    // Symbolic count, exact allocation, fill.
+    DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, NULL, 0, 0, &pl.ws_bytes));
+    rp = dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *rp);
+    DSMM_CHECK(ctx, rp != NULL, DSMM_ERR_NOMEM, "spgemm: row counts");
+    rp[0] = 0;
+    count_pass(ctx, &pl, pl.ws, rp);
+    for (dsmm_idx i = 0; i < pl.nrows; i++) rp[i + 1] += rp[i];
+    dsmm_idx nnz = rp[pl.nrows];
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, pl.nrows, pl.rw.ncols, nnz, a->type, a->col_bits, &Cn));
+    dsmmi_free(ctx, Cn->rowptr);
+    Cn->rowptr = rp;
+    rp = NULL;
+    Cn->nnz = nnz;
+    info->seconds_symbolic = dsmmi_wtime() - t0;
+    t1 = dsmmi_wtime();
+    DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, Cn->rowptr, 1, 0, &pl.ws_bytes));
+    fill_pass(&pl, pl.ws, Cn, 0, &cnt);
+    DSMM_CHECK(ctx, !cnt.bad, DSMM_ERR_INTERNAL,
+               "spgemm: a row's numeric count differs from its symbolic count");
+    if (phase == DSMMI_SPGEMM_SYMBOLIC && a->type != DSMM_PATTERN)
+        memset(Cn->val, 0, (size_t)nnz * dsmmi_type_size(a->type));
+    Cn->sorted = !cnt.unsorted;
+    info->seconds_numeric = dsmmi_wtime() - t1;
+    info->nnz = nnz;
+    info->sorted = Cn->sorted;
+    info->rows_hash = cnt.hash;
+    info->rows_heap = cnt.heap;
+    info->rows_dense = cnt.dense;
+    info->rows_masked = cnt.masked;
+    *C = Cn;
+    Cn = NULL;
+cleanup:
+    info->workspace_bytes = pl.ws_bytes + pl.conv_bytes;
+    plan_free(ctx, &pl);
+    dsmmi_free(ctx, rp);
+    dsmm_csr_destroy(&Cn);
+    return st;
 }
 
 dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
                                dsmm_idx *row_nnz, dsmm_idx *total)
 {
-    (void)A; (void)B; (void)row_nnz; (void)total;
-    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "count: not yet");
+    dsmm_status st = DSMM_OK;
+    plan pl = {0};
+    dsmm_idx *rp = NULL;
+
+    DSMM_CHECK(ctx, A != NULL && B != NULL, DSMM_ERR_ARG, "spgemm count: A and B non-NULL");
+    DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
+               "spgemm count: A is %lld x %lld but B is %lld x %lld", (long long)A->nrows,
+               (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+    // B's own column width, so nothing is converted.
+    dsmmi_spgemm_args a = {.A = A, .B = B, .sr = DSMM_PLUS_PAIR, .alg = DSMM_SPGEMM_AUTO,
+                           .type = DSMM_PATTERN, .col_bits = B->colidx32 ? 32 : 64};
+    DSMM_TRY(plan_make(ctx, &a, DSMMI_K_PATTERN, DSMM_PATTERN, &pl));
+    DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, NULL, 0, 0, &pl.ws_bytes));
+    rp = dsmmi_malloc(ctx, (size_t)A->nrows + 1, sizeof *rp);
+    DSMM_CHECK(ctx, rp != NULL, DSMM_ERR_NOMEM, "spgemm count: row counts");
+    rp[0] = 0;
+    count_pass(ctx, &pl, pl.ws, rp);
+    dsmm_idx sum = 0;
+    for (dsmm_idx i = 0; i < A->nrows; i++) {
+        if (row_nnz) row_nnz[i] = rp[i + 1];
+        sum += rp[i + 1];
+    }
+    if (total) *total = sum;
+cleanup:
+    plan_free(ctx, &pl);
+    dsmmi_free(ctx, rp);
+    return st;
 }
