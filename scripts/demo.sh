@@ -26,5 +26,9 @@ else
   exit 1
 fi
 step "info on the generated graph" "$DSMM" info "$out/rmat.dsmm" --procs 16
+step "A*A of a real network (SNAP ego-Facebook, 4039 vertices): kernel mix, flops, cf, times" \
+  "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" -o "$out/fb2.mtx" --estimate \
+  --stats "$out/fb2.json"
+step "the product, read back" "$DSMM" info "$out/fb2.mtx" --procs 4
 echo
 echo "demo finished"

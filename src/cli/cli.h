@@ -135,5 +135,6 @@ const char *cli_format_name(dsmm_format f);
 int cli_info(int argc, char **argv);
 int cli_gen(int argc, char **argv);
 int cli_convert(int argc, char **argv);
+int cli_spgemm(int argc, char **argv);
 
 #endif // DSMM_CLI_H

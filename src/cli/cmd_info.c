@@ -1,6 +1,13 @@
 // src/cli/cmd_info.c: `dsmm info FILE`: what the file declared and what the matrix is
-// (dsmm_csr_summary), as text or one JSON object.
+// (dsmm_csr_summary), plus nnz(A*A) estimated (Cohen) and, with --exact, counted; as text or one
+// JSON object.
+#include <string.h>
+
 #include "cli/cli.h"
+
+// The nnz(A*A) estimate: keys and seed fixed, so that info prints the same numbers every run.
+#define ESTIMATE_KEYS 16
+#define ESTIMATE_SEED 1
 
 static const cli_cmd cmd = {
     "info",
@@ -10,8 +17,38 @@ static const cli_cmd cmd = {
     "pattern/numeric/skew symmetry, diagonal entries, empty rows and columns, row and column\n"
     "degrees, flops(A*A) = sum_k nnz(A(:,k)) * nnz(A(k,:)) (n/a when not square), the value\n"
     "range, and the nnz balance of the regular pr x pc tile grid for --procs P (pr * pc = P,\n"
-    "as square as possible; rows and columns split into nearly-equal contiguous ranges).",
+    "as square as possible; rows and columns split into nearly-equal contiguous ranges).\n"
+    "For square matrices also nnz(A*A) and cf = flops / nnz estimated with Cohen's estimator\n"
+    "(16 keys, seed 1; the expected relative error is one standard deviation), and with\n"
+    "--exact counted exactly (the symbolic phase of SpGEMM, O(flops)).",
 };
+
+// nnz(A*A): the estimate (always tried on square A) and the exact count (--exact).
+typedef struct aa_nnz {
+    int square, exact_asked;
+    dsmm_status est_st; // DSMM_OK: est holds the estimate, else est_why says why not
+    char est_why[DSMMI_ERRMSG_MAX];
+    dsmm_spgemm_estimate_result est, exact;
+} aa_nnz;
+
+// The estimate is an extra of info: when it cannot run (not built in yet, out of memory), info
+// prints why instead of failing. The exact count was asked for, so its failure is info's.
+static dsmm_status count_aa(dsmm_ctx *ctx, const dsmm_csr *A, int exact, aa_nnz *aa)
+{
+    dsmm_status st = DSMM_OK;
+    memset(aa, 0, sizeof *aa);
+    aa->square = A->nrows == A->ncols;
+    aa->exact_asked = exact;
+    if (!aa->square) return DSMM_OK;
+    aa->est_st = dsmm_spgemm_estimate(ctx, A, A, ESTIMATE_KEYS, ESTIMATE_SEED, NULL, &aa->est);
+    if (aa->est_st != DSMM_OK) {
+        snprintf(aa->est_why, sizeof aa->est_why, "%s", dsmm_ctx_last_error(ctx));
+        dsmm_ctx_clear_error(ctx);
+    }
+    if (exact) DSMM_TRY(dsmm_spgemm_estimate(ctx, A, A, 0, 0, NULL, &aa->exact));
+cleanup:
+    return st;
+}
 
 static const char *field_name(dsmm_mm_field f)
 {
@@ -29,7 +66,8 @@ static const char *yes_no(int v)
 }
 
 static void print_text(const char *path, const dsmm_file_info *fi, const dsmm_csr *A,
-                       const dsmm_labels *labels, const dsmm_summary *s, double io_seconds)
+                       const dsmm_labels *labels, const dsmm_summary *s, const aa_nnz *aa,
+                       double io_seconds)
 {
 #define ROW(key, ...)                                                                              \
     do {                                                                                           \
@@ -65,6 +103,21 @@ static void print_text(const char *path, const dsmm_file_info *fi, const dsmm_cs
         ROW("flops(A*A)", "%.0f", s->flops_aa);
     else
         ROW("flops(A*A)", "n/a (not square)");
+    if (!aa->square) {
+        ROW("nnz(A*A) estimate", "n/a (not square)");
+    } else if (aa->est_st != DSMM_OK) {
+        ROW("nnz(A*A) estimate", "n/a (%s)", aa->est_why);
+    } else {
+        ROW("nnz(A*A) estimate", "%.0f (%d keys, expected relative error %.2f%%)", aa->est.nnz,
+            aa->est.keys, 100.0 * aa->est.rel_err);
+        ROW("cf(A*A) estimate", "%.4g", aa->est.cf);
+    }
+    if (aa->exact_asked && aa->square) {
+        ROW("nnz(A*A)", "%.0f", aa->exact.nnz);
+        ROW("cf(A*A)", "%.4g", aa->exact.cf);
+    } else if (aa->exact_asked) {
+        ROW("nnz(A*A)", "n/a (not square)");
+    }
     if (s->nnz > 0)
         ROW("value range", "%.10g .. %.10g%s", s->val_min, s->val_max,
             s->has_nonfinite ? " (and non-finite values)" : "");
@@ -79,7 +132,7 @@ static void print_text(const char *path, const dsmm_file_info *fi, const dsmm_cs
 
 static dsmm_status print_json(dsmm_ctx *ctx, const char *path, const dsmm_file_info *fi,
                               const dsmm_csr *A, const dsmm_labels *labels, const dsmm_summary *s,
-                              double io_seconds)
+                              const aa_nnz *aa, double io_seconds)
 {
     dsmmi_json j;
     dsmmi_json_init(&j, ctx);
@@ -120,6 +173,24 @@ static dsmm_status print_json(dsmm_ctx *ctx, const char *path, const dsmm_file_i
         dsmmi_json_num(&j, "flops_aa", s->flops_aa);
     else
         dsmmi_json_str(&j, "flops_aa", NULL);
+    if (aa->square && aa->est_st == DSMM_OK) {
+        dsmmi_json_num(&j, "nnz_aa_estimate", aa->est.nnz);
+        dsmmi_json_num(&j, "nnz_aa_estimate_rel_err", aa->est.rel_err);
+        dsmmi_json_int(&j, "nnz_aa_estimate_keys", aa->est.keys);
+        dsmmi_json_num(&j, "cf_aa_estimate", aa->est.cf);
+    } else {
+        dsmmi_json_str(&j, "nnz_aa_estimate", NULL);
+        dsmmi_json_str(&j, "nnz_aa_estimate_why", aa->square ? aa->est_why : "not square");
+    }
+    if (aa->exact_asked) {
+        if (aa->square) {
+            dsmmi_json_num(&j, "nnz_aa", aa->exact.nnz);
+            dsmmi_json_num(&j, "cf_aa", aa->exact.cf);
+        } else {
+            dsmmi_json_str(&j, "nnz_aa", NULL);
+            dsmmi_json_str(&j, "cf_aa", NULL);
+        }
+    }
     if (s->nnz > 0) {
         dsmmi_json_num(&j, "value_min", s->val_min);
         dsmmi_json_num(&j, "value_max", s->val_max);
@@ -146,13 +217,14 @@ int cli_info(int argc, char **argv)
 {
     cli_common c;
     cli_common_init(&c);
-    int procs = 4, json = 0;
+    int procs = 4, json = 0, exact = 0;
     const cli_opt opts[] = {
         CLI_COMMON_OPTS(c),
         CLI_INPUT_OPTS(c),
         {"procs", 'p', "P", "tile grid of P processes for the imbalance (default 4)", CLI_INT,
          &procs, 1, 1 << 20},
         {"json", 0, NULL, "print one JSON object instead of text", CLI_FLAG, &json, 0, 0},
+        {"exact", 0, NULL, "also count nnz(A*A) exactly (O(flops))", CLI_FLAG, &exact, 0, 0},
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[1];
@@ -167,6 +239,7 @@ int cli_info(int argc, char **argv)
     dsmm_file_info fi = {0};
     dsmm_read_opts ro;
     dsmm_summary s;
+    aa_nnz aa;
     rc = cli_ctx(&cmd, &c, &ctx);
     if (rc != CLI_OK) return rc;
     cli_read_opts(&c, &ro);
@@ -180,13 +253,17 @@ int cli_info(int argc, char **argv)
         rc = cli_fail(&cmd, ctx, "summary failed");
         goto done;
     }
+    if (count_aa(ctx, A, exact, &aa) != DSMM_OK) {
+        rc = cli_fail(&cmd, ctx, "counting nnz(A*A) failed");
+        goto done;
+    }
     if (json) {
-        if (print_json(ctx, pos[0], &fi, A, labels, &s, io) != DSMM_OK) {
+        if (print_json(ctx, pos[0], &fi, A, labels, &s, &aa, io) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "out of memory");
             goto done;
         }
     } else {
-        print_text(pos[0], &fi, A, labels, &s, io);
+        print_text(pos[0], &fi, A, labels, &s, &aa, io);
     }
     if (fflush(stdout) != 0) {
         rc = cli_fail(&cmd, NULL, "cannot write to stdout");

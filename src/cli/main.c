@@ -14,6 +14,7 @@ static const command commands[] = {
     {"info", cli_info, "summarise a matrix file: dims, nnz, symmetry, degrees, flops, tiles"},
     {"gen", cli_gen, "generate an R-MAT, Erdos-Renyi or planted-partition matrix"},
     {"convert", cli_convert, "convert between Matrix Market, abc and binary (.gz input too)"},
+    {"spgemm", cli_spgemm, "sparse x sparse product C = A * B: kernels, semirings, mask, estimate"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

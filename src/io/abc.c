@@ -266,7 +266,7 @@ dsmm_status dsmmi_abc_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsm
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
             char num[64];
             int bad = put_label(f, labels, i) || fputc('\t', f) == EOF ||
-                      put_label(f, labels, A->colidx[k]);
+                      put_label(f, labels, dsmm_csr_col(A, k));
             if (A->type != DSMM_PATTERN) {
                 double v = dsmm_csr_value(A, k);
                 if (prec > 0)

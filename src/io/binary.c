@@ -3,6 +3,8 @@
 // index width, nrows, ncols, nnz, crc32 of the header), then rowptr, colidx and values, then a
 // u64 trailer with the crc32 of that payload. The reader checks every size against the
 // buffer before it allocates, so a corrupt or hostile file cannot make it over-allocate.
+// Files always hold 8-byte columns: the writer widens a matrix's 32-bit columns, so both
+// widths of one matrix give the same file, and the reader gives 64-bit columns.
 #include <string.h>
 #include <zlib.h>
 
@@ -153,6 +155,20 @@ static int put(FILE *f, const void *p, size_t n, uint32_t *crc)
     return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
 }
 
+// 32-bit columns widened to the file's i64 through a small buffer (the crc runs over the
+// bytes written, so it equals that of the 64-bit array).
+static int put_cols32(FILE *f, const int32_t *c, dsmm_idx n, uint32_t *crc)
+{
+    int64_t buf[4096];
+    for (dsmm_idx k = 0; k < n;) {
+        size_t m = n - k < 4096 ? (size_t)(n - k) : 4096;
+        for (size_t t = 0; t < m; t++) buf[t] = c[k + (dsmm_idx)t];
+        if (put(f, buf, m * 8, crc)) return -1;
+        k += (dsmm_idx)m;
+    }
+    return 0;
+}
+
 dsmm_status dsmmi_bin_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A)
 {
     dsmm_status st = DSMM_OK;
@@ -182,7 +198,10 @@ dsmm_status dsmmi_bin_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A)
     uint32_t crc = 0;
     int bad = put(f, h, sizeof h, NULL);
     bad = bad || put(f, A->rowptr, ((size_t)A->nrows + 1) * 8, &crc);
-    bad = bad || put(f, A->colidx, (size_t)A->nnz * 8, &crc);
+    if (A->colidx32)
+        bad = bad || put_cols32(f, A->colidx32, A->nnz, &crc);
+    else
+        bad = bad || put(f, A->colidx, (size_t)A->nnz * 8, &crc);
     bad = bad || put(f, A->val, (size_t)A->nnz * dsmmi_type_size(A->type), &crc);
     uint64_t tcrc = crc;
     bad = bad || put(f, &tcrc, 8, NULL);

@@ -1,5 +1,6 @@
 // src/io/mtx_write.c: Matrix Market writer (coordinate real|pattern general|symmetric, and
 // array for dense matrices) with shortest round-trip decimals and its own output buffer.
+// Columns are read through dsmm_csr_col, so 32- and 64-bit matrices give the same bytes.
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -95,17 +96,17 @@ static int is_symmetric(const dsmm_csr *A, int threads)
     for (dsmm_idx i = 0; i < A->nrows; i++) {
         if (asym) continue;
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            dsmm_idx j = A->colidx[k];
+            dsmm_idx j = dsmm_csr_col(A, k);
             if (j == i) continue;
             dsmm_idx lo = A->rowptr[j], hi = A->rowptr[j + 1];
             while (lo < hi) {
                 dsmm_idx mid = lo + (hi - lo) / 2;
-                if (A->colidx[mid] < i)
+                if (dsmm_csr_col(A, mid) < i)
                     lo = mid + 1;
                 else
                     hi = mid;
             }
-            if (lo >= A->rowptr[j + 1] || A->colidx[lo] != i ||
+            if (lo >= A->rowptr[j + 1] || dsmm_csr_col(A, lo) != i ||
                 (A->type != DSMM_PATTERN && dsmm_csr_value(A, k) != dsmm_csr_value(A, lo))) {
                 asym = 1;
                 break;
@@ -151,7 +152,8 @@ dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsm
     if (sym) {
         count = 0;
         for (dsmm_idx i = 0; i < A->nrows; i++)
-            for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) count += A->colidx[k] <= i;
+            for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+                count += dsmm_csr_col(A, k) <= i;
     }
     int n = snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate %s %s\n",
                      A->type == DSMM_PATTERN ? "pattern" : "real", sym ? "symmetric" : "general");
@@ -164,7 +166,7 @@ dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsm
         char ib[24];
         int il = fmt_idx(ib, (long long)i + 1);
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            dsmm_idx j = A->colidx[k];
+            dsmm_idx j = dsmm_csr_col(A, k);
             if (sym && j > i) continue;
             if (w.n + 128 > w.cap) wflush(&w);
             char *p = w.buf + w.n;

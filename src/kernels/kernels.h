@@ -169,15 +169,17 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
                              dsmm_idx nz, void *cval);
 
 /* AUTO's per-row choice (docs/kernels.md has the measurements behind the defaults).
- * Symbolic count: dense bitmap when ncols <= dense_max_cols and flops * sym_dense >= ncols,
- * else hash. Numeric fill (nz known): one-row copy when k = nnz(A(i,:)) = 1; dense when
- * ncols <= dense_max_cols and nz * fill_dense >= ncols; heap when k <= heap_k and
- * flops <= heap_cf * nz; else hash. The masked accumulator uses a dense position array when
- * ncols <= pos_max_cols. Changed only by benchmarks (bench/spgemm_tune), never concurrently
- * with a multiply. */
+ * "Cached" means ncols <= cache_cols: the dense accumulator (8 bytes a column) stays in L2.
+ * Symbolic count: dense bitmap when cached, or when ncols <= dense_max_cols and
+ * flops * sym_dense >= ncols; else hash. Numeric fill (nz known): one-row copy when
+ * k = nnz(A(i,:)) = 1; dense when cached and nz * fill_dense_cached >= ncols (the bitmap scan,
+ * ncols / 64 words at most, stays below the row's own work), or when ncols <= dense_max_cols
+ * and nz * fill_dense >= ncols; heap when k <= heap_k and flops <= heap_cf * nz; else hash.
+ * The masked accumulator uses a dense position array when ncols <= pos_max_cols. Changed only
+ * by benchmarks, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
-    dsmm_idx dense_max_cols;
-    double sym_dense, fill_dense, heap_cf;
+    dsmm_idx dense_max_cols, cache_cols;
+    double sym_dense, fill_dense, fill_dense_cached, heap_cf;
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
 } dsmmi_spgemm_tuning;

@@ -16,8 +16,10 @@
 // clang-format off
 dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .dense_max_cols = (dsmm_idx)1 << 24,
+    .cache_cols     = (dsmm_idx)1 << 17,
     .sym_dense      = 16.0,
     .fill_dense     = 32.0,
+    .fill_dense_cached = 1024.0,
     .heap_cf        = 1.5,
     .heap_k         = 8,
     .pos_max_cols   = (dsmm_idx)1 << 22,
@@ -27,6 +29,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
 enum { ACC_NONE = 0, ACC_HASH, ACC_HEAP, ACC_DENSE, ACC_COPY, ACC_MASK };
 
 #define CHUNKS_PER_THREAD 8
+#define MIN_FLOPS_PER_THREAD 65536
 
 typedef struct plan {
     dsmmi_rw rw;
@@ -77,7 +80,8 @@ static int pick_count(const plan *pl, dsmm_idx i)
     default: break;
     }
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
-    if (m->ncols <= t->dense_max_cols && (double)f * t->sym_dense >= (double)m->ncols)
+    if (m->ncols <= t->cache_cols ||
+        (m->ncols <= t->dense_max_cols && (double)f * t->sym_dense >= (double)m->ncols))
         return ACC_DENSE;
     return ACC_HASH;
 }
@@ -96,7 +100,9 @@ static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
     }
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
     if (k == 1 && !pl->b_dups) return ACC_COPY;
-    if (m->ncols <= t->dense_max_cols && (double)nz * t->fill_dense >= (double)m->ncols)
+    if (m->ncols <= t->cache_cols ? (double)nz * t->fill_dense_cached >= (double)m->ncols
+                                  : (m->ncols <= t->dense_max_cols &&
+                                     (double)nz * t->fill_dense >= (double)m->ncols))
         return ACC_DENSE;
     if (k <= t->heap_k && (double)f <= t->heap_cf * (double)nz) return ACC_HEAP;
     return ACC_HASH;
@@ -486,6 +492,10 @@ static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind
     DSMM_CHECK(ctx, pl->wprefix != NULL, DSMM_ERR_NOMEM, "spgemm: flops of %lld rows",
                (long long)A->nrows);
     dsmmi_spgemm_row_flops(A, B, pl->wprefix + 1, &pl->flops);
+    // A thread must get enough work to pay for waking it (tens of microseconds, far more
+    // when the machine is oversubscribed).
+    if (pl->flops / MIN_FLOPS_PER_THREAD + 1 < threads)
+        threads = pl->threads = (int)(pl->flops / MIN_FLOPS_PER_THREAD + 1);
     pl->wprefix[0] = 0;
     for (dsmm_idx i = 0; i < A->nrows; i++) pl->wprefix[i + 1] += pl->wprefix[i] + 1;
     dsmm_idx nchunks = (dsmm_idx)threads * CHUNKS_PER_THREAD;

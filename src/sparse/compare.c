@@ -1,6 +1,7 @@
 // src/sparse/compare.c: dsmm_csr_compare, equality of shape, pattern and values within a
 // tolerance. Unsorted inputs are compared through sorted copies (duplicates summed), so a
-// matrix equals any reordering of its own entries.
+// matrix equals any reordering of its own entries. A and B may hold columns of either width,
+// each its own.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,8 +34,8 @@ static void first_diff(const dsmm_csr *A, const dsmm_csr *B, double rtol, double
         dsmm_idx ka = A->rowptr[i], ea = A->rowptr[i + 1];
         dsmm_idx kb = B->rowptr[i], eb = B->rowptr[i + 1];
         while (ka < ea || kb < eb) {
-            dsmm_idx ca = ka < ea ? A->colidx[ka] : INT64_MAX;
-            dsmm_idx cb = kb < eb ? B->colidx[kb] : INT64_MAX;
+            dsmm_idx ca = ka < ea ? dsmm_csr_col(A, ka) : INT64_MAX;
+            dsmm_idx cb = kb < eb ? dsmm_csr_col(B, kb) : INT64_MAX;
             if (ca < cb) {
                 set_diff(d, i, ca, dsmm_csr_value(A, ka), 0.0);
                 snprintf(d->what, sizeof d->what,

@@ -280,7 +280,10 @@ dsmm_status dsmm_csr_to_coo(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_coo **out)
     DSMM_TRY(dsmm_coo_create(ctx, A->nrows, A->ncols, A->nnz, A->type, &T));
     for (dsmm_idx i = 0; i < A->nrows; i++)
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) T->row[k] = i;
-    if (A->nnz > 0) memcpy(T->col, A->colidx, (size_t)A->nnz * sizeof *T->col);
+    if (A->colidx32)
+        for (dsmm_idx k = 0; k < A->nnz; k++) T->col[k] = A->colidx32[k];
+    else if (A->nnz > 0)
+        memcpy(T->col, A->colidx, (size_t)A->nnz * sizeof *T->col);
     dsmmi_vals_convert(T->val, T->type, A->val, A->type, A->nnz);
     T->nnz = A->nnz;
     *out = T;

@@ -151,8 +151,8 @@ void dsmm_csr_destroy(dsmm_csr **pA)
     *pA = NULL;
 }
 
-// Grows colidx first, then val: if the second step fails, the larger colidx is still valid
-// and cap is unchanged, so A stays consistent.
+// Grows the column array (whichever width A holds) first, then val: if the second step fails,
+// the larger column array is still valid and cap is unchanged, so A stays consistent.
 dsmm_status dsmm_csr_reserve(dsmm_csr *A, dsmm_idx cap)
 {
     dsmm_status st = DSMM_OK;
@@ -165,10 +165,17 @@ dsmm_status dsmm_csr_reserve(dsmm_csr *A, dsmm_idx cap)
                "csr_reserve: cannot grow arrays borrowed with dsmm_csr_wrap");
     DSMM_CHECK(ctx, (uint64_t)cap < SIZE_MAX, DSMM_ERR_NOMEM, "csr_reserve: %lld entries",
                (long long)cap);
-    dsmm_idx *c = dsmmi_realloc(ctx, A->colidx, (size_t)cap, sizeof *c);
-    DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_reserve: colidx of %lld entries",
-               (long long)cap);
-    A->colidx = c;
+    if (A->colidx32) {
+        int32_t *c = dsmmi_realloc(ctx, A->colidx32, (size_t)cap, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_reserve: 32-bit colidx of %lld entries",
+                   (long long)cap);
+        A->colidx32 = c;
+    } else {
+        dsmm_idx *c = dsmmi_realloc(ctx, A->colidx, (size_t)cap, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_reserve: colidx of %lld entries",
+                   (long long)cap);
+        A->colidx = c;
+    }
     if (A->type != DSMM_PATTERN) {
         void *v = dsmmi_realloc(ctx, A->val, (size_t)cap, dsmmi_type_size(A->type));
         DSMM_CHECK(ctx, v != NULL, DSMM_ERR_NOMEM, "csr_reserve: values of %lld entries",
@@ -190,9 +197,12 @@ dsmm_status dsmm_csr_copy(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type, dsmm
     DSMM_CHECK(ctx, A != NULL, DSMM_ERR_ARG, "csr_copy: A must be non-NULL");
     DSMM_CHECK(ctx, dsmmi_type_ok(type), DSMM_ERR_ARG, "csr_copy: invalid value type %d",
                (int)type);
-    DSMM_TRY(dsmm_csr_create(ctx, A->nrows, A->ncols, A->nnz, type, &B));
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, A->nrows, A->ncols, A->nnz, type, dsmmi_csr_col_bits(A), &B));
     memcpy(B->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof *B->rowptr);
-    if (A->nnz > 0) memcpy(B->colidx, A->colidx, (size_t)A->nnz * sizeof *B->colidx);
+    if (A->nnz > 0 && A->colidx32)
+        memcpy(B->colidx32, A->colidx32, (size_t)A->nnz * sizeof *B->colidx32);
+    else if (A->nnz > 0)
+        memcpy(B->colidx, A->colidx, (size_t)A->nnz * sizeof *B->colidx);
     dsmmi_vals_convert(B->val, type, A->val, A->type, A->nnz);
     B->nnz = A->nnz;
     B->sorted = A->sorted;
@@ -220,7 +230,9 @@ dsmm_status dsmm_csr_set_col_width(dsmm_csr *A, int bits)
         int32_t *c = dsmmi_malloc(ctx, (size_t)A->cap, sizeof *c);
         DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_set_col_width: %lld columns",
                    (long long)A->cap);
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(dsmmi_threads(ctx))
+#endif
         for (dsmm_idx k = 0; k < A->nnz; k++) c[k] = (int32_t)A->colidx[k];
         A->colidx = dsmmi_free(ctx, A->colidx);
         A->colidx32 = c;
@@ -228,7 +240,9 @@ dsmm_status dsmm_csr_set_col_width(dsmm_csr *A, int bits)
         dsmm_idx *c = dsmmi_malloc(ctx, (size_t)A->cap, sizeof *c);
         DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "csr_set_col_width: %lld columns",
                    (long long)A->cap);
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(dsmmi_threads(ctx))
+#endif
         for (dsmm_idx k = 0; k < A->nnz; k++) c[k] = A->colidx32[k];
         A->colidx32 = dsmmi_free(ctx, A->colidx32);
         A->colidx = c;

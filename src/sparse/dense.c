@@ -103,7 +103,7 @@ dsmm_status dsmm_csr_to_dense(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type, 
     // Repeated (i, j) in an unsorted A add up, as they would in any product with A.
     for (dsmm_idx i = 0; i < A->nrows; i++) {
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            size_t at = (size_t)i * (size_t)D->ld + (size_t)A->colidx[k];
+            size_t at = (size_t)i * (size_t)D->ld + (size_t)dsmm_csr_col(A, k);
             double v = dsmm_csr_value(A, k);
             if (type == DSMM_DOUBLE)
                 ((double *)D->val)[at] += v;

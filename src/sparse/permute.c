@@ -1,6 +1,7 @@
 // src/sparse/permute.c: B = A(p, q): rows and columns renumbered by permutations.
 // Row i of B is row p[i] of A with column c renamed qinv[c]; the renamed rows are re-sorted
 // with the stable row sort of sort.c (duplicates of an unsorted A are kept, not merged).
+// B has A's column width; the sort works on 64-bit columns, so a 32-bit B is narrowed after.
 #include <string.h>
 
 #include "sparse/sparse.h"
@@ -50,19 +51,25 @@ dsmm_status dsmm_csr_permute(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_idx *p
         DSMM_TRY(check_perm(ctx, "q", q, A->ncols, qinv));
     }
     dsmm_idx nnz = A->rowptr[A->nrows];
-    DSMM_TRY(dsmm_csr_create(ctx, A->nrows, A->ncols, nnz, A->type, &B));
+    bool rows_only = q == NULL && A->sorted;
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, A->nrows, A->ncols, nnz, A->type,
+                                 rows_only ? dsmmi_csr_col_bits(A) : 64, &B));
     for (dsmm_idx i = 0; i < A->nrows; i++) {
         dsmm_idx r = p ? p[i] : i;
         B->rowptr[i + 1] = B->rowptr[i] + (A->rowptr[r + 1] - A->rowptr[r]);
     }
     bool vals = A->type != DSMM_PATTERN;
-    if (q == NULL && A->sorted) {
+    if (rows_only) {
         // renaming rows only keeps every row sorted: plain copies
         size_t vs = dsmmi_type_size(A->type);
         for (dsmm_idx i = 0; i < A->nrows; i++) {
             dsmm_idx r = p ? p[i] : i, s = A->rowptr[r], n = A->rowptr[r + 1] - s;
             if (n == 0) continue;
-            memcpy(B->colidx + B->rowptr[i], A->colidx + s, (size_t)n * sizeof *B->colidx);
+            if (A->colidx32)
+                memcpy(B->colidx32 + B->rowptr[i], A->colidx32 + s,
+                       (size_t)n * sizeof *B->colidx32);
+            else
+                memcpy(B->colidx + B->rowptr[i], A->colidx + s, (size_t)n * sizeof *B->colidx);
             if (vs)
                 memcpy((char *)B->val + (size_t)B->rowptr[i] * vs,
                        (const char *)A->val + (size_t)s * vs, (size_t)n * vs);
@@ -81,7 +88,8 @@ dsmm_status dsmm_csr_permute(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_idx *p
         for (dsmm_idx i = 0; i < A->nrows; i++) {
             dsmm_idx r = p ? p[i] : i, o = B->rowptr[i];
             for (dsmm_idx k = A->rowptr[r]; k < A->rowptr[r + 1]; k++, o++) {
-                c1[o] = qinv ? qinv[A->colidx[k]] : A->colidx[k];
+                dsmm_idx c = dsmm_csr_col(A, k);
+                c1[o] = qinv ? qinv[c] : c;
                 if (vals) v1[o] = dsmm_csr_value(A, k);
             }
         }
@@ -92,6 +100,7 @@ dsmm_status dsmm_csr_permute(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_idx *p
                                        A->type, DSMMI_DUP_KEEP, &nnz_new, &had_dups, NULL, NULL));
         B->nnz = nnz_new;
         B->sorted = !had_dups;
+        if (A->colidx32) DSMM_TRY(dsmm_csr_set_col_width(B, 32));
     }
     *out = B;
     B = NULL;

@@ -190,7 +190,8 @@ cleanup:
 }
 
 // Works on copies and writes back only on success, so a duplicate under DSMM_DUP_ERROR (or a
-// failed allocation) leaves A as it was.
+// failed allocation) leaves A as it was. 32-bit columns are widened into the 64-bit scratch
+// and narrowed on the way back; A keeps its width.
 dsmm_status dsmm_csr_sort_inplace(dsmm_ctx *ctx, dsmm_csr *A, dsmm_dup dup)
 {
     dsmm_status st = DSMM_OK;
@@ -222,13 +223,19 @@ dsmm_status dsmm_csr_sort_inplace(dsmm_ctx *ctx, dsmm_csr *A, dsmm_dup dup)
         dsmmi_vals_convert(v1, DSMM_DOUBLE, A->val, A->type, nnz);
     }
     memcpy(rp, A->rowptr, ((size_t)A->nrows + 1) * sizeof *rp);
-    memcpy(c1, A->colidx, (size_t)nnz * sizeof *c1);
+    if (A->colidx32)
+        for (dsmm_idx k = 0; k < nnz; k++) c1[k] = A->colidx32[k];
+    else
+        memcpy(c1, A->colidx, (size_t)nnz * sizeof *c1);
     dsmm_idx nnz_new = 0;
     DSMM_TRY(dsmmi_rows_sort_merge(ctx, A->nrows, rp, c1, v1, c0, v0, v0,
                                    vals ? DSMM_DOUBLE : DSMM_PATTERN, (int)dup, &nnz_new, NULL,
                                    NULL, NULL));
     memcpy(A->rowptr, rp, ((size_t)A->nrows + 1) * sizeof *rp);
-    memcpy(A->colidx, c0, (size_t)nnz_new * sizeof *c0);
+    if (A->colidx32) // columns came from A's 32-bit array, so each fits back
+        for (dsmm_idx k = 0; k < nnz_new; k++) A->colidx32[k] = (int32_t)c0[k];
+    else
+        memcpy(A->colidx, c0, (size_t)nnz_new * sizeof *c0);
     dsmmi_vals_convert(A->val, A->type, v0, DSMM_DOUBLE, nnz_new);
     A->nnz = nnz_new;
     A->sorted = 1;

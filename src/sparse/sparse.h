@@ -44,8 +44,19 @@ dsmm_status dsmmi_rows_sort_merge(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx *rowpt
                                   dsmm_type out_type, int dup, dsmm_idx *nnz_out, int *had_dups,
                                   dsmm_idx *dup_row, dsmm_idx *dup_col);
 
-/* dsmmi_csr_rows_increasing: every row of A has strictly increasing columns. */
+/* dsmmi_csr_rows_increasing: every row of A has strictly increasing columns (either width). */
 bool dsmmi_csr_rows_increasing(const dsmm_csr *A);
+
+/* dsmmi_csr_col_bits: the width of A's columns, 32 or 64 (64 when both arrays are NULL). */
+static inline int dsmmi_csr_col_bits(const dsmm_csr *A)
+{
+    return A->colidx32 ? 32 : 64;
+}
+
+/* dsmmi_csr_need_cols64: DSMM_OK when A holds 64-bit columns (A->colidx32 == NULL), else
+ * DSMM_ERR_UNSUPPORTED with "<fn>: 32-bit columns: call dsmm_csr_set_col_width(A, 64) first".
+ * For operations that read or write A->colidx directly. */
+dsmm_status dsmmi_csr_need_cols64(dsmm_ctx *ctx, const dsmm_csr *A, const char *fn);
 
 /* dsmmi_equal_split: bounds[0..n] of an equal split of len into n parts, the first parts
  * taking the remainder. */

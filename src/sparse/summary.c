@@ -46,10 +46,12 @@ static void sorted_free(dsmm_ctx *ctx, sorted_csr *S)
     S->val = dsmmi_free(ctx, S->val);
 }
 
-// T = transpose of (rowptr, colidx, val) with nrows x ncols; T has ncols rows.
+// T = transpose of (rowptr, colidx or colidx32, val) with nrows x ncols; T has ncols rows.
+// colidx32, when non-NULL, holds the columns instead of colidx (A's 32-bit columns).
 static dsmm_status transpose_into(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
-                                  const dsmm_idx *rowptr, const dsmm_idx *colidx, const dsmm_csr *A,
-                                  const double *val, sorted_csr *T)
+                                  const dsmm_idx *rowptr, const dsmm_idx *colidx,
+                                  const int32_t *colidx32, const dsmm_csr *A, const double *val,
+                                  sorted_csr *T)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx nnz = rowptr[nrows];
@@ -62,12 +64,12 @@ static dsmm_status transpose_into(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
         T->val = dsmmi_malloc(ctx, (size_t)nnz + 1, sizeof *T->val);
         DSMM_CHECK(ctx, T->val != NULL, DSMM_ERR_NOMEM, "summary: transpose values");
     }
-    for (dsmm_idx k = 0; k < nnz; k++) T->rowptr[colidx[k] + 1]++;
+    for (dsmm_idx k = 0; k < nnz; k++) T->rowptr[(colidx32 ? colidx32[k] : colidx[k]) + 1]++;
     for (dsmm_idx j = 0; j < ncols; j++) T->rowptr[j + 1] += T->rowptr[j];
     // T->rowptr[j] serves as row j's fill cursor, then is shifted back by one row.
     for (dsmm_idx i = 0; i < nrows; i++) {
         for (dsmm_idx k = rowptr[i]; k < rowptr[i + 1]; k++) {
-            dsmm_idx j = colidx[k];
+            dsmm_idx j = colidx32 ? colidx32[k] : colidx[k];
             dsmm_idx dst = T->rowptr[j]++;
             T->colidx[dst] = i;
             if (T->val) T->val[dst] = val ? val[k] : dsmm_csr_value(A, k);
@@ -120,8 +122,9 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
                "summary: malformed matrix (%lld x %lld)", (long long)A->nrows, (long long)A->ncols);
     memset(s, 0, sizeof *s);
     const dsmm_idx m = A->nrows, n = A->ncols, nnz = A->rowptr[m];
-    DSMM_CHECK(ctx, nnz >= 0 && (nnz == 0 || A->colidx != NULL), DSMM_ERR_ARG,
-               "summary: malformed matrix (rowptr[%lld] = %lld)", (long long)m, (long long)nnz);
+    DSMM_CHECK(ctx, nnz >= 0 && (nnz == 0 || A->colidx != NULL || A->colidx32 != NULL),
+               DSMM_ERR_ARG, "summary: malformed matrix (rowptr[%lld] = %lld)", (long long)m,
+               (long long)nnz);
     s->nrows = m;
     s->ncols = n;
     s->nnz = nnz;
@@ -135,7 +138,7 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
                "summary: %lld column counters", (long long)n);
 
     // Serial pass: column counts (validating indices, since later passes index by them), diagonal,
-    // tiles and values. One pass over colidx; rows are processed in order.
+    // tiles and values. One pass over the columns (either width); rows are processed in order.
     int have_val = A->type != DSMM_PATTERN && nnz > 0;
     double vmin = INFINITY, vmax = -INFINITY;
     for (dsmm_idx i = 0; i < m; i++) {
@@ -144,7 +147,7 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
                    "summary: rowptr decreases at row %lld", (long long)i);
         int I = block_of(i, m, pr);
         for (dsmm_idx k = k0; k < k1; k++) {
-            dsmm_idx j = A->colidx[k];
+            dsmm_idx j = dsmm_csr_col(A, k);
             DSMM_CHECK(ctx, j >= 0 && j < n, DSMM_ERR_FORMAT,
                        "summary: column %lld out of range 0..%lld in row %lld", (long long)j,
                        (long long)n - 1, (long long)i);
@@ -204,8 +207,8 @@ dsmm_status dsmm_csr_summary(dsmm_ctx *ctx, const dsmm_csr *A, int procs, dsmm_s
         flops += (uint64_t)colcnt[k] * (uint64_t)(A->rowptr[k + 1] - A->rowptr[k]);
     s->flops_aa = (double)flops;
 
-    DSMM_TRY(transpose_into(ctx, m, n, A->rowptr, A->colidx, A, NULL, &T));
-    DSMM_TRY(transpose_into(ctx, n, m, T.rowptr, T.colidx, A, T.val, &S));
+    DSMM_TRY(transpose_into(ctx, m, n, A->rowptr, A->colidx, A->colidx32, A, NULL, &T));
+    DSMM_TRY(transpose_into(ctx, n, m, T.rowptr, T.colidx, NULL, A, T.val, &S));
     symmetry(A, &S, &T, s);
 cleanup:
     sorted_free(ctx, &T);

@@ -1,6 +1,8 @@
 // src/sparse/tiles.c: tiles and panels of a CSR: extract, row panels, column panels.
 // Column panels follow the out-of-core SpGEMM paper (§III.D): a cursor per row remembers
 // where the previous panel stopped, so all panels together read A once.
+// Tiles and panels keep A's column width (32-bit columns stay 32-bit: a tile has no more
+// columns than A).
 #include <string.h>
 
 #include "sparse/sparse.h"
@@ -34,17 +36,26 @@ cleanup:
     return st;
 }
 
-// First position in [lo, hi) of sorted row data c whose column is >= col.
-static dsmm_idx lower_bound(const dsmm_idx *c, dsmm_idx lo, dsmm_idx hi, dsmm_idx col)
+// First position in [lo, hi) of A's sorted row data whose column is >= col.
+static dsmm_idx lower_bound(const dsmm_csr *A, dsmm_idx lo, dsmm_idx hi, dsmm_idx col)
 {
     while (lo < hi) {
         dsmm_idx mid = lo + (hi - lo) / 2;
-        if (c[mid] < col)
+        if (dsmm_csr_col(A, mid) < col)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+// Entry k of B gets column c (B's width; c fits, being below B->ncols).
+static inline void put_col(dsmm_csr *B, dsmm_idx k, dsmm_idx c)
+{
+    if (B->colidx32)
+        B->colidx32[k] = (int32_t)c;
+    else
+        B->colidx[k] = c;
 }
 
 dsmm_status dsmm_csr_extract(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx r0, dsmm_idx r1,
@@ -62,19 +73,20 @@ dsmm_status dsmm_csr_extract(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx r0, dsmm
     DSMM_CHECK(ctx, 0 <= c0 && c0 <= c1 && c1 <= A->ncols, DSMM_ERR_ARG,
                "csr_extract: columns %lld:%lld outside 0:%lld", (long long)c0, (long long)c1,
                (long long)A->ncols);
-    DSMM_TRY(dsmm_csr_create(ctx, r1 - r0, c1 - c0, 0, A->type, &B));
-    const dsmm_idx *ac = A->colidx;
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, r1 - r0, c1 - c0, 0, A->type, dsmmi_csr_col_bits(A), &B));
     bool all_cols = c0 == 0 && c1 == A->ncols;
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx n = 0;
         if (all_cols) {
             n = A->rowptr[i + 1] - A->rowptr[i];
         } else if (A->sorted) {
-            dsmm_idx s = lower_bound(ac, A->rowptr[i], A->rowptr[i + 1], c0);
-            n = lower_bound(ac, s, A->rowptr[i + 1], c1) - s;
+            dsmm_idx s = lower_bound(A, A->rowptr[i], A->rowptr[i + 1], c0);
+            n = lower_bound(A, s, A->rowptr[i + 1], c1) - s;
         } else {
-            for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-                n += ac[k] >= c0 && ac[k] < c1;
+            for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+                dsmm_idx c = dsmm_csr_col(A, k);
+                n += c >= c0 && c < c1;
+            }
         }
         B->rowptr[i - r0 + 1] = B->rowptr[i - r0] + n;
     }
@@ -84,13 +96,14 @@ dsmm_status dsmm_csr_extract(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx r0, dsmm
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx o = B->rowptr[i - r0];
         dsmm_idx s = A->rowptr[i], e = A->rowptr[i + 1];
-        if (A->sorted && !all_cols) s = lower_bound(ac, s, e, c0);
+        if (A->sorted && !all_cols) s = lower_bound(A, s, e, c0);
         for (dsmm_idx k = s; k < e; k++) {
-            if (ac[k] < c0 || ac[k] >= c1) {
+            dsmm_idx c = dsmm_csr_col(A, k);
+            if (c < c0 || c >= c1) {
                 if (A->sorted) break; // past c1: the rest of the row is too
                 continue;
             }
-            B->colidx[o] = ac[k] - c0;
+            put_col(B, o, c - c0);
             if (vs)
                 memcpy((char *)B->val + (size_t)o * vs, (const char *)A->val + (size_t)k * vs, vs);
             o++;
@@ -124,11 +137,15 @@ dsmm_status dsmm_csr_row_panels(dsmm_ctx *ctx, const dsmm_csr *A, int npanels,
     size_t vs = dsmmi_type_size(A->type);
     for (int p = 0; p < npanels; p++) {
         dsmm_idx r0 = b[p], r1 = b[p + 1], s = A->rowptr[r0], n = A->rowptr[r1] - s;
-        DSMM_TRY(dsmm_csr_create(ctx, r1 - r0, A->ncols, n, A->type, &P[p]));
+        DSMM_TRY(
+            dsmmi_csr_create_ex(ctx, r1 - r0, A->ncols, n, A->type, dsmmi_csr_col_bits(A), &P[p]));
         dsmm_csr *B = P[p];
         for (dsmm_idx i = r0; i <= r1; i++) B->rowptr[i - r0] = A->rowptr[i] - s;
         if (n > 0) {
-            memcpy(B->colidx, A->colidx + s, (size_t)n * sizeof *B->colidx);
+            if (A->colidx32)
+                memcpy(B->colidx32, A->colidx32 + s, (size_t)n * sizeof *B->colidx32);
+            else
+                memcpy(B->colidx, A->colidx + s, (size_t)n * sizeof *B->colidx);
             if (vs) memcpy(B->val, (const char *)A->val + (size_t)s * vs, (size_t)n * vs);
         }
         B->nnz = n;
@@ -168,12 +185,13 @@ dsmm_status dsmm_csr_col_panels(dsmm_ctx *ctx, const dsmm_csr *A, int npanels,
     size_t vs = dsmmi_type_size(A->type);
     for (int p = 0; p < npanels; p++) {
         dsmm_idx lo = b[p], hi = b[p + 1];
-        DSMM_TRY(dsmm_csr_create(ctx, A->nrows, hi - lo, 0, A->type, &P[p]));
+        DSMM_TRY(
+            dsmmi_csr_create_ex(ctx, A->nrows, hi - lo, 0, A->type, dsmmi_csr_col_bits(A), &P[p]));
         dsmm_csr *B = P[p];
         // cur[i] is the first entry of row i not in an earlier panel: its column is >= lo
         for (dsmm_idx i = 0; i < A->nrows; i++) {
             dsmm_idx k = cur[i], e = A->rowptr[i + 1];
-            while (k < e && A->colidx[k] < hi) k++;
+            while (k < e && dsmm_csr_col(A, k) < hi) k++;
             nxt[i] = k;
             B->rowptr[i + 1] = B->rowptr[i] + (k - cur[i]);
         }
@@ -181,7 +199,7 @@ dsmm_status dsmm_csr_col_panels(dsmm_ctx *ctx, const dsmm_csr *A, int npanels,
         DSMM_TRY(dsmm_csr_reserve(B, nnz));
         for (dsmm_idx i = 0; i < A->nrows; i++) {
             dsmm_idx o = B->rowptr[i], s = cur[i], n = nxt[i] - s;
-            for (dsmm_idx k = 0; k < n; k++) B->colidx[o + k] = A->colidx[s + k] - lo;
+            for (dsmm_idx k = 0; k < n; k++) put_col(B, o + k, dsmm_csr_col(A, s + k) - lo);
             if (vs && n > 0)
                 memcpy((char *)B->val + (size_t)o * vs, (const char *)A->val + (size_t)s * vs,
                        (size_t)n * vs);

@@ -1,5 +1,6 @@
 // src/sparse/transpose.c: T = A^T by a counting sort on columns, O(nnz + ncols).
 // Rows of A are visited in order, so each row of T lists its columns in increasing order.
+// A may hold 32- or 64-bit columns; T always gets 64-bit ones (its columns are A's rows).
 #include <string.h>
 
 #include "sparse/sparse.h"
@@ -20,7 +21,12 @@ dsmm_status dsmm_csr_transpose(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **out)
     DSMM_CHECK(ctx, next != NULL, DSMM_ERR_NOMEM, "csr_transpose: %lld counters",
                (long long)A->ncols);
     dsmm_idx nnz = A->rowptr[A->nrows];
-    for (dsmm_idx k = 0; k < nnz; k++) T->rowptr[A->colidx[k] + 1]++;
+    const int32_t *c32 = A->colidx32;
+    const dsmm_idx *c64 = A->colidx;
+    if (c32)
+        for (dsmm_idx k = 0; k < nnz; k++) T->rowptr[c32[k] + 1]++;
+    else
+        for (dsmm_idx k = 0; k < nnz; k++) T->rowptr[c64[k] + 1]++;
     for (dsmm_idx j = 0; j < A->ncols; j++) {
         T->rowptr[j + 1] += T->rowptr[j];
         next[j] = T->rowptr[j];
@@ -28,7 +34,7 @@ dsmm_status dsmm_csr_transpose(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **out)
     size_t vs = dsmmi_type_size(A->type);
     for (dsmm_idx i = 0; i < A->nrows; i++) {
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            dsmm_idx p = next[A->colidx[k]]++;
+            dsmm_idx p = next[c32 ? (dsmm_idx)c32[k] : c64[k]]++;
             T->colidx[p] = i;
             if (vs == sizeof(double))
                 ((double *)T->val)[p] = ((const double *)A->val)[k];

@@ -12,6 +12,7 @@ typedef struct state {
     dsmm_csr *S; // symmetric pattern 9 x 9
     dsmm_coo *T; // triples with duplicates
     const char *mtx, *mtx_gz, *abc, *bin, *out;
+    int no_estimate; // dsmm_spgemm_estimate is not built in yet (DSMM_ERR_UNSUPPORTED)
 } state;
 
 static state S0;
@@ -179,6 +180,85 @@ static dsmm_status op_stats(dsmm_ctx *ctx, int *made)
     return st;
 }
 
+// SpGEMM: A * A^T (7 x 7, plus-times) with each kernel; transpose_b allocates too.
+static dsmm_status spgemm_with(dsmm_ctx *ctx, int *made, dsmm_spgemm_alg alg)
+{
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.alg = alg;
+    o.transpose_b = 1;
+    OUT_CSR(dsmm_csr_spgemm_ex(ctx, S0.A, S0.A, &o, &B, NULL), B);
+}
+
+static dsmm_status op_spgemm_auto(dsmm_ctx *ctx, int *made)
+{
+    return spgemm_with(ctx, made, DSMM_SPGEMM_AUTO);
+}
+
+static dsmm_status op_spgemm_hash(dsmm_ctx *ctx, int *made)
+{
+    return spgemm_with(ctx, made, DSMM_SPGEMM_HASH);
+}
+
+static dsmm_status op_spgemm_heap(dsmm_ctx *ctx, int *made)
+{
+    return spgemm_with(ctx, made, DSMM_SPGEMM_HEAP);
+}
+
+static dsmm_status op_spgemm_dense(dsmm_ctx *ctx, int *made)
+{
+    return spgemm_with(ctx, made, DSMM_SPGEMM_DENSE);
+}
+
+static dsmm_status op_spgemm_ref(dsmm_ctx *ctx, int *made)
+{
+    return spgemm_with(ctx, made, DSMM_SPGEMM_REF);
+}
+
+// Symbolic, then numeric on the pattern it made (a failed numeric leaves C the caller's).
+static dsmm_status op_spgemm_sym_num(dsmm_ctx *ctx, int *made)
+{
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.transpose_b = 1;
+    dsmm_csr *C = (dsmm_csr *)0x1;
+    dsmm_status st = dsmm_csr_spgemm_symbolic(ctx, S0.A, S0.A, &o, &C, NULL);
+    *made = (st != DSMM_OK && C != NULL);
+    if (st != DSMM_OK) return st;
+    st = dsmm_csr_spgemm_numeric(ctx, S0.A, S0.A, &o, C, NULL);
+    dsmm_csr_destroy(&C);
+    return st;
+}
+
+// Triangle-style masked product: C<S> = S * S, plus-pair, pattern inputs.
+static dsmm_status masked_with(dsmm_ctx *ctx, int *made, dsmm_spgemm_alg alg)
+{
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.alg = alg;
+    o.semiring = DSMM_PLUS_PAIR;
+    o.mask = S0.S;
+    OUT_CSR(dsmm_csr_spgemm_ex(ctx, S0.S, S0.S, &o, &B, NULL), B);
+}
+
+static dsmm_status op_spgemm_mask(dsmm_ctx *ctx, int *made)
+{
+    return masked_with(ctx, made, DSMM_SPGEMM_AUTO);
+}
+
+static dsmm_status op_spgemm_mask_ref(dsmm_ctx *ctx, int *made)
+{
+    return masked_with(ctx, made, DSMM_SPGEMM_REF);
+}
+
+static dsmm_status op_spgemm_estimate(dsmm_ctx *ctx, int *made)
+{
+    double row_nnz[9];
+    dsmm_spgemm_estimate_result r;
+    *made = 0;
+    return dsmm_spgemm_estimate(ctx, S0.S, S0.S, 8, 42, row_nnz, &r);
+}
+
 typedef struct oom_case {
     const char *name;
     op_fn fn;
@@ -186,15 +266,33 @@ typedef struct oom_case {
 } oom_case;
 
 static const oom_case cases[] = {
-    {"csr_transpose", op_transpose, 0},   {"csr_copy", op_copy, 0},
-    {"coo_to_csr", op_coo_to_csr, 0},     {"csr_permute", op_permute, 0},
-    {"csr_extract", op_extract, 0},       {"csr_col_panels", op_col_panels, 0},
-    {"csr_row_panels", op_row_panels, 0}, {"csr_compare", op_compare, 1},
-    {"csr_summary", op_summary, 0},       {"read_mtx", op_read_mtx, 0},
-    {"read_mtx_gz", op_read_mtx_gz, 0},   {"read_abc", op_read_abc, 0},
-    {"read_bin", op_read_bin, 0},         {"write_mtx", op_write_mtx, 0},
-    {"gen_rmat", op_gen_rmat, 0},         {"gen_er", op_gen_er, 0},
-    {"gen_planted", op_gen_planted, 0},   {"stats", op_stats, 0},
+    {"csr_transpose", op_transpose, 0},
+    {"csr_copy", op_copy, 0},
+    {"coo_to_csr", op_coo_to_csr, 0},
+    {"csr_permute", op_permute, 0},
+    {"csr_extract", op_extract, 0},
+    {"csr_col_panels", op_col_panels, 0},
+    {"csr_row_panels", op_row_panels, 0},
+    {"csr_compare", op_compare, 1},
+    {"csr_summary", op_summary, 0},
+    {"read_mtx", op_read_mtx, 0},
+    {"read_mtx_gz", op_read_mtx_gz, 0},
+    {"read_abc", op_read_abc, 0},
+    {"read_bin", op_read_bin, 0},
+    {"write_mtx", op_write_mtx, 0},
+    {"gen_rmat", op_gen_rmat, 0},
+    {"gen_er", op_gen_er, 0},
+    {"gen_planted", op_gen_planted, 0},
+    {"stats", op_stats, 0},
+    {"spgemm_auto", op_spgemm_auto, 0},
+    {"spgemm_hash", op_spgemm_hash, 0},
+    {"spgemm_heap", op_spgemm_heap, 0},
+    {"spgemm_dense", op_spgemm_dense, 0},
+    {"spgemm_ref", op_spgemm_ref, 0},
+    {"spgemm_sym_num", op_spgemm_sym_num, 0},
+    {"spgemm_mask", op_spgemm_mask, 0},
+    {"spgemm_mask_ref", op_spgemm_mask_ref, 0},
+    {"spgemm_estimate", op_spgemm_estimate, 0},
 };
 
 static int setup(dsmm_ctx *ctx)
@@ -227,6 +325,12 @@ static int setup(dsmm_ctx *ctx)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "gzip -c '%s' > '%s'", S0.mtx, S0.mtx_gz);
     CHECK(system(cmd) == 0);
+    double row_nnz[9];
+    dsmm_spgemm_estimate_result r;
+    dsmm_status st = dsmm_spgemm_estimate(ctx, S0.S, S0.S, 8, 42, row_nnz, &r);
+    CHECK(st == DSMM_OK || st == DSMM_ERR_UNSUPPORTED);
+    S0.no_estimate = st == DSMM_ERR_UNSUPPORTED;
+    dsmm_ctx_clear_error(ctx);
     return TEST_PASS;
 }
 
@@ -238,6 +342,10 @@ static int test_kth_failure(void)
     if (setup(ctx) != TEST_PASS) return TEST_FAIL;
     size_t base = dsmm_ctx_mem_in_use(ctx);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c].fn == op_spgemm_estimate && S0.no_estimate) {
+            printf("     %-16s skipped: not built in yet\n", cases[c].name);
+            continue;
+        }
         long k = 0;
         for (;; k++) {
             dsmm_ctx_clear_error(ctx);

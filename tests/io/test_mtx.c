@@ -1,5 +1,6 @@
 // tests/io/test_mtx.c: Matrix Market reader and writer: parsing rules, symmetric expansion,
-// duplicate policies, array files, gzip, thread-count independence, exact value round trips.
+// duplicate policies, array files, gzip, thread-count independence, exact value round trips,
+// identical output for 32- and 64-bit columns.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,6 +536,113 @@ static int test_write_errors(void)
     return TEST_PASS;
 }
 
+// The whole file at path (malloc'ed, NUL-terminated), or NULL.
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+// dsmm_write gives the same bytes for A and for A with 32-bit columns (W), in every text
+// format and symmetry mode; returns the 32-bit file's text in *text when asked.
+static int same_files(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *W, const char *ext,
+                      int symmetric, char **text)
+{
+    char n64[32], n32[32];
+    snprintf(n64, sizeof n64, "w64.%s", ext);
+    snprintf(n32, sizeof n32, "w32.%s", ext);
+    const char *p64 = test_path(n64), *p32 = test_path(n32);
+    dsmm_write_opts o;
+    dsmm_write_opts_init(&o);
+    o.symmetric = symmetric;
+    CHECK_OK(ctx, dsmm_write(ctx, p64, A, NULL, &o));
+    CHECK_OK(ctx, dsmm_write(ctx, p32, W, NULL, &o));
+    size_t l64 = 0, l32 = 0;
+    char *b64 = slurp(p64, &l64), *b32 = slurp(p32, &l32);
+    CHECK(b64 != NULL && b32 != NULL);
+    CHECK_EQ_IDX(l64, l32);
+    CHECK_MSG(memcmp(b64, b32, l64) == 0, "%s files differ (symmetric %d)", ext, symmetric);
+    free(b64);
+    if (text)
+        *text = b32;
+    else
+        free(b32);
+    return TEST_PASS;
+}
+
+static int test_write_col32(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    uint64_t seed = test_seed();
+    dsmm_type types[] = {DSMM_DOUBLE, DSMM_FLOAT, DSMM_PATTERN};
+    for (int t = 0; t < 3; t++)
+        for (int sym = 0; sym < 2; sym++)
+            for (int unsorted = 0; unsorted < 2; unsorted++) {
+                dsmm_csr *A = NULL, *W = NULL;
+                dsmm_idx m = 41 + t, n = sym ? m : 29;
+                CHECK(make_random(ctx, m, n, 0.2, types[t], sym, seed + (uint64_t)(t * 4 + sym),
+                                  &A) == 0);
+                if (unsorted) { // reverse every row: same entries, unsorted
+                    size_t vs = types[t] == DSMM_DOUBLE ? 8 : types[t] == DSMM_FLOAT ? 4 : 0;
+                    char tmp[8];
+                    for (dsmm_idx i = 0; i < A->nrows; i++)
+                        for (dsmm_idx a = A->rowptr[i], b = A->rowptr[i + 1] - 1; a < b; a++, b--) {
+                            dsmm_idx c = A->colidx[a];
+                            A->colidx[a] = A->colidx[b];
+                            A->colidx[b] = c;
+                            if (vs == 0) continue;
+                            char *va = (char *)A->val + (size_t)a * vs;
+                            char *vb = (char *)A->val + (size_t)b * vs;
+                            memcpy(tmp, va, vs);
+                            memcpy(va, vb, vs);
+                            memcpy(vb, tmp, vs);
+                        }
+                    A->sorted = 0;
+                }
+                CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+                CHECK_OK(ctx, dsmm_csr_copy(ctx, A, A->type, &W));
+                CHECK_OK(ctx, dsmm_csr_set_col_width(W, 32));
+                CHECK(W->colidx == NULL && W->colidx32 != NULL);
+                char *text = NULL;
+                CHECK(same_files(ctx, A, W, "mtx", -1, &text) == TEST_PASS);
+                // symmetry is detected through 32-bit columns too (sorted rows only)
+                const char *want = sym && !unsorted ? " symmetric\n" : " general\n";
+                CHECK_CONTAINS(text, want);
+                free(text);
+                CHECK(same_files(ctx, A, W, "mtx", 0, NULL) == TEST_PASS);
+                if (sym && !unsorted) CHECK(same_files(ctx, A, W, "mtx", 1, NULL) == TEST_PASS);
+                CHECK(same_files(ctx, A, W, "abc", -1, NULL) == TEST_PASS);
+                // and the 32-bit matrix reads back as itself (64-bit)
+                dsmm_csr *B = NULL;
+                dsmm_read_opts ro;
+                dsmm_read_opts_init(&ro);
+                ro.type = types[t] == DSMM_PATTERN ? DSMM_DOUBLE : types[t];
+                CHECK_OK(ctx, dsmm_read(ctx, test_path("w32.mtx"), &ro, &B, NULL, NULL));
+                dsmm_csr_diff d;
+                CHECK_OK(ctx, dsmm_csr_compare(ctx, W, B, 0, 0, &d));
+                CHECK_MSG(d.equal, "%s", d.what);
+                dsmm_csr_destroy(&B);
+                dsmm_csr_destroy(&W);
+                dsmm_csr_destroy(&A);
+            }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 static int test_format_detect(void)
 {
     CHECK(dsmmi_format_from_name("a.mtx") == DSMM_FORMAT_MTX);
@@ -621,6 +729,7 @@ int main(int argc, char **argv)
         TEST(test_threads_agree),  TEST(test_gzip),
         TEST(test_write_errors),   TEST(test_format_detect),
         TEST(test_empty_matrices), TEST(test_read_oom),
+        TEST(test_write_col32),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -1,6 +1,7 @@
 // tests/sparse/test_sparse.c: the local formats against naive dense references: creation,
 // wrap, check, COO assembly and duplicate policies, sort, transpose, permute, tiles, panels,
-// compare, dense; edge shapes, broken invariants and allocation failures.
+// compare, dense; 32-bit columns (set_col_width, and every operation on 32-bit input against
+// the same matrix with 64-bit columns); edge shapes, broken invariants and allocation failures.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static ref ref_of_csr(const dsmm_csr *A)
     ref r = ref_new(A->nrows, A->ncols);
     for (dsmm_idx i = 0; i < A->nrows; i++)
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            ref_add(&r, i, A->colidx[k], dsmm_csr_value(A, k), DSMM_DUP_SUM);
+            ref_add(&r, i, dsmm_csr_col(A, k), dsmm_csr_value(A, k), DSMM_DUP_SUM);
     return r;
 }
 
@@ -66,9 +67,9 @@ static int csr_matches(dsmm_ctx *ctx, const dsmm_csr *A, const ref *r, double to
     CHECK_EQ_IDX(A->nnz, count);
     for (dsmm_idx i = 0; i < A->nrows; i++)
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            size_t at = (size_t)(i * r->n + A->colidx[k]);
+            size_t at = (size_t)(i * r->n + dsmm_csr_col(A, k));
             CHECK_MSG(r->on[at], "unexpected entry (%lld, %lld)", (long long)i,
-                      (long long)A->colidx[k]);
+                      (long long)dsmm_csr_col(A, k));
             CHECK_NEAR(dsmm_csr_value(A, k), r->v[at], tol);
         }
     return TEST_PASS;
@@ -958,6 +959,376 @@ static int test_dense(void)
     return TEST_PASS;
 }
 
+/* ---- 32-bit columns --------------------------------------------------------------------- */
+
+// A and B hold the same matrix in the same layout: shape, type, flags, rowptr, columns (each
+// read at its own width) and value bits. Widths may differ.
+static int same_layout(const dsmm_csr *A, const dsmm_csr *B)
+{
+    CHECK_EQ_IDX(A->nrows, B->nrows);
+    CHECK_EQ_IDX(A->ncols, B->ncols);
+    CHECK_EQ_IDX(A->nnz, B->nnz);
+    CHECK(A->type == B->type);
+    CHECK_EQ_IDX(A->sorted, B->sorted);
+    CHECK(memcmp(A->rowptr, B->rowptr, ((size_t)A->nrows + 1) * sizeof(dsmm_idx)) == 0);
+    for (dsmm_idx k = 0; k < A->nnz; k++) CHECK_EQ_IDX(dsmm_csr_col(A, k), dsmm_csr_col(B, k));
+    size_t vs = A->type == DSMM_DOUBLE ? 8 : A->type == DSMM_FLOAT ? 4 : 0;
+    CHECK(vs == 0 || A->nnz == 0 || memcmp(A->val, B->val, (size_t)A->nnz * vs) == 0);
+    return TEST_PASS;
+}
+
+// A copy of A with 32-bit columns.
+static int to32(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **out)
+{
+    CHECK_OK(ctx, dsmm_csr_copy(ctx, A, A->type, out));
+    CHECK_OK(ctx, dsmm_csr_set_col_width(*out, 32));
+    CHECK((*out)->colidx == NULL && (*out)->colidx32 != NULL);
+    return TEST_PASS;
+}
+
+static int test_set_col_width(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_rng g;
+    dsmm_rng_init(&g, test_seed(), 12);
+    for (size_t s = 0; s < NSHAPES; s++)
+        for (int t = 0; t < 3; t++) {
+            dsmm_idx m = shapes[s][0], n = shapes[s][1];
+            dsmm_csr *A = NULL, *B = NULL;
+            CHECK(rand_csr(ctx, &g, m, n, 3 * (m + n), types[t], &A) == TEST_PASS);
+            CHECK_OK(ctx, dsmm_csr_reserve(A, A->cap + 7)); // spare capacity survives
+            CHECK_OK(ctx, dsmm_csr_copy(ctx, A, A->type, &B));
+            dsmm_idx cap = A->cap;
+            CHECK_OK(ctx, dsmm_csr_set_col_width(A, 32));
+            CHECK(A->colidx == NULL && A->colidx32 != NULL && A->cap == cap);
+            CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+            CHECK(same_layout(A, B) == TEST_PASS);
+            int32_t *c32 = A->colidx32;
+            CHECK_OK(ctx, dsmm_csr_set_col_width(A, 32)); // already 32: nothing moves
+            CHECK(A->colidx32 == c32);
+            CHECK_OK(ctx, dsmm_csr_set_col_width(A, 64));
+            CHECK(A->colidx != NULL && A->colidx32 == NULL && A->cap == cap);
+            CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+            CHECK(same_layout(A, B) == TEST_PASS);
+            CHECK(A->nnz == 0 || memcmp(A->colidx, B->colidx, (size_t)A->nnz * 8) == 0);
+            dsmm_csr_destroy(&A);
+            dsmm_csr_destroy(&B);
+        }
+    dsmm_csr *A = NULL;
+    CHECK(rand_csr(ctx, &g, 9, 11, 40, DSMM_DOUBLE, &A) == TEST_PASS);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_set_col_width(A, 16), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_csr_set_col_width(A, 0), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_csr_set_col_width(NULL, 32), DSMM_ERR_ARG);
+    CHECK(A->colidx != NULL && A->colidx32 == NULL);
+    // A failed allocation leaves A as it was, in both directions.
+    for (int bits = 32; bits <= 64; bits += 32) {
+        dsmm_csr *B = NULL;
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, A, A->type, &B));
+        dsmm_idx *c64 = A->colidx;
+        int32_t *c32 = A->colidx32;
+        size_t used = dsmm_ctx_mem_in_use(ctx);
+        dsmm_ctx_fail_alloc_at(ctx, 0);
+        CHECK_ST(ctx, dsmm_csr_set_col_width(A, bits), DSMM_ERR_NOMEM);
+        dsmm_ctx_fail_alloc_at(ctx, -1);
+        dsmm_ctx_clear_error(ctx);
+        CHECK(A->colidx == c64 && A->colidx32 == c32);
+        CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), used);
+        CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+        CHECK(same_layout(A, B) == TEST_PASS);
+        CHECK_OK(ctx, dsmm_csr_set_col_width(A, bits)); // now it works
+        CHECK(dsmmi_csr_col_bits(A) == bits);
+        dsmm_csr_destroy(&B);
+    }
+    dsmm_csr_destroy(&A);
+    // 1 x (INT32_MAX + 1), empty: its columns cannot be 32-bit.
+    dsmm_idx wide = (dsmm_idx)INT32_MAX + 1;
+    CHECK_OK(ctx, dsmm_csr_create(ctx, 1, wide, 0, DSMM_PATTERN, &A));
+    CHECK_ST(ctx, dsmm_csr_set_col_width(A, 32), DSMM_ERR_ARG);
+    CHECK(A->colidx32 == NULL);
+    CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+    CHECK_OK(ctx, dsmm_csr_set_col_width(A, 64));
+    dsmm_csr_destroy(&A);
+    A = (dsmm_csr *)&A;
+    CHECK_ST(ctx, dsmmi_csr_create_ex(ctx, 1, wide, 0, DSMM_PATTERN, 32, &A), DSMM_ERR_ARG);
+    CHECK(A == NULL);
+    CHECK_OK(ctx, dsmmi_csr_create_ex(ctx, 1, wide - 1, 0, DSMM_PATTERN, 32, &A));
+    CHECK(A->colidx32 != NULL && A->colidx == NULL);
+    CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+    dsmm_csr_destroy(&A);
+    // Borrowed arrays are not converted.
+    dsmm_idx rp[] = {0, 2, 3}, ci[] = {0, 2, 1};
+    double v[] = {1, 2, 3};
+    CHECK_OK(ctx, dsmm_csr_wrap(ctx, 2, 3, rp, ci, v, DSMM_DOUBLE, &A));
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_set_col_width(A, 32), DSMM_ERR_ARG);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "borrowed");
+    CHECK(A->colidx == ci && A->colidx32 == NULL && ci[1] == 2);
+    CHECK_OK(ctx, dsmm_csr_set_col_width(A, 64)); // already 64: fine
+    dsmm_csr_destroy(&A);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_check32(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_idx rp[] = {0, 2, 2, 5};
+    int32_t ci[] = {0, 3, 1, 2, 3};
+    dsmm_idx ci64[] = {0, 3, 1, 2, 3};
+    double v[] = {1, 2, 3, 4, 5};
+    const dsmm_csr good = {.nrows = 3,
+                           .ncols = 4,
+                           .nnz = 5,
+                           .cap = 5,
+                           .rowptr = rp,
+                           .colidx32 = ci,
+                           .val = v,
+                           .type = DSMM_DOUBLE,
+                           .sorted = 1,
+                           .owns_arrays = 0,
+                           .ctx = ctx};
+    CHECK_OK(ctx, dsmm_csr_check(ctx, &good));
+    CHECK(dsmmi_csr_rows_increasing(&good));
+    dsmm_csr A;
+    int32_t ci1[] = {0, 3, 1, -1, 3};
+    A = good, A.colidx32 = ci1;
+    CHECK(expect_broken(ctx, &A, "row 2: colidx32[3] = -1 outside 0..3") == TEST_PASS);
+    int32_t ci2[] = {0, 4, 1, 2, 3};
+    A = good, A.colidx32 = ci2;
+    CHECK(expect_broken(ctx, &A, "row 0: colidx32[1] = 4 outside 0..3") == TEST_PASS);
+    int32_t ci3[] = {0, 3, 1, 3, 3};
+    A = good, A.colidx32 = ci3;
+    CHECK(expect_broken(ctx, &A, "row 2: colidx32[4] = 3 <= colidx32[3] = 3") == TEST_PASS);
+    CHECK(!dsmmi_csr_rows_increasing(&A));
+    A.sorted = 0;
+    CHECK_OK(ctx, dsmm_csr_check(ctx, &A));
+    A = good, A.colidx = ci64;
+    CHECK(expect_broken(ctx, &A, "colidx and colidx32 are both non-NULL") == TEST_PASS);
+    A = good, A.colidx32 = NULL;
+    CHECK(expect_broken(ctx, &A, "colidx is NULL with nnz = 5, cap = 5") == TEST_PASS);
+    dsmm_idx rp0[] = {0, 0, 0, 0};
+    A = good, A.colidx32 = NULL, A.rowptr = rp0, A.nnz = 0; // no entries, but room for 5
+    CHECK(expect_broken(ctx, &A, "colidx is NULL with nnz = 0, cap = 5") == TEST_PASS);
+    A.cap = 0; // both NULL is fine without room
+    CHECK_OK(ctx, dsmm_csr_check(ctx, &A));
+    A = good, A.ncols = (dsmm_idx)INT32_MAX + 1;
+    CHECK(expect_broken(ctx, &A, "32-bit columns (colidx32) with ncols = 2147483648") == TEST_PASS);
+    A.colidx32 = NULL, A.colidx = ci64; // the same with 64-bit columns is fine
+    CHECK_OK(ctx, dsmm_csr_check(ctx, &A));
+    // dsmmi_csr_need_cols64: the message other layers rely on
+    CHECK_OK(ctx, dsmmi_csr_need_cols64(ctx, &A, "spmm"));
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmmi_csr_need_cols64(ctx, &good, "spmm"), DSMM_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx),
+                   "spmm: 32-bit columns: call dsmm_csr_set_col_width(A, 64) first");
+    dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int same_summary(const dsmm_summary *a, const dsmm_summary *b)
+{
+    CHECK(a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz);
+    CHECK(a->pattern_symmetric == b->pattern_symmetric);
+    CHECK(a->value_symmetric == b->value_symmetric && a->skew_symmetric == b->skew_symmetric);
+    CHECK(a->diag_nnz == b->diag_nnz && a->empty_rows == b->empty_rows);
+    CHECK(a->empty_cols == b->empty_cols);
+    CHECK(a->row_deg_min == b->row_deg_min && a->row_deg_max == b->row_deg_max);
+    CHECK(a->col_deg_min == b->col_deg_min && a->col_deg_max == b->col_deg_max);
+    CHECK(a->row_deg_mean == b->row_deg_mean && a->col_deg_mean == b->col_deg_mean);
+    CHECK(a->flops_aa == b->flops_aa && a->procs == b->procs);
+    CHECK(a->grid_rows == b->grid_rows && a->grid_cols == b->grid_cols);
+    CHECK(a->tile_nnz_max == b->tile_nnz_max && a->tile_nnz_avg == b->tile_nnz_avg);
+    CHECK(a->tile_imbalance == b->tile_imbalance);
+    CHECK(a->val_min == b->val_min && a->val_max == b->val_max);
+    CHECK(a->has_nonfinite == b->has_nonfinite);
+    return TEST_PASS;
+}
+
+// Panels of the same matrix at both widths: the 32-bit ones stay 32-bit and agree.
+static int same_panels(dsmm_csr **P64, dsmm_csr **P32, int np)
+{
+    for (int p = 0; p < np; p++) {
+        CHECK(P64[p]->colidx32 == NULL && P32[p]->colidx32 != NULL && P32[p]->colidx == NULL);
+        CHECK(same_layout(P64[p], P32[p]) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
+// Every operation that takes 32-bit columns gives, on a 32-bit copy of A, the result it gives
+// on A itself (64-bit); results that keep the width keep it.
+static int check_widths_agree(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_rng *g)
+{
+    dsmm_csr *W = NULL, *X = NULL, *Y = NULL;
+    CHECK(to32(ctx, A, &W) == TEST_PASS);
+    CHECK_OK(ctx, dsmm_csr_check(ctx, W));
+    CHECK(dsmmi_csr_rows_increasing(W) == dsmmi_csr_rows_increasing(A));
+    // copy keeps the width (and may change the value type)
+    for (int u = 0; u < 3; u++) {
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, W, types[u], &X));
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, A, types[u], &Y));
+        CHECK(X->colidx == NULL && X->colidx32 != NULL && X->colidx32 != W->colidx32);
+        CHECK(same_layout(X, Y) == TEST_PASS);
+        dsmm_csr_destroy(&X);
+        dsmm_csr_destroy(&Y);
+    }
+    // compare, both ways and mixed; a changed value is found at the same place
+    dsmm_csr_diff d, d64;
+    CHECK_OK(ctx, dsmm_csr_compare(ctx, W, A, 0, 0, &d));
+    CHECK_MSG(d.equal, "%s", d.what);
+    CHECK_OK(ctx, dsmm_csr_compare(ctx, A, W, 0, 0, &d));
+    CHECK_MSG(d.equal, "%s", d.what);
+    CHECK_OK(ctx, dsmm_csr_compare(ctx, W, W, 0, 0, &d));
+    CHECK(d.equal);
+    if (A->nnz > 0) {
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, A, DSMM_DOUBLE, &X));
+        dsmm_idx k = rnd(g, X->nnz);
+        ((double *)X->val)[k] += 100;
+        CHECK_OK(ctx, dsmm_csr_compare(ctx, W, X, 0, 0, &d));
+        CHECK_OK(ctx, dsmm_csr_compare(ctx, A, X, 0, 0, &d64));
+        CHECK(!d.equal && !d64.equal && d.row == d64.row && d.col == d64.col);
+        CHECK(strcmp(d.what, d64.what) == 0);
+        dsmm_csr_destroy(&X);
+    }
+    // reserve grows the 32-bit array
+    CHECK_OK(ctx, dsmm_csr_copy(ctx, W, W->type, &X));
+    CHECK_OK(ctx, dsmm_csr_reserve(X, X->cap + 50));
+    CHECK(X->colidx == NULL && X->colidx32 != NULL && X->cap == W->cap + 50);
+    CHECK_OK(ctx, dsmm_csr_check(ctx, X));
+    CHECK(same_layout(X, A) == TEST_PASS);
+    dsmm_csr_destroy(&X);
+    // sort_inplace (all policies) keeps the width and agrees
+    const dsmm_dup dups[] = {DSMM_DUP_SUM, DSMM_DUP_MAX, DSMM_DUP_LAST, DSMM_DUP_ERROR};
+    for (int u = 0; u < 4; u++) {
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, W, W->type, &X));
+        CHECK_OK(ctx, dsmm_csr_copy(ctx, A, A->type, &Y));
+        dsmm_status sx = dsmm_csr_sort_inplace(ctx, X, dups[u]);
+        dsmm_status sy = dsmm_csr_sort_inplace(ctx, Y, dups[u]);
+        dsmm_ctx_clear_error(ctx);
+        CHECK(sx == sy && (sx == DSMM_OK || dups[u] == DSMM_DUP_ERROR));
+        CHECK(X->colidx == NULL && X->colidx32 != NULL);
+        CHECK(same_layout(X, Y) == TEST_PASS);
+        if (sx == DSMM_OK) CHECK_OK(ctx, dsmm_csr_check(ctx, X));
+        dsmm_csr_destroy(&X);
+        dsmm_csr_destroy(&Y);
+    }
+    // transpose: 64-bit result, identical to the 64-bit one
+    CHECK_OK(ctx, dsmm_csr_transpose(ctx, W, &X));
+    CHECK_OK(ctx, dsmm_csr_transpose(ctx, A, &Y));
+    CHECK(X->colidx32 == NULL && X->colidx != NULL);
+    CHECK(same_layout(X, Y) == TEST_PASS);
+    dsmm_csr_destroy(&X);
+    dsmm_csr_destroy(&Y);
+    // permute (rows only keeps rows; with columns re-sorts) keeps the width
+    dsmm_idx *p = malloc(sizeof(dsmm_idx) * (size_t)(A->nrows + 1));
+    dsmm_idx *q = malloc(sizeof(dsmm_idx) * (size_t)(A->ncols + 1));
+    CHECK(p != NULL && q != NULL);
+    rand_perm(g, A->nrows, p);
+    rand_perm(g, A->ncols, q);
+    for (int mode = 0; mode < 4; mode++) {
+        const dsmm_idx *pp = mode & 1 ? p : NULL, *qq = mode & 2 ? q : NULL;
+        CHECK_OK(ctx, dsmm_csr_permute(ctx, W, pp, qq, &X));
+        CHECK_OK(ctx, dsmm_csr_permute(ctx, A, pp, qq, &Y));
+        CHECK(X->colidx == NULL && X->colidx32 != NULL);
+        CHECK_OK(ctx, dsmm_csr_check(ctx, X));
+        CHECK(same_layout(X, Y) == TEST_PASS);
+        dsmm_csr_destroy(&X);
+        dsmm_csr_destroy(&Y);
+    }
+    free(p);
+    free(q);
+    // extract, row and column panels keep the width
+    dsmm_idx r0 = rnd(g, A->nrows + 1), r1 = r0 + rnd(g, A->nrows - r0 + 1);
+    dsmm_idx c0 = rnd(g, A->ncols + 1), c1 = c0 + rnd(g, A->ncols - c0 + 1);
+    CHECK_OK(ctx, dsmm_csr_extract(ctx, W, r0, r1, c0, c1, &X));
+    CHECK_OK(ctx, dsmm_csr_extract(ctx, A, r0, r1, c0, c1, &Y));
+    CHECK(X->colidx == NULL);
+    CHECK_OK(ctx, dsmm_csr_check(ctx, X));
+    CHECK(same_layout(X, Y) == TEST_PASS);
+    dsmm_csr_destroy(&X);
+    dsmm_csr_destroy(&Y);
+    dsmm_csr **P64 = NULL, **P32 = NULL;
+    CHECK_OK(ctx, dsmm_csr_row_panels(ctx, W, 3, NULL, &P32));
+    CHECK_OK(ctx, dsmm_csr_row_panels(ctx, A, 3, NULL, &P64));
+    CHECK(same_panels(P64, P32, 3) == TEST_PASS);
+    dsmm_csr_panels_free(ctx, &P32, 3);
+    dsmm_csr_panels_free(ctx, &P64, 3);
+    if (A->sorted) {
+        CHECK_OK(ctx, dsmm_csr_col_panels(ctx, W, 3, NULL, &P32));
+        CHECK_OK(ctx, dsmm_csr_col_panels(ctx, A, 3, NULL, &P64));
+        CHECK(same_panels(P64, P32, 3) == TEST_PASS);
+        dsmm_csr_panels_free(ctx, &P32, 3);
+        dsmm_csr_panels_free(ctx, &P64, 3);
+    }
+    // to_dense, to_coo, summary
+    for (int dt = 1; dt <= 2; dt++) {
+        dsmm_dense *D32 = NULL, *D64 = NULL;
+        CHECK_OK(ctx, dsmm_csr_to_dense(ctx, W, (dsmm_type)dt, &D32));
+        CHECK_OK(ctx, dsmm_csr_to_dense(ctx, A, (dsmm_type)dt, &D64));
+        size_t bytes = (size_t)(A->nrows * A->ncols) * (dt == DSMM_DOUBLE ? 8 : 4);
+        CHECK(bytes == 0 || memcmp(D32->val, D64->val, bytes) == 0);
+        dsmm_dense_destroy(&D32);
+        dsmm_dense_destroy(&D64);
+    }
+    dsmm_coo *T32 = NULL, *T64 = NULL;
+    CHECK_OK(ctx, dsmm_csr_to_coo(ctx, W, &T32));
+    CHECK_OK(ctx, dsmm_csr_to_coo(ctx, A, &T64));
+    CHECK_EQ_IDX(T32->nnz, T64->nnz);
+    size_t vs = A->type == DSMM_DOUBLE ? 8 : A->type == DSMM_FLOAT ? 4 : 0;
+    if (A->nnz > 0) {
+        CHECK(memcmp(T32->row, T64->row, (size_t)A->nnz * 8) == 0);
+        CHECK(memcmp(T32->col, T64->col, (size_t)A->nnz * 8) == 0);
+        CHECK(vs == 0 || memcmp(T32->val, T64->val, (size_t)A->nnz * vs) == 0);
+    }
+    dsmm_coo_destroy(&T32);
+    dsmm_coo_destroy(&T64);
+    for (int procs = 1; procs <= 4; procs += 3) {
+        dsmm_summary s32, s64;
+        CHECK_OK(ctx, dsmm_csr_summary(ctx, W, procs, &s32));
+        CHECK_OK(ctx, dsmm_csr_summary(ctx, A, procs, &s64));
+        CHECK(same_summary(&s32, &s64) == TEST_PASS);
+    }
+    dsmm_csr_destroy(&W);
+    return TEST_PASS;
+}
+
+static int test_width32_agrees(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_rng g;
+    dsmm_rng_init(&g, test_seed(), 13);
+    for (size_t s = 0; s < NSHAPES; s++)
+        for (int t = 0; t < 3; t++)
+            for (int unsorted = 0; unsorted < 2; unsorted++) {
+                dsmm_idx m = shapes[s][0], n = shapes[s][1];
+                dsmm_csr *A = NULL;
+                if (unsorted)
+                    CHECK(rand_unsorted(ctx, &g, m, n, s % 2 ? 70 : 5, types[t], &A) == TEST_PASS);
+                else
+                    CHECK(rand_csr(ctx, &g, m, n, 3 * (m + n), types[t], &A) == TEST_PASS);
+                CHECK_MSG(check_widths_agree(ctx, A, &g) == TEST_PASS, "shape %lld x %lld, %s%s",
+                          (long long)m, (long long)n, dsmm_type_name(types[t]),
+                          unsorted ? ", unsorted" : "");
+                dsmm_csr_destroy(&A);
+            }
+    // a symmetric matrix: summary sees the symmetry through 32-bit columns too
+    dsmm_idx rp[] = {0, 2, 4, 5}, ci[] = {0, 1, 0, 2, 1};
+    double v[] = {1, 2, 2, 3, 3};
+    dsmm_csr *A = NULL, *W = NULL;
+    CHECK_OK(ctx, dsmm_csr_wrap(ctx, 3, 3, rp, ci, v, DSMM_DOUBLE, &A));
+    CHECK(to32(ctx, A, &W) == TEST_PASS);
+    dsmm_summary sw;
+    CHECK_OK(ctx, dsmm_csr_summary(ctx, W, 1, &sw));
+    CHECK(sw.pattern_symmetric && sw.value_symmetric && !sw.skew_symmetric && sw.diag_nnz == 1);
+    CHECK(check_widths_agree(ctx, A, &g) == TEST_PASS);
+    dsmm_csr_destroy(&W);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- allocation failures ---------------------------------------------------------------- */
 
 // Runs op with the k-th allocation failing for k = 0, 1, ... until it succeeds: every failure
@@ -991,7 +1362,10 @@ static dsmm_status op_sort(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **out)
     dsmm_status st = dsmm_csr_copy(ctx, A, DSMM_DOUBLE, &B);
     if (st == DSMM_OK) {
         B->sorted = 0;
-        B->colidx[0] = B->colidx[1]; // an unsorted row with a duplicate (columns 1, 1)
+        if (B->colidx32) // an unsorted row with a duplicate (columns 2, 2, 4)
+            B->colidx32[0] = B->colidx32[1];
+        else
+            B->colidx[0] = B->colidx[1];
         st = dsmm_csr_sort_inplace(ctx, B, DSMM_DUP_SUM);
     }
     if (st == DSMM_OK) {
@@ -1028,17 +1402,19 @@ static int test_oom(void)
     dsmm_idx rp[] = {0, 3, 3, 5, 6};
     dsmm_idx ci[] = {1, 2, 4, 0, 3, 2};
     double v[] = {1, 2, 3, 4, 5, 6};
-    dsmm_csr *A = NULL;
+    dsmm_csr *A = NULL, *W = NULL;
     CHECK_OK(ctx, dsmm_csr_wrap(ctx, 4, 5, rp, ci, v, DSMM_DOUBLE, &A));
+    CHECK(to32(ctx, A, &W) == TEST_PASS); // the same operations on 32-bit columns
     size_t base = dsmm_ctx_mem_in_use(ctx);
     const op_fn ops[] = {op_transpose, op_permute, op_coo, op_sort, op_panels};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+    for (size_t o = 0; o < 2 * (sizeof ops / sizeof ops[0]); o++) {
+        const dsmm_csr *in = o % 2 ? W : A;
         for (long k = 0;; k++) {
             CHECK(k < 1000);
             dsmm_csr *out = (dsmm_csr *)&out;
             dsmm_ctx_clear_error(ctx);
             dsmm_ctx_fail_alloc_at(ctx, k);
-            dsmm_status st = ops[o](ctx, A, &out);
+            dsmm_status st = ops[o / 2](ctx, in, &out);
             dsmm_ctx_fail_alloc_at(ctx, -1);
             if (st == DSMM_OK) {
                 CHECK(out != NULL);
@@ -1051,6 +1427,7 @@ static int test_oom(void)
             CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
         }
     }
+    dsmm_csr_destroy(&W);
     dsmm_csr_destroy(&A);
     dsmm_ctx_clear_error(ctx);
     CHECK_NO_LEAK(ctx);
@@ -1077,6 +1454,9 @@ int main(int argc, char **argv)
         TEST(test_panels),
         TEST(test_compare),
         TEST(test_dense),
+        TEST(test_set_col_width),
+        TEST(test_check32),
+        TEST(test_width32_agrees),
         TEST(test_oom),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

@@ -1,0 +1,401 @@
+// src/cli/cmd_spgemm.c: `dsmm spgemm A [B] -o C`: C = A * B (B defaults to A) with the local
+// SpGEMM engine (dsmm_csr_spgemm_ex): kernel, semiring, mask, B^T, value type and row order
+// chosen by options; a summary of what ran (dims, flops, nnz(C), cf, kernel mix, times),
+// --stats JSON, and Cohen's estimate of nnz(C) (dsmm_spgemm_estimate) with --estimate.
+// C and the statistics are committed together: after any failure neither exists.
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+// The estimate --estimate prints: keys and seed are fixed so that runs repeat exactly.
+#define ESTIMATE_KEYS 16
+#define ESTIMATE_SEED 1
+
+static const cli_cmd cmd = {
+    "spgemm",
+    "A [B] -o C [options]",
+    "Multiplies sparse matrices: C = A * B (B defaults to A) and writes C.",
+    "A, B and the mask are read as `dsmm info` reads them (Matrix Market, abc, dsmm binary;\n"
+    ".gz too); C's format follows its name (.mtx, .abc/.txt, .dsmm/.bin; '-': Matrix Market\n"
+    "on stdout). abc labels of A are kept for C when B is A or has the same labels.\n"
+    "--semiring auto (default) is plus-times when A and B both hold values, else plus-pair\n"
+    "(C counts the paths). --kernel auto (default) picks the accumulator of each row from\n"
+    "its flops and the compression factor cf = flops / nnz(C); ref is the slow reference.\n"
+    "A summary (dims, flops, nnz(C), cf, kernel mix, times) goes to stdout, or to stderr\n"
+    "when C or the statistics go to stdout; --quiet drops it. -o may be left out with\n"
+    "--stats (the product is computed, not written) or with --estimate alone (only the\n"
+    "estimate runs: Cohen's estimator, 16 keys, seed 1, O(16 (nnz(A) + nnz(B))); the mask\n"
+    "is not taken into account). On any failure neither C nor the statistics file exists.",
+};
+
+// "auto|hash|heap|..." and "auto|plus-times|..." from the library's name tables, so the help
+// and the parser follow them.
+static void alg_choices(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < DSMM_SPGEMM_ALG_COUNT && n < len; k++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? "|" : "",
+                              dsmm_spgemm_alg_name((dsmm_spgemm_alg)k));
+}
+
+static void semiring_choices(char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "auto");
+    for (int k = 0; k < DSMM_SEMIRING_COUNT && n < len; k++)
+        n += (size_t)snprintf(buf + n, len - n, "|%s", dsmm_semiring_name((dsmm_semiring)k));
+}
+
+// Can a file be created at path? Checked before the multiply, so a typo in -o does not cost
+// the whole run. The write itself stays atomic (dsmm_write), this is only an early message.
+static int dir_writable(const cli_cmd *c, const char *opt, const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0) return CLI_OK;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (slash == NULL) {
+        snprintf(dir, sizeof dir, ".");
+    } else {
+        size_t len = slash == path ? 1 : (size_t)(slash - path);
+        if (len >= sizeof dir) len = sizeof dir - 1;
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "dsmm %s: %s %s: directory '%s' does not exist\n", c->name, opt, path, dir);
+        return CLI_FAIL;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "dsmm %s: %s %s: directory '%s' is not writable\n", c->name, opt, path,
+                dir);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+// Same names in the same order: the two abc files number their vertices alike.
+static int labels_same(const dsmm_labels *a, const dsmm_labels *b)
+{
+    if (a == NULL || b == NULL) return a == b;
+    dsmm_idx n = dsmm_labels_count(a);
+    if (n != dsmm_labels_count(b)) return 0;
+    for (dsmm_idx i = 0; i < n; i++)
+        if (strcmp(dsmm_labels_name(a, i), dsmm_labels_name(b, i)) != 0) return 0;
+    return 1;
+}
+
+static void row(FILE *f, const char *key, const char *fmt, ...) DSMMI_PRINTF(3, 4);
+static void row(FILE *f, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    char k[64];
+    snprintf(k, sizeof k, "%s:", key);
+    fprintf(f, "%-20s", k);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+}
+
+// Everything a run produced, for the summary and the statistics.
+typedef struct run_report {
+    const char *a_path, *b_path, *m_path, *out;
+    const dsmm_csr *A, *B, *M, *C;
+    dsmm_spgemm_alg alg;
+    dsmm_semiring sr;
+    const char *sr_why; // NULL when --semiring named it, else why auto chose sr
+    int transpose_b;
+    dsmm_spgemm_info info;
+    double io_seconds;
+    size_t peak_bytes;
+    int estimated;                  // --estimate was given
+    dsmm_status est_st;             // its status; DSMM_OK: est holds it
+    char est_why[DSMMI_ERRMSG_MAX]; // the reason when it failed
+    dsmm_spgemm_estimate_result est;
+} run_report;
+
+static void print_mat(FILE *f, const char *key, const char *path, const dsmm_csr *X)
+{
+    row(f, key, "%s (%lld x %lld, nnz %lld, %s)", path, (long long)X->nrows, (long long)X->ncols,
+        (long long)X->nnz, dsmm_type_name(X->type));
+}
+
+static void print_summary(FILE *f, const run_report *r)
+{
+    print_mat(f, "A", r->a_path, r->A);
+    if (r->b_path)
+        print_mat(f, r->transpose_b ? "B (used as B^T)" : "B", r->b_path, r->B);
+    else
+        row(f, "B", "= A%s", r->transpose_b ? " (used as A^T)" : "");
+    if (r->m_path) print_mat(f, "mask", r->m_path, r->M);
+    const dsmm_spgemm_info *in = &r->info;
+    if (r->C) {
+        const dsmm_csr *C = r->C;
+        row(f, "C", "%s (%lld x %lld, nnz %lld, %s, rows %s)", r->out ? r->out : "not written",
+            (long long)C->nrows, (long long)C->ncols, (long long)C->nnz, dsmm_type_name(C->type),
+            in->sorted ? "sorted" : "unsorted");
+        if (r->sr_why)
+            row(f, "semiring", "%s (auto: %s)", dsmm_semiring_name(r->sr), r->sr_why);
+        else
+            row(f, "semiring", "%s", dsmm_semiring_name(r->sr));
+        row(f, "kernel", "%s", dsmm_spgemm_alg_name(r->alg));
+        row(f, "kernel mix", "hash %lld  heap %lld  dense %lld  masked %lld rows",
+            (long long)in->rows_hash, (long long)in->rows_heap, (long long)in->rows_dense,
+            (long long)in->rows_masked);
+        row(f, "threads", "%d", in->threads);
+        row(f, "flops", "%.0f", in->flops);
+        row(f, "nnz(C)", "%lld", (long long)in->nnz);
+        row(f, "cf", "%.4g", in->cf);
+        row(f, "seconds", "%.6f (symbolic %.6f, numeric %.6f)", in->seconds, in->seconds_symbolic,
+            in->seconds_numeric);
+        row(f, "multiply-adds/s", "%.4g", in->seconds > 0 ? in->flops / in->seconds : 0.0);
+        row(f, "io seconds", "%.6f", r->io_seconds);
+        row(f, "peak bytes", "%zu (%.1f MiB)", r->peak_bytes, (double)r->peak_bytes / 1048576.0);
+    }
+    if (!r->estimated) return;
+    if (r->est_st != DSMM_OK) {
+        row(f, "nnz(C) estimate", "n/a (%s)", r->est_why);
+        return;
+    }
+    const dsmm_spgemm_estimate_result *e = &r->est;
+    row(f, "nnz(C) estimate", "%.0f (%d keys, expected relative error %.2f%%, %.6f s%s)", e->nnz,
+        e->keys, 100.0 * e->rel_err, e->seconds, r->m_path ? ", without the mask" : "");
+    row(f, "cf estimate", "%.4g", e->cf);
+    if (r->C && !r->m_path && in->nnz > 0)
+        row(f, "estimate error", "%+.2f%%", 100.0 * (e->nnz - (double)in->nnz) / (double)in->nnz);
+}
+
+static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report *r)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_stats *s = NULL;
+    const dsmm_spgemm_info *in = &r->info;
+    dsmm_idx nnz_in = r->A->nnz + (r->b_path ? r->B->nnz : 0);
+    DSMM_TRY(dsmm_stats_create(ctx, "spgemm", &s));
+    DSMM_TRY(dsmm_stats_set_str(s, "algo", dsmm_spgemm_alg_name(r->alg)));
+    if (in->threads > 0) DSMM_TRY(dsmm_stats_set_int(s, "threads", in->threads));
+    DSMM_TRY(dsmm_stats_set_num(s, "seconds", in->seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "io_seconds", r->io_seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "flops", in->flops));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_in", nnz_in));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_out", r->C->nnz));
+    DSMM_TRY(dsmm_stats_set_int(s, "peak_bytes", (int64_t)r->peak_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "nrows", r->C->nrows));
+    DSMM_TRY(dsmm_stats_set_int(s, "ncols", r->C->ncols));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_a", r->A->nnz));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_b", r->B->nnz));
+    DSMM_TRY(dsmm_stats_set_num(s, "cf", in->cf));
+    DSMM_TRY(dsmm_stats_set_num(s, "seconds_symbolic", in->seconds_symbolic));
+    DSMM_TRY(dsmm_stats_set_num(s, "seconds_numeric", in->seconds_numeric));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_hash", in->rows_hash));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_heap", in->rows_heap));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_dense", in->rows_dense));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_masked", in->rows_masked));
+    DSMM_TRY(dsmm_stats_set_str(s, "semiring", dsmm_semiring_name(r->sr)));
+    DSMM_TRY(dsmm_stats_set_str(s, "semiring_asked", r->sr_why ? "auto" : "given"));
+    DSMM_TRY(dsmm_stats_set_int(s, "sorted", in->sorted));
+    DSMM_TRY(dsmm_stats_set_str(s, "type", dsmm_type_name(r->C->type)));
+    DSMM_TRY(dsmm_stats_set_int(s, "mask", r->M != NULL));
+    DSMM_TRY(dsmm_stats_set_int(s, "transpose_b", r->transpose_b));
+    DSMM_TRY(dsmm_stats_set_int(s, "workspace_bytes", (int64_t)in->workspace_bytes));
+    if (r->estimated && r->est_st == DSMM_OK) {
+        DSMM_TRY(dsmm_stats_set_num(s, "estimate_nnz", r->est.nnz));
+        DSMM_TRY(dsmm_stats_set_num(s, "estimate_rel_err", r->est.rel_err));
+        DSMM_TRY(dsmm_stats_set_int(s, "estimate_keys", r->est.keys));
+        DSMM_TRY(dsmm_stats_set_num(s, "estimate_seconds", r->est.seconds));
+    }
+    DSMM_TRY(dsmm_stats_write(s, path));
+cleanup:
+    dsmm_stats_destroy(&s);
+    return st;
+}
+
+// Reads one operand with the shared reader options; labels may be NULL.
+static int read_matrix(dsmm_ctx *ctx, const dsmm_read_opts *ro, const char *path, dsmm_csr **X,
+                       dsmm_labels **labels)
+{
+    if (dsmm_read(ctx, path, ro, X, labels, NULL) != DSMM_OK)
+        return cli_fail(&cmd, ctx, "cannot read the input");
+    return CLI_OK;
+}
+
+int cli_spgemm(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    const char *out = NULL, *kernel = "auto", *semiring = "auto", *mask_path = NULL;
+    int transpose_b = 0, unsorted = 0, type = 0, estimate = 0;
+    char kernels[128], semirings[128];
+    alg_choices(kernels, sizeof kernels);
+    semiring_choices(semirings, sizeof semirings);
+    const cli_opt opts[] = {
+        CLI_COMMON_OPTS(c),
+        CLI_INPUT_OPTS(c),
+        {"output", 'o', "C", "output file; the format follows the name", CLI_STRING, &out, 0, 0},
+        {"kernel", 'k', kernels, "accumulator (default auto: chosen per row)", CLI_STRING, &kernel,
+         0, 0},
+        {"semiring", 's', semirings, "default auto: plus-times with values, else plus-pair",
+         CLI_STRING, &semiring, 0, 0},
+        {"mask", 'm', "M", "structural mask: C<M> = A*B keeps only entries where M has one",
+         CLI_STRING, &mask_path, 0, 0},
+        {"transpose-b", 0, NULL, "C = A * B^T", CLI_FLAG, &transpose_b, 0, 0},
+        {"unsorted", 0, NULL, "rows of C may stay unsorted (skips sorting)", CLI_FLAG, &unsorted, 0,
+         0},
+        {"type", 0, "auto|double|float|pattern", "value type of C (default auto: from A and B)",
+         CLI_ENUM, &type, 0, 0},
+        {"estimate", 'e', NULL, "also estimate nnz(C) (Cohen, 16 keys); alone: only that", CLI_FLAG,
+         &estimate, 0, 0},
+        {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
+    };
+    char *pos[2];
+    int npos = 0;
+    int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 2);
+    if (rc != CLI_OK) return rc;
+    if (npos < 1) return cli_usage_error(&cmd, "needs A (and optionally B)");
+    dsmm_spgemm_alg alg = DSMM_SPGEMM_AUTO;
+    if (dsmm_spgemm_alg_from_name(kernel, &alg) != DSMM_OK)
+        return cli_usage_error(&cmd, "--kernel: '%s' is not one of %s", kernel, kernels);
+    dsmm_semiring sr = DSMM_PLUS_TIMES;
+    int sr_auto = strcmp(semiring, "auto") == 0;
+    if (!sr_auto && dsmm_semiring_from_name(semiring, &sr) != DSMM_OK)
+        return cli_usage_error(&cmd, "--semiring: '%s' is not one of %s", semiring, semirings);
+    if (out == NULL && c.stats == NULL && !estimate)
+        return cli_usage_error(&cmd, "needs -o C (or --stats FILE, or --estimate)");
+    if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
+        return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
+    if (alg == DSMM_SPGEMM_GPU && !DSMM_HAVE_CUDA) {
+        fprintf(stderr, "dsmm spgemm: --kernel gpu: this dsmm was built without CUDA "
+                        "(configure with -DDSMM_USE_CUDA=ON)\n");
+        return CLI_FAIL;
+    }
+    rc = dir_writable(&cmd, "-o", out);
+    if (rc == CLI_OK) rc = dir_writable(&cmd, "--stats", c.stats);
+    if (rc != CLI_OK) return rc;
+    int multiply = out != NULL || c.stats != NULL;
+
+    static const int types[] = {-1, DSMM_DOUBLE, DSMM_FLOAT, DSMM_PATTERN};
+    dsmm_ctx *ctx = NULL;
+    dsmm_csr *A = NULL, *Bfile = NULL, *M = NULL, *Bt = NULL, *C = NULL;
+    dsmm_labels *la = NULL, *lb = NULL;
+    const dsmm_labels *lc = NULL;
+    dsmm_read_opts ro;
+    run_report r;
+    memset(&r, 0, sizeof r);
+    rc = cli_ctx(&cmd, &c, &ctx);
+    if (rc != CLI_OK) return rc;
+    cli_read_opts(&c, &ro);
+    double t0 = dsmmi_wtime();
+    rc = read_matrix(ctx, &ro, pos[0], &A, &la);
+    if (rc == CLI_OK && npos == 2) rc = read_matrix(ctx, &ro, pos[1], &Bfile, &lb);
+    if (rc == CLI_OK && mask_path) rc = read_matrix(ctx, &ro, mask_path, &M, NULL);
+    if (rc != CLI_OK) goto done;
+    r.io_seconds = dsmmi_wtime() - t0;
+    const dsmm_csr *B = Bfile ? Bfile : A;
+    r.a_path = pos[0];
+    r.b_path = npos == 2 ? pos[1] : NULL;
+    r.m_path = mask_path;
+    r.out = out;
+    r.A = A;
+    r.B = B;
+    r.M = M;
+    r.alg = alg;
+    r.transpose_b = transpose_b;
+    if (sr_auto) {
+        int a_vals = A->type != DSMM_PATTERN, b_vals = B->type != DSMM_PATTERN;
+        sr = a_vals && b_vals ? DSMM_PLUS_TIMES : DSMM_PLUS_PAIR;
+        r.sr_why = a_vals && b_vals ? (Bfile ? "A and B hold values" : "A holds values")
+                   : !a_vals        ? "A is pattern-only"
+                                    : "B is pattern-only";
+        if (c.verbose)
+            fprintf(stderr, "dsmm spgemm: semiring auto -> %s (%s)\n", dsmm_semiring_name(sr),
+                    r.sr_why);
+    }
+    r.sr = sr;
+    // abc labels carry over to C only when both operands number their vertices alike.
+    if (la && (Bfile == NULL || labels_same(la, lb))) lc = la;
+    if (la && lb && lc == NULL && !c.quiet)
+        fprintf(stderr,
+                "dsmm spgemm: warning: %s and %s number their labels differently (abc "
+                "files are numbered by first appearance); C uses 0-based indices\n",
+                pos[0], pos[1]);
+
+    if (estimate) {
+        r.estimated = 1;
+        const dsmm_csr *Be = B;
+        if (transpose_b) {
+            if (dsmm_csr_transpose(ctx, B, &Bt) != DSMM_OK) {
+                rc = cli_fail(&cmd, ctx, "cannot transpose B");
+                goto done;
+            }
+            Be = Bt;
+        }
+        r.est_st = dsmm_spgemm_estimate(ctx, A, Be, ESTIMATE_KEYS, ESTIMATE_SEED, NULL, &r.est);
+        if (r.est_st == DSMM_ERR_DIM || r.est_st == DSMM_ERR_NOMEM) {
+            rc = cli_fail(&cmd, ctx, "estimate failed");
+            goto done;
+        }
+        if (r.est_st != DSMM_OK && !multiply) {
+            rc = cli_fail(&cmd, ctx, "estimate failed");
+            goto done;
+        }
+        if (r.est_st != DSMM_OK) { // not built in yet, or a kernel bug: say so and go on
+            snprintf(r.est_why, sizeof r.est_why, "%s", dsmm_ctx_last_error(ctx));
+            dsmm_ctx_clear_error(ctx);
+        }
+        dsmm_csr_destroy(&Bt);
+    }
+
+    if (multiply) {
+        dsmm_spgemm_opts so;
+        dsmm_spgemm_opts_init(&so);
+        so.alg = alg;
+        so.semiring = sr;
+        so.mask = M;
+        so.transpose_b = transpose_b;
+        so.unsorted = unsorted;
+        so.type = types[type];
+        dsmm_idx ncols_c = transpose_b ? B->nrows : B->ncols;
+        so.col_bits = ncols_c <= INT32_MAX ? 32 : 64; // a third less memory for C's columns
+        if (dsmm_csr_spgemm_ex(ctx, A, B, &so, &C, &r.info) != DSMM_OK) {
+            rc = cli_fail(&cmd, ctx, "multiply failed");
+            goto done;
+        }
+        r.C = C;
+        if (out) {
+            dsmm_write_opts wo;
+            dsmm_write_opts_init(&wo);
+            double t1 = dsmmi_wtime();
+            if (dsmm_write(ctx, out, C, lc, &wo) != DSMM_OK) {
+                rc = cli_fail(&cmd, ctx, "cannot write C");
+                goto done;
+            }
+            r.io_seconds += dsmmi_wtime() - t1;
+        }
+        r.peak_bytes = dsmm_ctx_mem_peak(ctx);
+        if (c.stats && write_stats(ctx, c.stats, &r) != DSMM_OK) {
+            rc = cli_fail(&cmd, ctx, "cannot write the statistics");
+            if (out && strcmp(out, "-") != 0) remove(out); // all outputs or none
+            goto done;
+        }
+    }
+    if (!c.quiet) {
+        int stdout_busy = (out && strcmp(out, "-") == 0) || (c.stats && strcmp(c.stats, "-") == 0);
+        FILE *f = stdout_busy ? stderr : stdout;
+        print_summary(f, &r);
+        if (fflush(f) != 0) rc = cli_fail(&cmd, NULL, "cannot write the summary");
+    }
+done:
+    dsmm_csr_destroy(&C);
+    dsmm_csr_destroy(&Bt);
+    dsmm_csr_destroy(&M);
+    dsmm_csr_destroy(&Bfile);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&la);
+    dsmm_labels_destroy(&lb);
+    dsmm_ctx_destroy(&ctx);
+    return rc;
+}
