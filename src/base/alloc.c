@@ -1,6 +1,10 @@
 // src/base/alloc.c: host allocation with overflow checks, a memory budget, peak tracking,
 // a user allocator and k-th-failure injection.
 // Each block carries a 16-byte header with its size, so frees can be accounted exactly.
+#ifdef __linux__
+#define _DEFAULT_SOURCE // madvise
+#include <sys/mman.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +71,23 @@ static void unreserve(dsmm_ctx *ctx, size_t bytes)
     __atomic_fetch_sub(&ctx->in_use, bytes, __ATOMIC_RELAXED);
 }
 
+// Large blocks (SpGEMM outputs reach gigabytes) ask for transparent huge pages where the
+// kernel leaves them to madvise: first touch then faults once per 2 MiB instead of per 4 KiB,
+// which was 10-20% of a large multiply. Only the 2 MiB-aligned interior is advised.
+static void advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (n < 4 * huge) return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
 {
     size_t bytes;
@@ -95,6 +116,7 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
         return NULL;
     }
     memcpy(p, &bytes, sizeof bytes);
+    advise_huge(p, bytes + HDR);
     if (zero) memset(p + HDR, 0, bytes);
     return p + HDR;
 }

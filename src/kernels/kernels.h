@@ -101,7 +101,8 @@ typedef struct dsmmi_acc {
     double *hvals;     // hash values
     dsmm_idx hcap;     // hash capacity (power of two), 0 = none
     uint64_t *bitmap;  // dense: one bit per column
-    double *dvals;     // dense: one value per column (NULL for count/pattern only)
+    double *dvals;     // dense: one value per column, all 0 between rows (NULL for count or
+                       // pattern only)
     dsmm_idx *hp_pos;  // heap: cursor into B per source row
     dsmm_idx *hp_end;  // heap: end of the source row
     double *hp_a;      // heap: A's value per source row
@@ -159,6 +160,8 @@ dsmm_idx dsmmi_hash_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol
                          int sort);
 dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
 dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
+dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
+                           dsmm_idx nz, void *cval);
 dsmm_idx dsmmi_heap_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
 dsmm_idx dsmmi_heap_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
 dsmm_idx dsmmi_copy_fill(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);

@@ -58,8 +58,11 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
             bm[c >> 6] = old | bit;
             if (kind == DSMMI_K_PATTERN) continue;
+            // dv is all zero between rows, so the plus semirings add without a branch.
             if (kind == DSMMI_K_PLUS_PAIR) {
-                dv[c] = (old & bit) ? dv[c] + 1.0 : 1.0;
+                dv[c] += 1.0;
+            } else if (kind == DSMMI_K_PLUS_TIMES) {
+                dv[c] += a * DSMMI_VAL(m->bv, q, vt);
             } else {
                 double p = dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
                 dv[c] = (old & bit) ? dsmmi_sr_add(kind, dv[c], p) : p;
@@ -76,7 +79,10 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
                 dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
                 bits &= bits - 1;
                 DSMMI_SET_COL(ccol, o, c, w32);
-                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+                if (kind != DSMMI_K_PATTERN) {
+                    DSMMI_SET_VAL(cval, o, dv[c], vt);
+                    dv[c] = 0.0;
+                }
                 o++;
             }
         }
@@ -89,4 +95,69 @@ dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cco
     dsmm_idx written = 0;
     DSMMI_RW_DISPATCH(m, fill_row, w, m, i, ccol, cval, &written);
     return written;
+}
+
+// Numeric phase for a known row pattern through the dense accumulator: accumulate as in
+// fill_row, then gather C's columns; the row matches iff every C column was reached and no
+// other column was (the count of columns reached equals nz).
+DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
+                            dsmm_idx nz, void *cval, dsmm_idx *result, const int w32,
+                            const int kind, const int vt)
+{
+    uint64_t *bm = w->bitmap;
+    double *dv = w->dvals;
+    dsmm_idx reached = 0, lo = m->ncols, hi = -1;
+    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
+        if (q1 == q0) continue;
+        dsmm_idx c0 = DSMMI_COL(m->bc, q0, w32), c1 = DSMMI_COL(m->bc, q1 - 1, w32);
+        if (c0 < lo) lo = c0;
+        if (c1 > hi) hi = c1;
+        double a = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
+        for (dsmm_idx q = q0; q < q1; q++) {
+            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
+            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
+            bm[c >> 6] = old | bit;
+            reached += (old & bit) == 0;
+            if (kind == DSMMI_K_PLUS_PAIR) {
+                dv[c] += 1.0;
+            } else if (kind == DSMMI_K_PLUS_TIMES) {
+                dv[c] += a * DSMMI_VAL(m->bv, q, vt);
+            } else {
+                double p = dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
+                dv[c] = (old & bit) ? dsmmi_sr_add(kind, dv[c], p) : p;
+            }
+        }
+    }
+    int bad = reached != nz;
+    for (dsmm_idx t = 0; t < nz; t++) {
+        dsmm_idx c = DSMMI_COL(ccol, t, w32);
+        if (c < 0 || c >= m->ncols || !(bm[c >> 6] & ((uint64_t)1 << (c & 63)))) {
+            bad = 1;
+            continue;
+        }
+        DSMMI_SET_VAL(cval, t, dv[c], vt);
+    }
+    // Reset every column reached (not only C's, which may differ when bad).
+    if (hi >= lo) {
+        for (dsmm_idx wd = lo >> 6; wd <= hi >> 6; wd++) {
+            uint64_t bits = bm[wd];
+            bm[wd] = 0;
+            while (bits) {
+                dv[(wd << 6) + __builtin_ctzll(bits)] = 0.0;
+                bits &= bits - 1;
+            }
+        }
+    }
+    *result = bad ? -1 : nz;
+}
+
+dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
+                           dsmm_idx nz, void *cval)
+{
+    dsmm_idx result = -1;
+    if (m->kind == DSMMI_K_PATTERN) return -1;
+    DSMMI_RW_DISPATCH(m, known_row, w, m, i, ccol, nz, cval, &result);
+    return result;
 }

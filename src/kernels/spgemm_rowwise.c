@@ -181,7 +181,7 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
                    (long long)ncols);
     }
     if (n->dense_vals && w->dvals == NULL) {
-        w->dvals = dsmmi_malloc(ctx, (size_t)ncols, sizeof(double));
+        w->dvals = dsmmi_calloc(ctx, (size_t)ncols, sizeof(double));
         DSMM_CHECK(ctx, w->dvals, DSMM_ERR_NOMEM, "spgemm: dense accumulator of %lld columns",
                    (long long)ncols);
     }
@@ -228,6 +228,13 @@ cleanup:
     return st;
 }
 
+// Numeric reuse goes through the dense accumulator when it is cache-sized (no mask: masked
+// products outside C's pattern must be skipped, which the slot map does).
+static int known_dense(const plan *pl)
+{
+    return pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols;
+}
+
 // Sizes every thread's workspace for one pass. phase_numeric: fill choices (nz from C's
 // rowptr); else count choices.
 static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
@@ -242,6 +249,10 @@ static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
             for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
                 if (known) {
                     dsmm_idx nz = crowptr[i + 1] - crowptr[i];
+                    if (known_dense(pl)) {
+                        n.dense = n.dense_vals = 1;
+                        continue;
+                    }
                     if (nz > n.scratch) n.scratch = nz;
                     if (pl->rw.ncols <= dsmmi_spgemm_tune.pos_max_cols)
                         n.pos = 1;
@@ -321,9 +332,10 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
                 void *rv = want_vals ? cv + (size_t)p * vw : NULL;
                 if (known) {
                     if (nz == 0 && row_f(pl, i) == 0) continue;
-                    if (dsmmi_numeric_known(&ws[t], &pl->rw, i, rc, nz, rv) < 0 &&
-                        my.bad_row < 0)
-                        my.bad_row = i;
+                    dsmm_idx got = known_dense(pl)
+                                       ? dsmmi_dense_known(&ws[t], &pl->rw, i, rc, nz, rv)
+                                       : dsmmi_numeric_known(&ws[t], &pl->rw, i, rc, nz, rv);
+                    if (got < 0 && my.bad_row < 0) my.bad_row = i;
                     continue;
                 }
                 dsmm_idx got = nz;
