@@ -159,9 +159,9 @@ DSMM_API long dsmm_ctx_alloc_count(const dsmm_ctx *ctx);
  *   0 <= column k < ncols for k < nnz;
  *   sorted != 0: columns strictly increasing within each row (no duplicates);
  *   val == NULL iff type == DSMM_PATTERN; else val is float[cap] or double[cap].
- * A CSC matrix is the CSR of its transpose. Most operations take 64-bit columns; those that
- * also take 32-bit ones say so (dsmm_csr_check, _copy, _compare, _set_col_width, dsmm_write,
- * the SpGEMM calls); the others fail with DSMM_ERR_UNSUPPORTED naming dsmm_csr_set_col_width.
+ * A CSC matrix is the CSR of its transpose. Every operation reads either column width;
+ * copy, reserve, sort_inplace, permute, extract and the panel functions keep the input's,
+ * transpose and to_coo give 64-bit columns, and the readers return 64-bit columns.
  * Local tiles and large SpGEMM outputs use 32-bit columns to save a third of their memory. */
 typedef struct dsmm_csr {
     dsmm_idx nrows, ncols, nnz, cap;

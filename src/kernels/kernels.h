@@ -45,8 +45,8 @@ void dsmmi_spgemm_kernel_set(dsmm_spgemm_alg alg, dsmmi_spgemm_fn fn);
  * (dims, semiring vs pattern inputs, mask shape, transpose_b, type, col_bits), looks the
  * kernel up and runs it, filling info (may be NULL). phase as for a table entry. */
 dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
-                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase,
-                               dsmm_csr **C, dsmm_spgemm_info *info);
+                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase, dsmm_csr **C,
+                               dsmm_spgemm_info *info);
 
 /* Kernels. */
 dsmm_status dsmmi_spgemm_ref(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, dsmmi_spgemm_phase phase,
@@ -56,8 +56,7 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
 
 /* dsmmi_spgemm_row_flops: flops[i] = sum over A(i,k) of nnz(B(k,:)) for each row i, and the
  * total in *total (may be NULL). flops has nrows(A) entries. OpenMP over rows. */
-void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops,
-                            dsmm_idx *total);
+void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops, dsmm_idx *total);
 
 /* dsmmi_spgemm_count: exact nnz of each row of A * B (row_nnz, nrows(A) entries, may be NULL)
  * and in total, with the fast symbolic count of the row-wise kernel (no mask, no values).
@@ -72,8 +71,13 @@ dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
 
 /* The multiply kinds a row function is specialised for: the semiring, or PATTERN when C has
  * no values (structure only; values of A and B never read). */
-enum { DSMMI_K_PLUS_TIMES = 0, DSMMI_K_PLUS_PAIR, DSMMI_K_MIN_PLUS, DSMMI_K_MAX_TIMES,
-       DSMMI_K_PATTERN };
+enum {
+    DSMMI_K_PLUS_TIMES = 0,
+    DSMMI_K_PLUS_PAIR,
+    DSMMI_K_MIN_PLUS,
+    DSMMI_K_MAX_TIMES,
+    DSMMI_K_PATTERN
+};
 
 /* Read-only view of one product for the row functions. B's columns have the width of C's
  * (bc is int32_t * when w32, else dsmm_idx *); bv holds B's values in C's type (NULL for
@@ -89,51 +93,57 @@ typedef struct dsmmi_rw {
     const void *bc;
     const void *bv;
     dsmm_idx ncols;
-    int w32;  // columns of B and C are 32-bit
-    int kind; // DSMMI_K_*
-    int vt;   // C's value type (DSMM_PATTERN when kind == DSMMI_K_PATTERN)
+    int w32;           // columns of B and C are 32-bit
+    int kind;          // DSMMI_K_*
+    int vt;            // C's value type (DSMM_PATTERN when kind == DSMMI_K_PATTERN)
     const dsmm_csr *M; // mask, or NULL
 } dsmmi_rw;
 
 /* Per-thread workspace, sized by the driver before each pass and reused across rows. */
 typedef struct dsmmi_acc {
-    void *hkeys;       // hash keys (int32_t or dsmm_idx as w32), -1 = empty
-    double *hvals;     // hash values
-    dsmm_idx hcap;     // hash capacity (power of two), 0 = none
-    uint64_t *bitmap;  // dense: one bit per column
-    double *dvals;     // dense: one value per column, all 0 between rows (NULL for count or
-                       // pattern only)
-    dsmm_idx *hp_pos;  // heap: cursor into B per source row
-    dsmm_idx *hp_end;  // heap: end of the source row
-    double *hp_a;      // heap: A's value per source row
-    dsmm_idx *hp_key;  // heap: current column per heap slot
-    int32_t *hp_src;   // heap: source row per heap slot
-    dsmm_idx hp_cap;   // heap: capacity (max nnz of an A row)
-    int32_t *pos;      // masked: slot of each column, -1 = none (ncols entries), or NULL:
-                       // then the hash (hkeys as dsmm_idx, hslot) maps columns to slots
-    int32_t *hslot;    // masked without pos: slot per hash entry
-    dsmm_idx *skey;    // scratch keys (sorting, masked distinct columns)
-    double *sval;      // scratch values
+    void *hkeys;      // hash keys (int32_t or dsmm_idx as w32), -1 = empty
+    double *hvals;    // hash values
+    dsmm_idx hcap;    // hash capacity (power of two), 0 = none
+    uint64_t *bitmap; // dense: one bit per column
+    double *dvals;    // dense: one value per column, all 0 between rows (NULL for count or
+                      // pattern only)
+    dsmm_idx *hp_pos; // heap: cursor into B per source row
+    dsmm_idx *hp_end; // heap: end of the source row
+    double *hp_a;     // heap: A's value per source row
+    dsmm_idx *hp_key; // heap: current column per heap slot
+    int32_t *hp_src;  // heap: source row per heap slot
+    dsmm_idx hp_cap;  // heap: capacity (max nnz of an A row)
+    int32_t *pos;     // masked: slot of each column, -1 = none (ncols entries), or NULL:
+                      // then the hash (hkeys as dsmm_idx, hslot) maps columns to slots
+    int32_t *hslot;   // masked without pos: slot per hash entry
+    dsmm_idx *skey;   // scratch keys (sorting, masked distinct columns)
+    double *sval;     // scratch values
     unsigned char *touched;
-    dsmm_idx scap;     // capacity of skey/sval/touched
+    dsmm_idx scap; // capacity of skey/sval/touched
 } dsmmi_acc;
 
 /* Semiring operations in double; kind is a compile-time constant where they are inlined. */
 static inline double dsmmi_sr_mul(int kind, double a, double b)
 {
     switch (kind) {
-    case DSMMI_K_PLUS_PAIR: return 1.0;
-    case DSMMI_K_MIN_PLUS: return a + b;
-    default: return a * b;
+    case DSMMI_K_PLUS_PAIR:
+        return 1.0;
+    case DSMMI_K_MIN_PLUS:
+        return a + b;
+    default:
+        return a * b;
     }
 }
 
 static inline double dsmmi_sr_add(int kind, double x, double y)
 {
     switch (kind) {
-    case DSMMI_K_MIN_PLUS: return y < x ? y : x;
-    case DSMMI_K_MAX_TIMES: return y > x ? y : x;
-    default: return x + y;
+    case DSMMI_K_MIN_PLUS:
+        return y < x ? y : x;
+    case DSMMI_K_MAX_TIMES:
+        return y > x ? y : x;
+    default:
+        return x + y;
     }
 }
 
@@ -197,25 +207,62 @@ void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);
     do {                                                                                           \
         int v_ = ((m)->w32 ? 16 : 0) + (m)->kind * 3 + (int)(m)->vt;                               \
         switch (v_) {                                                                              \
-        case 0 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE); break;      \
-        case 0 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_FLOAT); break;        \
-        case 1 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE); break;       \
-        case 1 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_FLOAT); break;         \
-        case 2 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_DOUBLE); break;        \
-        case 2 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_FLOAT); break;          \
-        case 3 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_DOUBLE); break;       \
-        case 3 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_FLOAT); break;         \
-        case 4 * 3 + DSMM_PATTERN: FN(__VA_ARGS__, 0, DSMMI_K_PATTERN, DSMM_PATTERN); break;       \
-        case 16 + 0 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE); break; \
-        case 16 + 0 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_FLOAT); break;   \
-        case 16 + 1 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE); break;  \
-        case 16 + 1 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_FLOAT); break;    \
-        case 16 + 2 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_DOUBLE); break;   \
-        case 16 + 2 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_FLOAT); break;     \
-        case 16 + 3 * 3 + DSMM_DOUBLE: FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_DOUBLE); break;  \
-        case 16 + 3 * 3 + DSMM_FLOAT: FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_FLOAT); break;    \
-        case 16 + 4 * 3 + DSMM_PATTERN: FN(__VA_ARGS__, 1, DSMMI_K_PATTERN, DSMM_PATTERN); break;  \
-        default: break;                                                                            \
+        case 0 * 3 + DSMM_DOUBLE:                                                                  \
+            FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE);                                   \
+            break;                                                                                 \
+        case 0 * 3 + DSMM_FLOAT:                                                                   \
+            FN(__VA_ARGS__, 0, DSMMI_K_PLUS_TIMES, DSMM_FLOAT);                                    \
+            break;                                                                                 \
+        case 1 * 3 + DSMM_DOUBLE:                                                                  \
+            FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE);                                    \
+            break;                                                                                 \
+        case 1 * 3 + DSMM_FLOAT:                                                                   \
+            FN(__VA_ARGS__, 0, DSMMI_K_PLUS_PAIR, DSMM_FLOAT);                                     \
+            break;                                                                                 \
+        case 2 * 3 + DSMM_DOUBLE:                                                                  \
+            FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_DOUBLE);                                     \
+            break;                                                                                 \
+        case 2 * 3 + DSMM_FLOAT:                                                                   \
+            FN(__VA_ARGS__, 0, DSMMI_K_MIN_PLUS, DSMM_FLOAT);                                      \
+            break;                                                                                 \
+        case 3 * 3 + DSMM_DOUBLE:                                                                  \
+            FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_DOUBLE);                                    \
+            break;                                                                                 \
+        case 3 * 3 + DSMM_FLOAT:                                                                   \
+            FN(__VA_ARGS__, 0, DSMMI_K_MAX_TIMES, DSMM_FLOAT);                                     \
+            break;                                                                                 \
+        case 4 * 3 + DSMM_PATTERN:                                                                 \
+            FN(__VA_ARGS__, 0, DSMMI_K_PATTERN, DSMM_PATTERN);                                     \
+            break;                                                                                 \
+        case 16 + 0 * 3 + DSMM_DOUBLE:                                                             \
+            FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_DOUBLE);                                   \
+            break;                                                                                 \
+        case 16 + 0 * 3 + DSMM_FLOAT:                                                              \
+            FN(__VA_ARGS__, 1, DSMMI_K_PLUS_TIMES, DSMM_FLOAT);                                    \
+            break;                                                                                 \
+        case 16 + 1 * 3 + DSMM_DOUBLE:                                                             \
+            FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_DOUBLE);                                    \
+            break;                                                                                 \
+        case 16 + 1 * 3 + DSMM_FLOAT:                                                              \
+            FN(__VA_ARGS__, 1, DSMMI_K_PLUS_PAIR, DSMM_FLOAT);                                     \
+            break;                                                                                 \
+        case 16 + 2 * 3 + DSMM_DOUBLE:                                                             \
+            FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_DOUBLE);                                     \
+            break;                                                                                 \
+        case 16 + 2 * 3 + DSMM_FLOAT:                                                              \
+            FN(__VA_ARGS__, 1, DSMMI_K_MIN_PLUS, DSMM_FLOAT);                                      \
+            break;                                                                                 \
+        case 16 + 3 * 3 + DSMM_DOUBLE:                                                             \
+            FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_DOUBLE);                                    \
+            break;                                                                                 \
+        case 16 + 3 * 3 + DSMM_FLOAT:                                                              \
+            FN(__VA_ARGS__, 1, DSMMI_K_MAX_TIMES, DSMM_FLOAT);                                     \
+            break;                                                                                 \
+        case 16 + 4 * 3 + DSMM_PATTERN:                                                            \
+            FN(__VA_ARGS__, 1, DSMMI_K_PATTERN, DSMM_PATTERN);                                     \
+            break;                                                                                 \
+        default:                                                                                   \
+            break;                                                                                 \
         }                                                                                          \
     } while (0)
 

@@ -62,12 +62,13 @@ void dsmm_spgemm_opts_init(dsmm_spgemm_opts *opts)
     opts->col_bits = 64;
 }
 
-void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops,
-                            dsmm_idx *total)
+void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops, dsmm_idx *total)
 {
     dsmm_idx sum = 0;
     const dsmm_idx *bp = B->rowptr;
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1024) reduction(+ : sum) num_threads(dsmmi_threads(A->ctx))
+#endif
     for (dsmm_idx i = 0; i < A->nrows; i++) {
         dsmm_idx f = 0;
         if (A->colidx32) {
@@ -93,8 +94,8 @@ static const char *type_name(dsmm_type t)
 }
 
 dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
-                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase,
-                               dsmm_csr **C, dsmm_spgemm_info *info)
+                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase, dsmm_csr **C,
+                               dsmm_spgemm_info *info)
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *Bt = NULL;
@@ -114,8 +115,8 @@ dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
     }
     DSMM_CHECK(ctx, (int)opts->alg >= 0 && opts->alg < DSMM_SPGEMM_ALG_COUNT, DSMM_ERR_ARG,
                "spgemm: unknown kernel %d", (int)opts->alg);
-    DSMM_CHECK(ctx, (int)opts->semiring >= 0 && opts->semiring < DSMM_SEMIRING_COUNT,
-               DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)opts->semiring);
+    DSMM_CHECK(ctx, (int)opts->semiring >= 0 && opts->semiring < DSMM_SEMIRING_COUNT, DSMM_ERR_ARG,
+               "spgemm: unknown semiring %d", (int)opts->semiring);
     DSMM_CHECK(ctx, opts->col_bits == 32 || opts->col_bits == 64, DSMM_ERR_ARG,
                "spgemm: column width %d is neither 32 nor 64", opts->col_bits);
     DSMM_CHECK(ctx, opts->type == -1 || dsmmi_type_ok((dsmm_type)opts->type), DSMM_ERR_ARG,
@@ -136,16 +137,19 @@ dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
                    semiring_names[opts->semiring], A->type == DSMM_PATTERN ? "A" : "B");
     }
     if (opts->mask) {
-        DSMM_CHECK(ctx, opts->mask->nrows == A->nrows && opts->mask->ncols == ncols_c,
-                   DSMM_ERR_DIM, "spgemm: mask is %lld x %lld but C is %lld x %lld",
-                   (long long)opts->mask->nrows, (long long)opts->mask->ncols,
-                   (long long)A->nrows, (long long)ncols_c);
+        DSMM_CHECK(ctx, opts->mask->nrows == A->nrows && opts->mask->ncols == ncols_c, DSMM_ERR_DIM,
+                   "spgemm: mask is %lld x %lld but C is %lld x %lld", (long long)opts->mask->nrows,
+                   (long long)opts->mask->ncols, (long long)A->nrows, (long long)ncols_c);
     }
     DSMM_CHECK(ctx, opts->col_bits == 64 || ncols_c <= INT32_MAX, DSMM_ERR_ARG,
                "spgemm: 32-bit columns asked for C with %lld columns", (long long)ncols_c);
 
-    dsmmi_spgemm_args a = {.A = A, .B = B, .M = opts->mask, .sr = opts->semiring,
-                           .alg = opts->alg, .col_bits = opts->col_bits,
+    dsmmi_spgemm_args a = {.A = A,
+                           .B = B,
+                           .M = opts->mask,
+                           .sr = opts->semiring,
+                           .alg = opts->alg,
+                           .col_bits = opts->col_bits,
                            .sorted = !opts->unsorted};
     if (opts->type == -1) {
         a.type = (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT : DSMM_DOUBLE;
@@ -167,8 +171,7 @@ dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
     }
     dsmmi_spgemm_fn fn = dsmmi_spgemm_kernel(opts->alg);
     DSMM_CHECK(ctx, fn != NULL, DSMM_ERR_UNSUPPORTED,
-               "spgemm: kernel '%s' is not built in (no CUDA in this build)",
-               alg_names[opts->alg]);
+               "spgemm: kernel '%s' is not built in (no CUDA in this build)", alg_names[opts->alg]);
     if (opts->transpose_b) {
         DSMM_TRY(dsmm_csr_transpose(ctx, B, &Bt));
         a.B = Bt;

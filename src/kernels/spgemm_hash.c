@@ -71,8 +71,7 @@ dsmm_idx dsmmi_hash_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
 }
 
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
-                           int sort, dsmm_idx *written, const int w32, const int kind,
-                           const int vt)
+                           int sort, dsmm_idx *written, const int w32, const int kind, const int vt)
 {
     dsmm_idx size = table_size(row_flops(m, i), m->ncols);
     dsmm_idx mask = size - 1, n = 0;
@@ -85,7 +84,8 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             dsmm_idx c = DSMMI_COL(m->bc, q, w32);
             double p = 0.0;
             if (kind != DSMMI_K_PATTERN)
-                p = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
+                p = kind == DSMMI_K_PLUS_PAIR ? 1.0
+                                              : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
             uint64_t s = slot_of(c, mask);
             for (;;) {
                 dsmm_idx key = DSMMI_COL(w->hkeys, s, w32);

@@ -119,8 +119,8 @@ dsmm_idx dsmmi_heap_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol
     return written;
 }
 
-DSMMI_INLINE void copy_row(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
-                           dsmm_idx *written, const int w32, const int kind, const int vt)
+DSMMI_INLINE void copy_row(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval, dsmm_idx *written,
+                           const int w32, const int kind, const int vt)
 {
     dsmm_idx k = m->ap[i];
     dsmm_idx r = dsmmi_rw_acol(m, k);
@@ -129,8 +129,8 @@ DSMMI_INLINE void copy_row(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval
     for (dsmm_idx t = 0; t < n; t++) {
         DSMMI_SET_COL(ccol, t, DSMMI_COL(m->bc, q0 + t, w32), w32);
         if (kind == DSMMI_K_PATTERN) continue;
-        double p = kind == DSMMI_K_PLUS_PAIR ? 1.0
-                                             : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q0 + t, vt));
+        double p =
+            kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q0 + t, vt));
         DSMMI_SET_VAL(cval, t, p, vt);
     }
     *written = n;

@@ -133,9 +133,9 @@ DSMMI_INLINE dsmm_idx masked_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
     return o;
 }
 
-DSMMI_INLINE void masked_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol,
-                              void *cval, int sort, dsmm_idx *written, const int w32,
-                              const int kind, const int vt)
+DSMMI_INLINE void masked_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
+                              int sort, dsmm_idx *written, const int w32, const int kind,
+                              const int vt)
 {
     *written = masked_row(w, m, i, ccol, cval, sort, 1, w32, kind, vt);
 }

@@ -28,7 +28,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
 
 enum { ACC_NONE = 0, ACC_HASH, ACC_HEAP, ACC_DENSE, ACC_COPY, ACC_MASK };
 
-#define CHUNKS_PER_THREAD 8
+#define CHUNKS_PER_THREAD    8
 #define MIN_FLOPS_PER_THREAD 65536
 
 typedef struct plan {
@@ -42,9 +42,9 @@ typedef struct plan {
     int b_dups; // B has repeated columns in a row: no one-row copy
     dsmm_idx flops;
     // owned by the plan
-    dsmm_csr *Bs;     // sorted copy of B, when B was not sorted
+    dsmm_csr *Bs;      // sorted copy of B, when B was not sorted
     void *bcol, *bval; // B's columns / values converted to C's width / type
-    dsmmi_acc *ws;    // one workspace per thread
+    dsmmi_acc *ws;     // one workspace per thread
     size_t conv_bytes, ws_bytes;
 } plan;
 
@@ -74,10 +74,14 @@ static int pick_count(const plan *pl, dsmm_idx i)
     if (m->M) return ACC_MASK;
     if (f == 0) return ACC_NONE;
     switch (pl->alg) {
-    case DSMM_SPGEMM_HASH: return ACC_HASH;
-    case DSMM_SPGEMM_HEAP: return ACC_HEAP;
-    case DSMM_SPGEMM_DENSE: return ACC_DENSE;
-    default: break;
+    case DSMM_SPGEMM_HASH:
+        return ACC_HASH;
+    case DSMM_SPGEMM_HEAP:
+        return ACC_HEAP;
+    case DSMM_SPGEMM_DENSE:
+        return ACC_DENSE;
+    default:
+        break;
     }
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
     if (m->ncols <= t->cache_cols ||
@@ -93,16 +97,20 @@ static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
     if (m->M) return ACC_MASK;
     if (nz == 0) return ACC_NONE;
     switch (pl->alg) {
-    case DSMM_SPGEMM_HASH: return ACC_HASH;
-    case DSMM_SPGEMM_HEAP: return ACC_HEAP;
-    case DSMM_SPGEMM_DENSE: return ACC_DENSE;
-    default: break;
+    case DSMM_SPGEMM_HASH:
+        return ACC_HASH;
+    case DSMM_SPGEMM_HEAP:
+        return ACC_HEAP;
+    case DSMM_SPGEMM_DENSE:
+        return ACC_DENSE;
+    default:
+        break;
     }
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
     if (k == 1 && !pl->b_dups) return ACC_COPY;
-    if (m->ncols <= t->cache_cols ? (double)nz * t->fill_dense_cached >= (double)m->ncols
-                                  : (m->ncols <= t->dense_max_cols &&
-                                     (double)nz * t->fill_dense >= (double)m->ncols))
+    if (m->ncols <= t->cache_cols
+            ? (double)nz * t->fill_dense_cached >= (double)m->ncols
+            : (m->ncols <= t->dense_max_cols && (double)nz * t->fill_dense >= (double)m->ncols))
         return ACC_DENSE;
     if (k <= t->heap_k && (double)f <= t->heap_cf * (double)nz) return ACC_HEAP;
     return ACC_HASH;
@@ -135,7 +143,8 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -198,8 +207,8 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
         w->hp_a = dsmmi_malloc(ctx, k, sizeof(double));
         w->hp_key = dsmmi_malloc(ctx, k, sizeof(dsmm_idx));
         w->hp_src = dsmmi_malloc(ctx, k, sizeof(int32_t));
-        DSMM_CHECK(ctx, w->hp_pos && w->hp_end && w->hp_a && w->hp_key && w->hp_src,
-                   DSMM_ERR_NOMEM, "spgemm: heap of %lld rows", (long long)n->heap_k);
+        DSMM_CHECK(ctx, w->hp_pos && w->hp_end && w->hp_a && w->hp_key && w->hp_src, DSMM_ERR_NOMEM,
+                   "spgemm: heap of %lld rows", (long long)n->heap_k);
         w->hp_cap = n->heap_k;
     }
     if (n->pos && w->pos == NULL) {
@@ -222,9 +231,8 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
     }
 cleanup:
     *bytes = (size_t)w->hcap * (sizeof(dsmm_idx) + sizeof(double) + sizeof(int32_t)) +
-             (w->bitmap ? (size_t)(ncols + 63) / 64 * 8 : 0) +
-             (w->dvals ? (size_t)ncols * 8 : 0) + (w->pos ? (size_t)ncols * 4 : 0) +
-             (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
+             (w->bitmap ? (size_t)(ncols + 63) / 64 * 8 : 0) + (w->dvals ? (size_t)ncols * 8 : 0) +
+             (w->pos ? (size_t)ncols * 4 : 0) + (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
     return st;
 }
 
@@ -238,8 +246,7 @@ static int known_dense(const plan *pl)
 // Sizes every thread's workspace for one pass. phase_numeric: fill choices (nz from C's
 // rowptr); else count choices.
 static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
-                                   const dsmm_idx *crowptr, int fill, int known,
-                                   size_t *ws_bytes)
+                                   const dsmm_idx *crowptr, int fill, int known, size_t *ws_bytes)
 {
     dsmm_status st = DSMM_OK;
     size_t total = 0;
@@ -278,17 +285,24 @@ cleanup:
 static dsmm_idx count_one(dsmmi_acc *w, const plan *pl, dsmm_idx i)
 {
     switch (pick_count(pl, i)) {
-    case ACC_HASH: return dsmmi_hash_count(w, &pl->rw, i);
-    case ACC_HEAP: return dsmmi_heap_count(w, &pl->rw, i);
-    case ACC_DENSE: return dsmmi_dense_count(w, &pl->rw, i);
-    case ACC_MASK: return dsmmi_masked_count(w, &pl->rw, i);
-    default: return 0;
+    case ACC_HASH:
+        return dsmmi_hash_count(w, &pl->rw, i);
+    case ACC_HEAP:
+        return dsmmi_heap_count(w, &pl->rw, i);
+    case ACC_DENSE:
+        return dsmmi_dense_count(w, &pl->rw, i);
+    case ACC_MASK:
+        return dsmmi_masked_count(w, &pl->rw, i);
+    default:
+        return 0;
     }
 }
 
 static dsmm_status count_pass(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws, dsmm_idx *rowptr)
 {
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) num_threads(pl->threads)
+#endif
     for (int c = 0; c < pl->nchunks; c++) {
         int t = 0;
 #ifdef _OPENMP
@@ -316,7 +330,9 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
     char *cv = (char *)C->val;
     int want_vals = pl->rw.kind != DSMMI_K_PATTERN;
     tot->bad_row = -1;
+#ifdef _OPENMP
 #pragma omp parallel num_threads(pl->threads)
+#endif
     {
         counters my = {0};
         my.bad_row = -1;
@@ -324,7 +340,9 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
+#ifdef _OPENMP
 #pragma omp for schedule(static, 1)
+#endif
         for (int c = 0; c < pl->nchunks; c++) {
             for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
                 dsmm_idx p = C->rowptr[i], nz = C->rowptr[i + 1] - p;
@@ -362,12 +380,15 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
                     my.masked++;
                     my.unsorted |= !pl->sort && !pl->rw.M->sorted && nz > 1;
                     break;
-                default: break;
+                default:
+                    break;
                 }
                 my.bad |= got != nz;
             }
         }
+#ifdef _OPENMP
 #pragma omp critical(dsmmi_spgemm_fill)
+#endif
         {
             tot->hash += my.hash;
             tot->heap += my.heap;
@@ -448,8 +469,7 @@ static void plan_free(dsmm_ctx *ctx, plan *pl)
 
 // Everything but the passes: sorted B, B converted to C's width and type, flops, chunks,
 // empty workspaces. kind/vt: what the passes compute.
-static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind, int vt,
-                             plan *pl)
+static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind, int vt, plan *pl)
 {
     dsmm_status st = DSMM_OK;
     const dsmm_csr *A = a->A, *B = a->B;
@@ -603,8 +623,12 @@ dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
                "spgemm count: A is %lld x %lld but B is %lld x %lld", (long long)A->nrows,
                (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     // B's own column width, so nothing is converted.
-    dsmmi_spgemm_args a = {.A = A, .B = B, .sr = DSMM_PLUS_PAIR, .alg = DSMM_SPGEMM_AUTO,
-                           .type = DSMM_PATTERN, .col_bits = B->colidx32 ? 32 : 64};
+    dsmmi_spgemm_args a = {.A = A,
+                           .B = B,
+                           .sr = DSMM_PLUS_PAIR,
+                           .alg = DSMM_SPGEMM_AUTO,
+                           .type = DSMM_PATTERN,
+                           .col_bits = B->colidx32 ? 32 : 64};
     DSMM_TRY(plan_make(ctx, &a, DSMMI_K_PATTERN, DSMM_PATTERN, &pl));
     DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, NULL, 0, 0, &pl.ws_bytes));
     rp = dsmmi_malloc(ctx, (size_t)A->nrows + 1, sizeof *rp);
