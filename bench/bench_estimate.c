@@ -5,6 +5,10 @@
 // abc files (mcl label triples, edge lists) are symmetrised, A + A^T, as mcl does; Matrix
 // Market files are used as read. Files that are absent are skipped.
 // Usage: bench_estimate [--threads N] [--repeat N] [--seed S] FILE...
+// Issue 3's set, with D=../shared/data (the mcl folder's cluster and node lists are not
+// networks, so they are left out):
+//   $D/graphs/* $D/matrices/*.mtx.gz $D/mcl/STRING_PPI.edgelist.gz $D/mcl/hep-th.mtx.gz
+//   $(ls $D/mcl/*.txt.gz | grep -v -e node_list -e clusters -e ground -e complexes)
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +16,10 @@
 #include <unistd.h>
 
 #include "base/base.h"
+
+#ifndef DSMM_BENCH_BUILD
+#define DSMM_BENCH_BUILD "unknown"
+#endif
 
 #define NKEYS 3
 static const int key_counts[NKEYS] = {4, 8, 16};
@@ -115,6 +123,9 @@ int main(int argc, char **argv)
     dsmm_ctx_set_progress(ctx, 0);
     if (dsmm_ctx_set_threads(ctx, threads) != DSMM_OK) return 2;
     threads = dsmm_ctx_threads(ctx);
+    char host[256];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
 
     double *t = malloc((size_t)repeat * sizeof *t), *e = malloc((size_t)repeat * sizeof *e);
     double *err16 = calloc((size_t)nfiles + 1, sizeof *err16);
@@ -196,23 +207,26 @@ int main(int argc, char **argv)
             double speedup = est_s > 0 ? exact_s / est_s : 0.0;
             if (r == 16) err16[n16++] = med_err;
             if (cf >= 4.0) spd[q][nspd] = speedup;
-            printf("{\"bench\":\"estimate\",\"matrix\":\"%s\",\"symmetrised\":%d,\"n\":%lld,"
+            printf("{\"bench\":\"estimate\",\"build\":\"%s\",\"machine\":\"%s\",\"matrix\":\"%s\","
+                   "\"symmetrised\":%d,\"n\":%lld,"
                    "\"nnz_a\":%lld,\"flops\":%.0f,\"nnz_c\":%.0f,\"cf\":%.3f,\"threads\":%d,"
                    "\"repeat\":%d,\"exact\":\"%s\",\"exact_s\":%.6f,\"keys\":%d,\"est_s\":%.6f,"
                    "\"speedup\":%.2f,\"est_nnz\":%.0f,\"err\":%.5f,\"median_abs_err\":%.5f,"
                    "\"rel_err_expected\":%.5f}\n",
-                   base_name(path), sym, (long long)A->nrows, (long long)A->nnz, flops, nnz, cf,
-                   threads, repeat, method == 0 ? "count" : "symbolic", exact_s, r, est_s, speedup,
-                   first_nnz, first_err, med_err, expected);
+                   DSMM_BENCH_BUILD, host, base_name(path), sym, (long long)A->nrows,
+                   (long long)A->nnz, flops, nnz, cf, threads, repeat,
+                   method == 0 ? "count" : "symbolic", exact_s, r, est_s, speedup, first_nnz,
+                   first_err, med_err, expected);
             fflush(stdout);
         }
         if (cf >= 4.0) nspd++;
         dsmm_csr_destroy(&A);
     }
     if (rc == 0) {
-        printf("{\"bench\":\"estimate_summary\",\"threads\":%d,\"repeat\":%d,\"matrices\":%d,"
+        printf("{\"bench\":\"estimate_summary\",\"build\":\"%s\",\"machine\":\"%s\",\"threads\":%d,"
+               "\"repeat\":%d,\"matrices\":%d,"
                "\"median_err_r16\":%.5f,\"cf_ge_4\":%d",
-               threads, repeat, n16, n16 ? median(err16, n16) : 0.0, nspd);
+               DSMM_BENCH_BUILD, host, threads, repeat, n16, n16 ? median(err16, n16) : 0.0, nspd);
         for (int q = 0; q < NKEYS; q++) {
             double lg = 0.0, mn = INFINITY;
             for (int k = 0; k < nspd; k++) {

@@ -91,7 +91,8 @@ int test_file_exists(const char *path);
         }                                                                                          \
     } while (0)
 
-/* CHECK_ST: call returns exactly `expected`; clears the context's error afterwards. */
+/* CHECK_ST: call returns exactly `expected`. The context keeps its first error until
+ * dsmm_ctx_clear_error, so clear it before checking the message of a later failure. */
 #define CHECK_ST(ctx, call, expected)                                                              \
     do {                                                                                           \
         dsmm_status st_ = (call);                                                                  \
