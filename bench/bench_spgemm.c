@@ -86,7 +86,8 @@ static double check_x(uint64_t j)
 
 static int fail(dsmm_ctx *ctx, const char *what)
 {
-    fprintf(stderr, "bench_spgemm: %s: %s\n", what, ctx ? dsmm_ctx_last_error(ctx) : "");
+    const char *msg = ctx ? dsmm_ctx_last_error(ctx) : "";
+    fprintf(stderr, "bench_spgemm: %s: %s\n", what, *msg ? msg : "failed (see above)");
     return 1;
 }
 

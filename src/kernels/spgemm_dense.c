@@ -139,8 +139,15 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
         }
         DSMMI_SET_VAL(cval, t, dv[c], vt);
     }
-    // Reset every column reached (not only C's, which may differ when bad).
-    if (hi >= lo) {
+    // Reset every column reached: through C's columns when they are exactly those, else by
+    // scanning the span.
+    if (!bad) {
+        for (dsmm_idx t = 0; t < nz; t++) {
+            dsmm_idx c = DSMMI_COL(ccol, t, w32);
+            bm[c >> 6] = 0;
+            dv[c] = 0.0;
+        }
+    } else if (hi >= lo) {
         for (dsmm_idx wd = lo >> 6; wd <= hi >> 6; wd++) {
             uint64_t bits = bm[wd];
             bm[wd] = 0;

@@ -29,7 +29,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
 enum { ACC_NONE = 0, ACC_HASH, ACC_HEAP, ACC_DENSE, ACC_COPY, ACC_MASK };
 
 #define CHUNKS_PER_THREAD    8
-#define MIN_FLOPS_PER_THREAD 65536
+#define MIN_FLOPS_PER_THREAD 262144
 
 typedef struct plan {
     dsmmi_rw rw;
