@@ -518,15 +518,15 @@ DSMM_API void dsmm_spgemm_opts_init(dsmm_spgemm_opts *opts);
 
 /* What a multiply did (optional output of the calls below). */
 typedef struct dsmm_spgemm_info {
-    double flops;                   // multiply-adds: sum_i sum_{k in A(i,:)} nnz(B(k,:))
-    dsmm_idx nnz;                   // nnz(C)
-    double cf;                      // flops / nnz(C) (0 when C is empty)
+    double flops;                              // multiply-adds: sum_i sum_{k in A(i,:)} nnz(B(k,:))
+    dsmm_idx nnz;                              // nnz(C)
+    double cf;                                 // flops / nnz(C) (0 when C is empty)
     dsmm_idx rows_hash, rows_heap, rows_dense; // numeric rows per accumulator (AUTO mixes)
-    dsmm_idx rows_masked;           // rows handled by the masked (pattern-driven) accumulator
-    int sorted;                     // rows of C sorted by column
-    int threads;                    // threads used
+    dsmm_idx rows_masked; // rows handled by the masked (pattern-driven) accumulator
+    int sorted;           // rows of C sorted by column
+    int threads;          // threads used
     double seconds_symbolic, seconds_numeric, seconds; // seconds = the whole call
-    size_t workspace_bytes;         // scratch held at the peak (accumulators, conversions)
+    size_t workspace_bytes; // scratch held at the peak (accumulators, conversions)
 } dsmm_spgemm_info;
 
 /* dsmm_csr_spgemm: C = A * B with the defaults (AUTO, plus-times, sorted rows).
@@ -583,8 +583,8 @@ typedef struct dsmm_spgemm_estimate_result {
  * (nrows(A) doubles). Errors: DSMM_ERR_DIM; DSMM_ERR_ARG for keys 1, 2 or < 0;
  * DSMM_ERR_NOMEM. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_estimate(dsmm_ctx *ctx, const dsmm_csr *A,
-                                                         const dsmm_csr *B, int keys,
-                                                         uint64_t seed, double *row_nnz,
+                                                         const dsmm_csr *B, int keys, uint64_t seed,
+                                                         double *row_nnz,
                                                          dsmm_spgemm_estimate_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
