@@ -88,6 +88,70 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
+#define CACHE_MIN ((size_t)32 << 20) // blocks this big or bigger are worth keeping
+
+static void cache_lock(dsmm_ctx *ctx)
+{
+    while (__atomic_test_and_set(&ctx->cache_lock, __ATOMIC_ACQUIRE)) {
+    }
+}
+
+static void cache_unlock(dsmm_ctx *ctx)
+{
+    __atomic_clear(&ctx->cache_lock, __ATOMIC_RELEASE);
+}
+
+void dsmmi_cache_drop(dsmm_ctx *ctx)
+{
+    if (ctx == NULL) return;
+    cache_lock(ctx);
+    for (int s = 0; s < 2; s++) {
+        if (ctx->cache[s]) raw_free(ctx, ctx->cache[s]);
+        ctx->cache[s] = NULL;
+        ctx->cache_bytes[s] = 0;
+    }
+    ctx->cached = 0;
+    cache_unlock(ctx);
+}
+
+// A kept block of bytes..2*bytes (raw pointer, header included), or NULL.
+static unsigned char *cache_take(dsmm_ctx *ctx, size_t bytes)
+{
+    unsigned char *p = NULL;
+    cache_lock(ctx);
+    for (int s = 0; s < 2 && p == NULL; s++) {
+        size_t b = ctx->cache_bytes[s];
+        if (ctx->cache[s] && b >= bytes && b / 2 <= bytes) {
+            p = ctx->cache[s];
+            ctx->cache[s] = NULL;
+            ctx->cache_bytes[s] = 0;
+            ctx->cached -= b;
+        }
+    }
+    cache_unlock(ctx);
+    return p;
+}
+
+// Keeps a freed block when a slot is free and the budget leaves room; true if kept.
+static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
+{
+    bool kept = false;
+    cache_lock(ctx);
+    size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
+    if (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget) {
+        for (int s = 0; s < 2 && !kept; s++) {
+            if (ctx->cache[s] == NULL) {
+                ctx->cache[s] = base;
+                ctx->cache_bytes[s] = bytes;
+                ctx->cached += bytes;
+                kept = true;
+            }
+        }
+    }
+    cache_unlock(ctx);
+    return kept;
+}
+
 static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
 {
     size_t bytes;
@@ -102,6 +166,19 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
         return NULL;
     }
+    if (bytes >= CACHE_MIN && !zero) {
+        unsigned char *c = cache_take(ctx, bytes);
+        if (c != NULL) {
+            size_t kept;
+            memcpy(&kept, c, sizeof kept);
+            if (reserve(ctx, kept)) return c + HDR; // the header keeps the block's own size
+            raw_free(ctx, c);
+        }
+    }
+    // Kept blocks count against the budget too: drop them before failing.
+    if (ctx->budget != 0 && ctx->cached != 0 &&
+        __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED) + ctx->cached + bytes > ctx->budget)
+        dsmmi_cache_drop(ctx);
     if (!reserve(ctx, bytes)) {
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                     "allocation of %zu bytes exceeds the memory budget (%zu of %zu bytes in use)",
@@ -178,7 +255,7 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p)
     size_t bytes;
     memcpy(&bytes, base, sizeof bytes);
     unreserve(ctx, bytes);
-    raw_free(ctx, base);
+    if (bytes < CACHE_MIN || !cache_put(ctx, base, bytes)) raw_free(ctx, base);
     return NULL;
 }
 
@@ -212,6 +289,7 @@ dsmm_status dsmm_ctx_set_allocator(dsmm_ctx *ctx, const dsmm_allocator *alloc)
     if (!dsmmi_ctx_ok(ctx)) return DSMM_ERR_ARG;
     DSMM_CHECK(ctx, ctx->in_use == 0, DSMM_ERR_ARG,
                "allocator changed while %zu bytes are allocated", ctx->in_use);
+    dsmmi_cache_drop(ctx); // kept blocks belong to the old allocator
     if (alloc == NULL) {
         ctx->have_alloc = 0;
     } else {
@@ -226,7 +304,9 @@ cleanup:
 
 void dsmm_ctx_set_mem_budget(dsmm_ctx *ctx, size_t bytes)
 {
-    if (dsmmi_ctx_ok(ctx)) ctx->budget = bytes;
+    if (!dsmmi_ctx_ok(ctx)) return;
+    dsmmi_cache_drop(ctx);
+    ctx->budget = bytes;
 }
 
 size_t dsmm_ctx_mem_budget(const dsmm_ctx *ctx)

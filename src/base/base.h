@@ -35,6 +35,12 @@ struct dsmm_ctx {
     size_t budget; // 0 = unlimited
     size_t in_use; // updated atomically
     size_t peak;
+    // Big freed blocks kept for the next allocation of about their size (alloc.c): repeated
+    // products (MCL iterations, GNN layers) then skip the kernel's page zeroing.
+    void *cache[2];
+    size_t cache_bytes[2]; // block sizes; cached bytes are not in in_use
+    size_t cached;         // sum of cache_bytes
+    int cache_lock;
     long alloc_count; // allocations so far (atomic)
     long fail_at;     // allocation number that fails, -1 = none
     int progress_mode;
@@ -97,6 +103,9 @@ void *dsmmi_calloc(dsmm_ctx *ctx, size_t n, size_t size);
 void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size);
 /* dsmmi_free: frees p (NULL ok) and returns NULL: p = dsmmi_free(ctx, p). */
 void *dsmmi_free(dsmm_ctx *ctx, void *p);
+/* dsmmi_cache_drop: frees the blocks kept by dsmmi_free for reuse (context destruction,
+ * allocator change, budget pressure). */
+void dsmmi_cache_drop(dsmm_ctx *ctx);
 /* dsmmi_mul_ok: *out = a * b without overflow; false on overflow. */
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out);
 /* dsmmi_budget_check: would `bytes` more fit in the budget? Records a message if not. */

@@ -43,6 +43,7 @@ void dsmm_ctx_destroy(dsmm_ctx **pctx)
     dsmm_ctx *ctx = *pctx;
     if (ctx->magic == DSMMI_CTX_MAGIC) {
         if (ctx->comm_free) ctx->comm_free(ctx);
+        dsmmi_cache_drop(ctx);
         if (ctx->in_use != 0)
             dsmmi_log(ctx, DSMM_LOG_DEBUG, "context destroyed with %zu bytes still allocated",
                       ctx->in_use);

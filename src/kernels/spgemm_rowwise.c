@@ -132,6 +132,7 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
     case ACC_DENSE:
         n->dense = 1;
         if (numeric && m->kind != DSMMI_K_PATTERN) n->dense_vals = 1;
+        if (numeric && nz > n->scratch) n->scratch = nz; // the row's column list
         break;
     case ACC_MASK: {
         dsmm_idx mk = m->M->rowptr[i + 1] - m->M->rowptr[i];
