@@ -329,13 +329,48 @@ static int test_threads_setting(void)
     return TEST_PASS;
 }
 
+// Big freed blocks are kept for the next allocation of about their size, outside in_use, and
+// given up when the budget needs the room.
+static int test_block_cache(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    size_t big = (size_t)40 << 20;
+    char *p = dsmmi_malloc(ctx, big, 1);
+    CHECK(p != NULL);
+    p[0] = 1;
+    char *keep = p;
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->in_use == 0 && ctx->cached >= big);
+    char *q = dsmmi_malloc(ctx, big - 4096, 1); // about the same size: the kept block
+    CHECK(q == keep);
+    CHECK(ctx->in_use >= big - 4096 && ctx->cached == 0);
+    q = dsmmi_free(ctx, q);
+    char *r = dsmmi_malloc(ctx, big * 3, 1); // far bigger: a new block, the kept one stays
+    CHECK(r != NULL && ctx->cached >= big);
+    r = dsmmi_free(ctx, r);
+    CHECK(ctx->cached >= big * 4); // both slots used
+    // A budget that cannot hold the kept blocks plus a new one drops them first.
+    dsmm_ctx_set_mem_budget(ctx, big * 2);
+    CHECK(ctx->cached == 0);
+    char *a = dsmmi_malloc(ctx, big, 1);
+    CHECK(a != NULL);
+    a = dsmmi_free(ctx, a);                                    // kept: in_use + cached <= budget
+    char *b = dsmmi_malloc(ctx, big + big / 2 + (big / 4), 1); // does not fit next to it
+    CHECK(b != NULL);
+    CHECK(ctx->in_use + ctx->cached <= big * 2);
+    b = dsmmi_free(ctx, b);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
         TEST(test_status_names),   TEST(test_error_message),   TEST(test_alloc_accounting),
         TEST(test_budget),         TEST(test_fail_injection),  TEST(test_user_allocator),
         TEST(test_parse_size),     TEST(test_json_and_stats),  TEST(test_rng),
-        TEST(test_outfile_atomic), TEST(test_threads_setting),
+        TEST(test_outfile_atomic), TEST(test_threads_setting), TEST(test_block_cache),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
