@@ -54,12 +54,14 @@ dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
     return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
 }
 
-DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
-                           dsmm_idx *written, const int w32, const int kind, const int vt)
+// Accumulates row i into the bitmap and (unless PATTERN) dv; returns the number of columns
+// reached, listing them in first-touch order when list != NULL, and their bounds in lo/hi.
+DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx *list,
+                                 dsmm_idx *plo, dsmm_idx *phi, const int w32, const int kind,
+                                 const int vt)
 {
     uint64_t *bm = w->bitmap;
     double *dv = w->dvals;
-    dsmm_idx *list = w->skey; // the row's columns in order of first touch (nz of them)
     dsmm_idx n = 0, lo = m->ncols, hi = -1;
     for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
         dsmm_idx r = dsmmi_rw_acol(m, k);
@@ -73,7 +75,10 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             dsmm_idx c = DSMMI_COL(m->bc, q, w32);
             uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
             bm[c >> 6] = old | bit;
-            if (!(old & bit)) list[n++] = c;
+            if (!(old & bit)) {
+                if (list) list[n] = c;
+                n++;
+            }
             if (kind == DSMMI_K_PATTERN) continue;
             // dv is all zero between rows, so the plus semirings add without a branch.
             if (kind == DSMMI_K_PLUS_PAIR) {
@@ -86,6 +91,19 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             }
         }
     }
+    *plo = lo;
+    *phi = hi;
+    return n;
+}
+
+DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
+                           dsmm_idx *written, const int w32, const int kind, const int vt)
+{
+    uint64_t *bm = w->bitmap;
+    double *dv = w->dvals;
+    dsmm_idx *list = w->skey; // the row's columns in order of first touch (nz of them)
+    dsmm_idx lo, hi;
+    dsmm_idx n = accumulate(w, m, i, list, &lo, &hi, w32, kind, vt);
     dsmm_idx o = 0;
     if (hi < lo) {
         *written = 0;
@@ -141,30 +159,8 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
 {
     uint64_t *bm = w->bitmap;
     double *dv = w->dvals;
-    dsmm_idx reached = 0, lo = m->ncols, hi = -1;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-        dsmm_idx r = dsmmi_rw_acol(m, k);
-        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
-        if (q1 == q0) continue;
-        dsmm_idx c0 = DSMMI_COL(m->bc, q0, w32), c1 = DSMMI_COL(m->bc, q1 - 1, w32);
-        if (c0 < lo) lo = c0;
-        if (c1 > hi) hi = c1;
-        double a = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
-        for (dsmm_idx q = q0; q < q1; q++) {
-            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
-            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
-            bm[c >> 6] = old | bit;
-            reached += (old & bit) == 0;
-            if (kind == DSMMI_K_PLUS_PAIR) {
-                dv[c] += 1.0;
-            } else if (kind == DSMMI_K_PLUS_TIMES) {
-                dv[c] += a * DSMMI_VAL(m->bv, q, vt);
-            } else {
-                double p = dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
-                dv[c] = (old & bit) ? dsmmi_sr_add(kind, dv[c], p) : p;
-            }
-        }
-    }
+    dsmm_idx lo, hi;
+    dsmm_idx reached = accumulate(w, m, i, NULL, &lo, &hi, w32, kind, vt);
     int bad = reached != nz;
     for (dsmm_idx t = 0; t < nz; t++) {
         dsmm_idx c = DSMMI_COL(ccol, t, w32);
