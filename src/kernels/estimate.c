@@ -187,40 +187,23 @@ static dsmm_idx count_row_small(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx i
     return n;
 }
 
-static dsmm_idx total_flops(const dsmm_csr *A, const dsmm_csr *B, int nt)
-{
-    dsmm_idx sum = 0;
-    const dsmm_idx *bp = B->rowptr;
-    (void)nt;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 4096) reduction(+ : sum) num_threads(nt)
-#endif
-    for (dsmm_idx i = 0; i < A->nrows; i++) {
-        for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            dsmm_idx c = dsmm_csr_col(A, k);
-            sum += bp[c + 1] - bp[c];
-        }
-    }
-    return sum;
-}
-
 static dsmm_status estimate_exact(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
                                   double *row_nnz, dsmm_spgemm_estimate_result *res)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_idx *rows = NULL, total = 0;
+    dsmm_idx *rows = NULL, total = 0, flops = 0;
 
     if (row_nnz) {
         rows = dsmmi_malloc(ctx, (size_t)A->nrows, sizeof *rows);
         DSMM_CHECK(ctx, rows != NULL, DSMM_ERR_NOMEM, "estimate: %lld row counts",
                    (long long)A->nrows);
     }
-    DSMM_TRY(dsmmi_spgemm_count(ctx, A, B, rows, &total));
+    DSMM_TRY(dsmmi_spgemm_count(ctx, A, B, rows, &total, &flops));
     if (row_nnz) {
         for (dsmm_idx i = 0; i < A->nrows; i++) row_nnz[i] = (double)rows[i];
     }
     res->nnz = (double)total;
-    res->flops = (double)total_flops(A, B, dsmmi_threads(ctx));
+    res->flops = (double)flops;
 cleanup:
     rows = dsmmi_free(ctx, rows);
     return st;

@@ -59,10 +59,10 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
 void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops, dsmm_idx *total);
 
 /* dsmmi_spgemm_count: exact nnz of each row of A * B (row_nnz, nrows(A) entries, may be NULL)
- * and in total, with the fast symbolic count of the row-wise kernel (no mask, no values).
- * Errors: DSMM_ERR_DIM; DSMM_ERR_NOMEM. */
+ * and in total, and the flops (may be NULL), with the fast symbolic count of the row-wise kernel
+ * (no mask, no values). Errors: DSMM_ERR_DIM; DSMM_ERR_NOMEM. */
 dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
-                               dsmm_idx *row_nnz, dsmm_idx *total);
+                               dsmm_idx *row_nnz, dsmm_idx *total, dsmm_idx *flops);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row-wise accumulators: spgemm_rowwise.c drives them; spgemm_hash.c, spgemm_heap.c,         */
@@ -93,11 +93,18 @@ typedef struct dsmmi_rw {
     const void *bc;
     const void *bv;
     dsmm_idx ncols;
-    int w32;           // columns of B and C are 32-bit
-    int kind;          // DSMMI_K_*
-    int vt;            // C's value type (DSMM_PATTERN when kind == DSMMI_K_PATTERN)
-    const dsmm_csr *M; // mask, or NULL
+    int w32;                 // columns of B and C are 32-bit
+    int kind;                // DSMMI_K_*
+    int vt;                  // C's value type (DSMM_PATTERN when kind == DSMMI_K_PATTERN)
+    const dsmm_csr *M;       // mask, or NULL
+    const dsmm_idx *wprefix; // prefix sums of (flops_i + 1), nrows(A) + 1 entries
 } dsmmi_rw;
+
+/* Flops of row i, from the driver's balancing prefix (computed once per product). */
+static inline dsmm_idx dsmmi_rw_flops(const dsmmi_rw *m, dsmm_idx i)
+{
+    return m->wprefix[i + 1] - m->wprefix[i] - 1;
+}
 
 /* Per-thread workspace, sized by the driver before each pass and reused across rows. */
 typedef struct dsmmi_acc {

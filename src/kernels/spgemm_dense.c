@@ -12,48 +12,6 @@ static inline void clear_bits(uint64_t *bm, dsmm_idx lo, dsmm_idx hi)
     if (hi >= lo) memset(bm + (lo >> 6), 0, (size_t)((hi >> 6) - (lo >> 6) + 1) * sizeof *bm);
 }
 
-DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
-{
-    uint64_t *bm = w->bitmap;
-    dsmm_idx n = 0, lo = m->ncols, hi = -1;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-        dsmm_idx r = dsmmi_rw_acol(m, k);
-        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
-        if (q1 == q0) continue;
-        dsmm_idx c0 = DSMMI_COL(m->bc, q0, w32), c1 = DSMMI_COL(m->bc, q1 - 1, w32);
-        if (c0 < lo) lo = c0; // B's rows are sorted: first and last bound the row
-        if (c1 > hi) hi = c1;
-        for (dsmm_idx q = q0; q < q1; q++) {
-            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
-            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
-            n += (old & bit) == 0;
-            bm[c >> 6] = old | bit;
-        }
-    }
-    // Clear by walking the products again when they are fewer than the words between the
-    // row's first and last column (short rows spread over many columns, as in meshes).
-    dsmm_idx f = 0;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-        dsmm_idx r = dsmmi_rw_acol(m, k);
-        f += m->bp[r + 1] - m->bp[r];
-    }
-    if (hi >= lo && f < (hi >> 6) - (lo >> 6)) {
-        for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-            dsmm_idx r = dsmmi_rw_acol(m, k);
-            for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++)
-                bm[DSMMI_COL(m->bc, q, w32) >> 6] = 0;
-        }
-    } else {
-        clear_bits(bm, lo, hi);
-    }
-    return n;
-}
-
-dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
-{
-    return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
-}
-
 // Accumulates row i into the bitmap and (unless PATTERN) dv; returns the number of columns
 // reached, listing them in first-touch order when list != NULL, and their bounds in lo/hi.
 DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx *list,
@@ -94,6 +52,30 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, ds
     *plo = lo;
     *phi = hi;
     return n;
+}
+
+DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
+{
+    uint64_t *bm = w->bitmap;
+    dsmm_idx lo, hi;
+    dsmm_idx n = accumulate(w, m, i, NULL, &lo, &hi, w32, DSMMI_K_PATTERN, DSMM_PATTERN);
+    // Clear by walking the products again when they are fewer than the words between the
+    // row's first and last column (short rows spread over many columns, as in meshes).
+    if (hi >= lo && dsmmi_rw_flops(m, i) < (hi >> 6) - (lo >> 6)) {
+        for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+            dsmm_idx r = dsmmi_rw_acol(m, k);
+            for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++)
+                bm[DSMMI_COL(m->bc, q, w32) >> 6] = 0;
+        }
+    } else {
+        clear_bits(bm, lo, hi);
+    }
+    return n;
+}
+
+dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
+{
+    return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
 }
 
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,

@@ -30,19 +30,9 @@ static inline void clear_keys(void *keys, dsmm_idx size, int w32)
     }
 }
 
-static inline dsmm_idx row_flops(const dsmmi_rw *m, dsmm_idx i)
-{
-    dsmm_idx f = 0;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-        dsmm_idx r = dsmmi_rw_acol(m, k);
-        f += m->bp[r + 1] - m->bp[r];
-    }
-    return f;
-}
-
 DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
 {
-    dsmm_idx size = table_size(row_flops(m, i), m->ncols);
+    dsmm_idx size = table_size(dsmmi_rw_flops(m, i), m->ncols);
     dsmm_idx mask = size - 1, n = 0;
     clear_keys(w->hkeys, size, w32);
     for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
@@ -73,7 +63,7 @@ dsmm_idx dsmmi_hash_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
                            int sort, dsmm_idx *written, const int w32, const int kind, const int vt)
 {
-    dsmm_idx size = table_size(row_flops(m, i), m->ncols);
+    dsmm_idx size = table_size(dsmmi_rw_flops(m, i), m->ncols);
     dsmm_idx mask = size - 1, n = 0;
     double *hv = w->hvals;
     clear_keys(w->hkeys, size, w32);

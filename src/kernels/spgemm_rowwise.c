@@ -57,7 +57,7 @@ typedef struct need {
 
 static inline dsmm_idx row_f(const plan *pl, dsmm_idx i)
 {
-    return pl->wprefix[i + 1] - pl->wprefix[i] - 1;
+    return dsmmi_rw_flops(&pl->rw, i);
 }
 
 static inline dsmm_idx pow2_slots(dsmm_idx n)
@@ -67,13 +67,10 @@ static inline dsmm_idx pow2_slots(dsmm_idx n)
     return size;
 }
 
-static int pick_count(const plan *pl, dsmm_idx i)
+// The accumulator a forced kernel name means for every row; ACC_NONE for AUTO.
+static int forced(dsmm_spgemm_alg alg)
 {
-    const dsmmi_rw *m = &pl->rw;
-    dsmm_idx f = row_f(pl, i);
-    if (m->M) return ACC_MASK;
-    if (f == 0) return ACC_NONE;
-    switch (pl->alg) {
+    switch (alg) {
     case DSMM_SPGEMM_HASH:
         return ACC_HASH;
     case DSMM_SPGEMM_HEAP:
@@ -81,8 +78,17 @@ static int pick_count(const plan *pl, dsmm_idx i)
     case DSMM_SPGEMM_DENSE:
         return ACC_DENSE;
     default:
-        break;
+        return ACC_NONE;
     }
+}
+
+static int pick_count(const plan *pl, dsmm_idx i)
+{
+    const dsmmi_rw *m = &pl->rw;
+    dsmm_idx f = row_f(pl, i);
+    if (m->M) return ACC_MASK;
+    if (f == 0) return ACC_NONE;
+    if (forced(pl->alg) != ACC_NONE) return forced(pl->alg);
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
     if (m->ncols <= t->cache_cols ||
         (m->ncols <= t->dense_max_cols && (double)f * t->sym_dense >= (double)m->ncols))
@@ -96,16 +102,7 @@ static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
     dsmm_idx f = row_f(pl, i), k = m->ap[i + 1] - m->ap[i];
     if (m->M) return ACC_MASK;
     if (nz == 0) return ACC_NONE;
-    switch (pl->alg) {
-    case DSMM_SPGEMM_HASH:
-        return ACC_HASH;
-    case DSMM_SPGEMM_HEAP:
-        return ACC_HEAP;
-    case DSMM_SPGEMM_DENSE:
-        return ACC_DENSE;
-    default:
-        break;
-    }
+    if (forced(pl->alg) != ACC_NONE) return forced(pl->alg);
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
     if (k == 1 && !pl->b_dups) return ACC_COPY;
     if (m->ncols <= t->cache_cols
@@ -531,6 +528,7 @@ static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind
         threads = pl->threads = (int)(pl->flops / MIN_FLOPS_PER_THREAD + 1);
     pl->wprefix[0] = 0;
     for (dsmm_idx i = 0; i < A->nrows; i++) pl->wprefix[i + 1] += pl->wprefix[i] + 1;
+    m->wprefix = pl->wprefix;
     dsmm_idx nchunks = (dsmm_idx)threads * CHUNKS_PER_THREAD;
     if (nchunks > A->nrows) nchunks = A->nrows > 0 ? A->nrows : 1;
     pl->nchunks = (int)nchunks;
@@ -613,7 +611,7 @@ cleanup:
 }
 
 dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
-                               dsmm_idx *row_nnz, dsmm_idx *total)
+                               dsmm_idx *row_nnz, dsmm_idx *total, dsmm_idx *flops)
 {
     dsmm_status st = DSMM_OK;
     plan pl = {0};
@@ -642,6 +640,7 @@ dsmm_status dsmmi_spgemm_count(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
         sum += rp[i + 1];
     }
     if (total) *total = sum;
+    if (flops) *flops = pl.flops;
 cleanup:
     plan_free(ctx, &pl);
     dsmmi_free(ctx, rp);
