@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "dsmm.h"
 
 #ifndef DSMM_BENCH_BUILD
@@ -51,38 +52,6 @@ typedef struct bench_opts {
     const char *input, *export_path, *check_path, *name, *kernel;
     int symmetrize, run, numeric, threads, repeat, warmup;
 } bench_opts;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static long peak_rss_kb(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
-    return ru.ru_maxrss; // kilobytes on Linux
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    if (n <= 0) return 0.0;
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-static double check_x(uint64_t j)
-{
-    return 1.0 + (double)((j * 2654435761u) % 1000u) / 1000.0;
-}
 
 static int fail(dsmm_ctx *ctx, const char *what)
 {
@@ -160,26 +129,9 @@ static dsmm_status raw_read(dsmm_ctx *ctx, const char *path, dsmm_csr **out, int
     dsmm_status st = DSMM_ERR_IO;
     dsmm_csr *A = NULL;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "bench_spgemm: cannot open %s: %s\n", path, strerror(errno));
-        return DSMM_ERR_IO;
-    }
-    char magic[8];
     int64_t h[5];
-    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, RAW_MAGIC, 8) != 0 ||
-        fread(h, sizeof h[0], 5, f) != 5 || h[0] < 0 || h[1] < 0 || h[2] < 0 ||
-        (h[3] != 4 && h[3] != 8) || (h[3] == 4 && h[1] > INT32_MAX)) {
-        fprintf(stderr, "bench_spgemm: %s: not a raw CSR file (bad header)\n", path);
-        goto done;
-    }
-    if (fseek(f, 0, SEEK_END) != 0) goto done;
-    long long size = ftell(f);
-    long long want = 48 + 8 * (h[0] + 1) + (h[3] + 8) * h[2];
-    if (size != want || fseek(f, 48, SEEK_SET) != 0) {
-        fprintf(stderr, "bench_spgemm: %s: %lld bytes, header says %lld\n", path, size, want);
-        goto done;
-    }
+    FILE *f = bench_raw_open("bench_spgemm", path, h);
+    if (f == NULL) return DSMM_ERR_IO;
     st = dsmm_csr_create(ctx, h[0], h[1], h[2], DSMM_DOUBLE, &A);
     if (st == DSMM_OK && h[3] == 4) st = dsmm_csr_set_col_width(A, 32);
     if (st != DSMM_OK) goto done;
@@ -200,21 +152,6 @@ done:
     fclose(f);
     dsmm_csr_destroy(&A);
     return st;
-}
-
-static int check_write(const char *path, int64_t nrows, int64_t nnz, int64_t zeros, const double *y)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        fprintf(stderr, "bench_spgemm: cannot write %s: %s\n", path, strerror(errno));
-        return 0;
-    }
-    int64_t h[3] = {nrows, nnz, zeros};
-    int ok = write_all(f, CHK_MAGIC, 1, 8) && write_all(f, h, sizeof h[0], 3) &&
-             write_all(f, y, sizeof *y, (size_t)nrows);
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) fprintf(stderr, "bench_spgemm: writing %s failed\n", path);
-    return ok;
 }
 
 // Reads a check file; *y is malloc'ed.
@@ -405,7 +342,7 @@ static int64_t mult_check(const dsmm_csr *C, double *y)
     for (dsmm_idx i = 0; i < C->nrows; i++) {
         double s = 0.0;
         for (dsmm_idx k = C->rowptr[i]; k < C->rowptr[i + 1]; k++) {
-            s += v[k] * check_x((uint64_t)dsmm_csr_col(C, k));
+            s += v[k] * bench_check_x((uint64_t)dsmm_csr_col(C, k));
             zeros += v[k] == 0.0;
         }
         y[i] = s;
@@ -465,9 +402,9 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
     int64_t zeros = mult_check(C, y);
     dsmm_csr_destroy(&C);
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         dsmm_status st = dsmm_csr_spgemm_ex(ctx, A, A, &so, &C, &info);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         if (st != DSMM_OK) {
             rc = fail(ctx, "spgemm");
             goto done;
@@ -479,19 +416,21 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
         }
         dsmm_csr_destroy(&C);
     }
-    long rss_full = peak_rss_kb();
-    double med = median(t, reps), tmin = t[0];
-    if (o->check_path && !check_write(o->check_path, A->nrows, nnz_c, zeros, y)) goto done;
+    long rss_full = bench_peak_rss_kb();
+    double med = bench_median(t, reps), tmin = t[0];
+    if (o->check_path &&
+        !bench_check_write("bench_spgemm", o->check_path, A->nrows, nnz_c, zeros, y))
+        goto done;
 
     // Numeric phase alone: symbolic once, numeric warm-up, timed numeric repeats.
     double sym_s = 0.0, num_med = -1.0, num_min = -1.0, num_rel = -1.0;
     if (o->numeric) {
-        double t0 = now();
+        double t0 = bench_now();
         if (dsmm_csr_spgemm_symbolic(ctx, A, A, &so, &C, &sinfo) != DSMM_OK) {
             rc = fail(ctx, "spgemm_symbolic");
             goto done;
         }
-        sym_s = now() - t0;
+        sym_s = bench_now() - t0;
         for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
             if (dsmm_csr_spgemm_numeric(ctx, A, A, &so, C, &ninfo) != DSMM_OK) {
                 rc = fail(ctx, "spgemm_numeric");
@@ -499,15 +438,15 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
             }
         }
         for (int r = 0; r < reps; r++) {
-            t0 = now();
+            t0 = bench_now();
             dsmm_status st = dsmm_csr_spgemm_numeric(ctx, A, A, &so, C, &ninfo);
-            t[r] = now() - t0;
+            t[r] = bench_now() - t0;
             if (st != DSMM_OK) {
                 rc = fail(ctx, "spgemm_numeric");
                 goto done;
             }
         }
-        num_med = median(t, reps);
+        num_med = bench_median(t, reps);
         num_min = t[0];
         (void)mult_check(C, y2);
         int64_t at;
@@ -535,7 +474,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
            (long long)nnz_c, (long long)zeros, info.cf, reps, med, tmin,
            med > 0 ? info.flops / med : 0.0, sym_s, num_med, num_min, (long long)winfo.rows_hash,
            (long long)winfo.rows_heap, (long long)winfo.rows_dense, winfo.sorted,
-           winfo.workspace_bytes, peak_rss_kb(), rss_full);
+           winfo.workspace_bytes, bench_peak_rss_kb(), rss_full);
     fflush(stdout);
     rc = 0;
 done:
@@ -608,12 +547,12 @@ int main(int argc, char **argv)
         goto done;
     }
     int was_pattern = 0;
-    double t0 = now();
+    double t0 = bench_now();
     if (load_input(ctx, &o, &A, &was_pattern) != DSMM_OK) {
         rc = fail(ctx, o.input);
         goto done;
     }
-    double load_s = now() - t0;
+    double load_s = bench_now() - t0;
     if (o.export_path) {
         if (!raw_write(o.export_path, A, was_pattern)) goto done;
         // nnz(C) estimated (Cohen, 16 keys) so the runner can skip products beyond memory.

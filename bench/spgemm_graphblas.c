@@ -15,30 +15,7 @@
 
 #include <GraphBLAS.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static long peak_rss_kb(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
+#include "bench_common.h"
 
 #define GB_TRY(call)                                                                               \
     do {                                                                                           \
@@ -59,36 +36,27 @@ typedef struct raw_csr {
 static int raw_read(const char *path, raw_csr *A)
 {
     memset(A, 0, sizeof *A);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "spgemm_graphblas: cannot open %s: %s\n", path, strerror(errno));
-        return 0;
-    }
-    char magic[8];
     int64_t h[5];
-    int ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, "DSMMRAW1", 8) == 0 &&
-             fread(h, sizeof h[0], 5, f) == 5 && h[0] >= 0 && h[1] >= 0 && h[2] >= 0 &&
-             (h[3] == 4 || h[3] == 8);
-    if (ok) {
-        A->nrows = h[0];
-        A->ncols = h[1];
-        A->nnz = h[2];
-        size_t nnz = (size_t)h[2];
-        A->rowptr = malloc(((size_t)h[0] + 1) * sizeof *A->rowptr);
-        A->colidx = malloc((nnz + 1) * sizeof *A->colidx);
-        A->val = malloc((nnz + 1) * sizeof *A->val);
-        ok = A->rowptr && A->colidx && A->val &&
+    FILE *f = bench_raw_open("spgemm_graphblas", path, h);
+    if (f == NULL) return 0;
+    A->nrows = h[0];
+    A->ncols = h[1];
+    A->nnz = h[2];
+    size_t nnz = (size_t)h[2];
+    A->rowptr = malloc(((size_t)h[0] + 1) * sizeof *A->rowptr);
+    A->colidx = malloc((nnz + 1) * sizeof *A->colidx);
+    A->val = malloc((nnz + 1) * sizeof *A->val);
+    int ok = A->rowptr && A->colidx && A->val &&
              fread(A->rowptr, 8, (size_t)h[0] + 1, f) == (size_t)h[0] + 1;
-        if (ok && h[3] == 4) {
-            // 32-bit columns widen in place, from the back.
-            int32_t *c32 = (int32_t *)A->colidx;
-            ok = fread(c32, 4, nnz, f) == nnz;
-            for (size_t k = nnz; ok && k-- > 0;) A->colidx[k] = (GrB_Index)c32[k];
-        } else if (ok) {
-            ok = fread(A->colidx, 8, nnz, f) == nnz;
-        }
-        ok = ok && fread(A->val, sizeof(double), nnz, f) == nnz;
+    if (ok && h[3] == 4) {
+        // 32-bit columns widen in place, from the back.
+        int32_t *c32 = (int32_t *)A->colidx;
+        ok = fread(c32, 4, nnz, f) == nnz;
+        for (size_t k = nnz; ok && k-- > 0;) A->colidx[k] = (GrB_Index)c32[k];
+    } else if (ok) {
+        ok = fread(A->colidx, 8, nnz, f) == nnz;
     }
+    ok = ok && fread(A->val, sizeof(double), nnz, f) == nnz;
     fclose(f);
     if (!ok) fprintf(stderr, "spgemm_graphblas: %s: not a raw CSR file or truncated\n", path);
     return ok;
@@ -178,7 +146,7 @@ int main(int argc, char **argv)
     if (xi == NULL || xv == NULL || yv == NULL) goto done;
     for (GrB_Index j = 0; j < n; j++) {
         xi[j] = j;
-        xv[j] = 1.0 + (double)(((uint64_t)j * 2654435761u) % 1000u) / 1000.0;
+        xv[j] = bench_check_x((uint64_t)j);
     }
     GB_TRY(GrB_Vector_new(&x, GrB_FP64, n));
     GB_TRY(GrB_Vector_new(&y, GrB_FP64, n));
@@ -193,10 +161,10 @@ int main(int argc, char **argv)
 
     for (int r = 0; r < reps; r++) {
         GB_TRY(GrB_Matrix_new(&C, GrB_FP64, n, n));
-        double t0 = now();
+        double t0 = bench_now();
         GB_TRY(GrB_mxm(C, NULL, NULL, GrB_PLUS_TIMES_SEMIRING_FP64, A, A, NULL));
         GB_TRY(GrB_wait(C, GrB_MATERIALIZE));
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         GrB_Index z = 0;
         GB_TRY(GrB_Matrix_nvals(&z, C));
         if (z != nnz_c) {
@@ -205,17 +173,9 @@ int main(int argc, char **argv)
         }
         GrB_Matrix_free(&C);
     }
-    if (check) {
-        FILE *f = fopen(check, "wb");
-        int64_t hdr[3] = {(int64_t)n, (int64_t)nnz_c, (int64_t)zeros};
-        int ok = f && fwrite("DSMMCHK1", 1, 8, f) == 8 && fwrite(hdr, 8, 3, f) == 3 &&
-                 fwrite(yv, sizeof *yv, (size_t)n, f) == (size_t)n;
-        if (f && fclose(f) != 0) ok = 0;
-        if (!ok) {
-            fprintf(stderr, "spgemm_graphblas: cannot write %s\n", check);
-            goto done;
-        }
-    }
+    if (check && !bench_check_write("spgemm_graphblas", check, (int64_t)n, (int64_t)nnz_c,
+                                    (int64_t)zeros, yv))
+        goto done;
     GrB_Index nnz_a = 0;
     GB_TRY(GrB_Matrix_nvals(&nnz_a, A));
     int nth = 0;
@@ -225,14 +185,15 @@ int main(int argc, char **argv)
     char host[256];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
-    double med = median(t, reps);
+    double med = bench_median(t, reps);
     printf("{\"bench\":\"spgemm\",\"system\":\"graphblas\",\"name\":\"%s\","
            "\"version\":\"%d.%d.%d\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
            "\"algorithm\":\"GrB_mxm plus_times_fp64\",\"n\":%llu,\"nnz_a\":%llu,"
            "\"nnz_c\":%llu,\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
            "\"peak_rss_kb\":%ld}\n",
            name, ver[0], ver[1], ver[2], host, nth, (unsigned long long)n,
-           (unsigned long long)nnz_a, (unsigned long long)nnz_c, reps, med, t[0], peak_rss_kb());
+           (unsigned long long)nnz_a, (unsigned long long)nnz_c, reps, med, t[0],
+           bench_peak_rss_kb());
     rc = 0;
 done:
     if (C) GrB_Matrix_free(&C);

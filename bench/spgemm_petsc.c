@@ -18,30 +18,7 @@
 
 #include <petscmat.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static long peak_rss_kb(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
+#include "bench_common.h"
 
 // The raw CSR file with PetscInt row pointers and columns (they must fit PetscInt).
 typedef struct raw_csr {
@@ -53,44 +30,35 @@ typedef struct raw_csr {
 static int raw_read(const char *path, raw_csr *A)
 {
     memset(A, 0, sizeof *A);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "spgemm_petsc: cannot open %s: %s\n", path, strerror(errno));
-        return 0;
-    }
-    char magic[8];
     int64_t h[5];
     int64_t *tmp = NULL;
-    int ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, "DSMMRAW1", 8) == 0 &&
-             fread(h, sizeof h[0], 5, f) == 5 && h[0] >= 0 && h[1] >= 0 && h[2] >= 0 &&
-             (h[3] == 4 || h[3] == 8);
-    if (ok && (h[0] > PETSC_MAX_INT || h[1] > PETSC_MAX_INT || h[2] > PETSC_MAX_INT)) {
+    FILE *f = bench_raw_open("spgemm_petsc", path, h);
+    if (f == NULL) return 0;
+    if (h[0] > PETSC_MAX_INT || h[1] > PETSC_MAX_INT || h[2] > PETSC_MAX_INT) {
         fprintf(stderr, "spgemm_petsc: %s: sizes exceed PetscInt (%d-bit)\n", path,
                 (int)(8 * sizeof(PetscInt)));
         fclose(f);
         return 0;
     }
-    if (ok) {
-        size_t n = (size_t)h[0], nnz = (size_t)h[2];
-        A->nrows = (PetscInt)h[0];
-        A->ncols = (PetscInt)h[1];
-        A->nnz = (PetscInt)h[2];
-        tmp = malloc((n > nnz ? n : nnz) * sizeof *tmp + 8);
-        A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
-        A->colidx = malloc((nnz + 1) * sizeof *A->colidx);
-        A->val = malloc((nnz + 1) * sizeof *A->val);
-        ok = tmp && A->rowptr && A->colidx && A->val && fread(tmp, 8, n + 1, f) == n + 1;
-        for (size_t i = 0; ok && i <= n; i++) A->rowptr[i] = (PetscInt)tmp[i];
-        if (ok && h[3] == 4) {
-            int32_t *c32 = (int32_t *)tmp;
-            ok = fread(c32, 4, nnz, f) == nnz;
-            for (size_t k = 0; ok && k < nnz; k++) A->colidx[k] = (PetscInt)c32[k];
-        } else if (ok) {
-            ok = fread(tmp, 8, nnz, f) == nnz;
-            for (size_t k = 0; ok && k < nnz; k++) A->colidx[k] = (PetscInt)tmp[k];
-        }
-        ok = ok && fread(A->val, sizeof(double), nnz, f) == nnz;
+    size_t n = (size_t)h[0], nnz = (size_t)h[2];
+    A->nrows = (PetscInt)h[0];
+    A->ncols = (PetscInt)h[1];
+    A->nnz = (PetscInt)h[2];
+    tmp = malloc((n > nnz ? n : nnz) * sizeof *tmp + 8);
+    A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
+    A->colidx = malloc((nnz + 1) * sizeof *A->colidx);
+    A->val = malloc((nnz + 1) * sizeof *A->val);
+    int ok = tmp && A->rowptr && A->colidx && A->val && fread(tmp, 8, n + 1, f) == n + 1;
+    for (size_t i = 0; ok && i <= n; i++) A->rowptr[i] = (PetscInt)tmp[i];
+    if (ok && h[3] == 4) {
+        int32_t *c32 = (int32_t *)tmp;
+        ok = fread(c32, 4, nnz, f) == nnz;
+        for (size_t k = 0; ok && k < nnz; k++) A->colidx[k] = (PetscInt)c32[k];
+    } else if (ok) {
+        ok = fread(tmp, 8, nnz, f) == nnz;
+        for (size_t k = 0; ok && k < nnz; k++) A->colidx[k] = (PetscInt)tmp[k];
     }
+    ok = ok && fread(A->val, sizeof(double), nnz, f) == nnz;
     free(tmp);
     fclose(f);
     if (!ok) fprintf(stderr, "spgemm_petsc: %s: not a raw CSR file or truncated\n", path);
@@ -148,8 +116,7 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
     PetscCall(PetscMalloc1(n + 1, &xv));
     PetscCall(PetscMalloc1(n + 1, &yv));
     PetscCall(PetscMalloc1(n + 1, &y2));
-    for (PetscInt j = 0; j < n; j++)
-        xv[j] = 1.0 + (double)(((uint64_t)j * 2654435761u) % 1000u) / 1000.0;
+    for (PetscInt j = 0; j < n; j++) xv[j] = bench_check_x((uint64_t)j);
     PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, R->nrows, R->ncols, R->rowptr, R->colidx,
                                         R->val, &A));
     PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, xv, &x));
@@ -164,22 +131,22 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
     PetscCall(check_product(C, x, y, &nnz_c, &zeros, yv));
     for (int r = 0; r < o->reps; r++) {
         PetscCall(MatDestroy(&C));
-        double t0 = now();
+        double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
     }
-    long rss_full = peak_rss_kb();
-    double med = median(t, o->reps), tmin = t[0];
+    long rss_full = bench_peak_rss_kb();
+    double med = bench_median(t, o->reps), tmin = t[0];
 
     // Numeric phase on the known pattern.
     for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++)
         PetscCall(MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
     for (int r = 0; r < o->reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
     }
-    double reuse_med = median(t, o->reps), reuse_min = t[0];
+    double reuse_med = bench_median(t, o->reps), reuse_min = t[0];
     PetscCall(check_product(C, x, y, &nnz2, &zeros2, y2));
     double worst = 0.0;
     for (PetscInt i = 0; i < n; i++) {
@@ -190,17 +157,9 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
         fprintf(stderr, "spgemm_petsc: MAT_REUSE_MATRIX differs from MAT_INITIAL_MATRIX\n");
         goto done;
     }
-    if (o->check) {
-        FILE *f = fopen(o->check, "wb");
-        int64_t hdr[3] = {(int64_t)n, (int64_t)nnz_c, (int64_t)zeros};
-        int ok = f && fwrite("DSMMCHK1", 1, 8, f) == 8 && fwrite(hdr, 8, 3, f) == 3 &&
-                 fwrite(yv, sizeof *yv, (size_t)n, f) == (size_t)n;
-        if (f && fclose(f) != 0) ok = 0;
-        if (!ok) {
-            fprintf(stderr, "spgemm_petsc: cannot write %s\n", o->check);
-            goto done;
-        }
-    }
+    if (o->check && !bench_check_write("spgemm_petsc", o->check, (int64_t)n, (int64_t)nnz_c,
+                                       (int64_t)zeros, yv))
+        goto done;
     char host[256];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
@@ -212,7 +171,7 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
            "\"peak_rss_full_kb\":%ld}\n",
            o->name, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, host,
            (int)(8 * sizeof(PetscInt)), (long long)n, (long long)R->nnz, (long long)nnz_c, o->reps,
-           med, tmin, reuse_med, reuse_min, peak_rss_kb(), rss_full);
+           med, tmin, reuse_med, reuse_min, bench_peak_rss_kb(), rss_full);
     fflush(stdout);
     *rc = 0;
 done:

@@ -1,0 +1,94 @@
+// bench/bench_common.h: what the SpGEMM benchmark drivers (bench_spgemm, spgemm_graphblas,
+// spgemm_petsc) share: timers, peak RSS, medians, the check vector, the check file and the raw
+// CSR header (formats in bench/bench_spgemm.c). Header-only; each driver compiles alone.
+// Needs _DEFAULT_SOURCE (getrusage) before the system headers, as every driver defines.
+#ifndef DSMM_BENCH_COMMON_H
+#define DSMM_BENCH_COMMON_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline long bench_peak_rss_kb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return ru.ru_maxrss; // kilobytes on Linux
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+// Sorts t in place.
+static inline double bench_median(double *t, int n)
+{
+    if (n <= 0) return 0.0;
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+// Entry j of the check vector x (y = C x goes to the check file).
+static inline double bench_check_x(uint64_t j)
+{
+    return 1.0 + (double)((j * 2654435761u) % 1000u) / 1000.0;
+}
+
+// Writes the check file "DSMMCHK1", nrows, nnz(C), stored zeros, y[nrows]; 1 on success.
+static inline int bench_check_write(const char *prog, const char *path, int64_t nrows, int64_t nnz,
+                                    int64_t zeros, const double *y)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+        return 0;
+    }
+    int64_t h[3] = {nrows, nnz, zeros};
+    int ok = fwrite("DSMMCHK1", 1, 8, f) == 8 && fwrite(h, sizeof h[0], 3, f) == 3 &&
+             (nrows == 0 || fwrite(y, sizeof *y, (size_t)nrows, f) == (size_t)nrows);
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) fprintf(stderr, "%s: writing %s failed\n", prog, path);
+    return ok;
+}
+
+// Opens a raw CSR file and checks its header (h: nrows, ncols, nnz, column bytes 4 or 8,
+// flags) against the file's length; the file is left at the row pointers. NULL on error.
+static inline FILE *bench_raw_open(const char *prog, const char *path, int64_t h[5])
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+        return NULL;
+    }
+    char magic[8];
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "DSMMRAW1", 8) != 0 ||
+        fread(h, sizeof h[0], 5, f) != 5 || h[0] < 0 || h[1] < 0 || h[2] < 0 ||
+        (h[3] != 4 && h[3] != 8) || (h[3] == 4 && h[1] > INT32_MAX)) {
+        fprintf(stderr, "%s: %s: not a raw CSR file (bad header)\n", prog, path);
+        fclose(f);
+        return NULL;
+    }
+    long long want = 48 + 8 * (h[0] + 1) + (h[3] + 8) * h[2];
+    if (fseek(f, 0, SEEK_END) != 0 || ftell(f) != want || fseek(f, 48, SEEK_SET) != 0) {
+        fprintf(stderr, "%s: %s: length differs from the %lld bytes its header says\n", prog, path,
+                want);
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+#endif // DSMM_BENCH_COMMON_H
