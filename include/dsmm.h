@@ -588,6 +588,77 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_estimate(dsmm_ctx *ctx, const ds
                                                          dsmm_spgemm_estimate_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Local SpMM: C = alpha * op(A) * B + beta * C, A sparse, B and C dense (threads inside)     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Kernels (docs/kernels.md). ROW: each row of C gathers the rows of B that A's row names; the
+ * k columns are blocked so a block of C's row stays in registers; bitwise the same result
+ * at any thread count. COL: each column of op(A) scatters one row of B into the rows of C it
+ * names (the CoLa column-wise form: every row of B is read once);
+ * threads own disjoint row ranges of C, so no atomics and also bitwise the same at any
+ * thread count. AUTO: COL when transpose_a (A^T * B without forming A^T), else ROW.
+ * REF: the single-threaded reference. GPU: reserved for the CUDA backend. */
+typedef enum dsmm_spmm_alg {
+    DSMM_SPMM_AUTO = 0,
+    DSMM_SPMM_ROW,
+    DSMM_SPMM_COL,
+    DSMM_SPMM_REF,
+    DSMM_SPMM_GPU,
+    DSMM_SPMM_ALG_COUNT
+} dsmm_spmm_alg;
+
+/* Names "auto" "row" "col" "ref" "gpu". Errors: DSMM_ERR_ARG for other names. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_alg_from_name(const char *name, dsmm_spmm_alg *alg);
+DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
+
+/* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0. */
+typedef struct dsmm_spmm_opts {
+    dsmm_spmm_alg alg;
+    int transpose_a; // 1: C = alpha * A^T * B + beta * C, A^T never formed by AUTO and COL
+                     // (ROW with transpose_a, and COL without, transpose A into scratch first)
+    double alpha;
+    double beta;     // 0: C is only written (NaN or garbage in C does not spread)
+} dsmm_spmm_opts;
+DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
+
+/* What a multiply did, and how it compares with the memory-bandwidth floor. */
+typedef struct dsmm_spmm_info {
+    dsmm_spmm_alg alg;      // the kernel that ran (ROW or COL for AUTO)
+    int threads;            // threads used
+    double flops;           // 2 * nnz(A) * k (a multiply and an add per entry and column)
+    double bytes;           // compulsory traffic: A, B and C each moved once (dsmm_spmm_bytes)
+    double seconds;         // the whole call
+    double gbps;            // bytes / seconds / 1e9
+    size_t workspace_bytes; // scratch held at the peak (converted values, a transpose)
+} dsmm_spmm_info;
+
+/* dsmm_csr_spmm: C = alpha * op(A) * B + beta * C. B and C are row-major dense (dsmm_dense)
+ * with leading dimensions (sub-blocks of bigger matrices work, nothing is copied), of one
+ * type, FLOAT or DOUBLE; products accumulate in that type. A may be pattern (values 1), float
+ * or double, with 32- or 64-bit columns; values of another type than B's are converted into
+ * scratch. Shapes: op(A) is m x n, B n x k, C m x k. opts NULL = defaults; info may be NULL.
+ * Errors: DSMM_ERR_DIM (shapes); DSMM_ERR_ARG (B and C of different or invalid types, C
+ *         overlapping B, non-finite alpha or beta, unknown kernel); DSMM_ERR_UNSUPPORTED (GPU
+ *         in a build without CUDA); DSMM_ERR_NOMEM. On error C's contents are undefined. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spmm(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                  const dsmm_dense *B, dsmm_dense *C,
+                                                  const dsmm_spmm_opts *opts, dsmm_spmm_info *info);
+
+/* dsmm_spmm_bytes: the compulsory traffic of C = alpha * op(A) * B + beta * C with k columns of
+ * values of `type` (FLOAT or DOUBLE): A's row pointers, columns and values (none for pattern)
+ * once, B (ncols(op(A)) x k) once, C (nrows(op(A)) x k) written once and, when beta != 0, read
+ * once. Returns 0 for an invalid A or type. */
+DSMM_API double dsmm_spmm_bytes(const dsmm_csr *A, int transpose_a, dsmm_idx k, dsmm_type type,
+                                double beta);
+
+/* dsmm_stream_triad: the machine's memory bandwidth as STREAM's triad a[i] = b[i] + s * c[i]
+ * measures it, over three arrays of `bytes` each (0 = 64 MiB, well past the last-level cache),
+ * with the context's threads; best of `repeats` (0 = 5) after a warm-up, counting 3 arrays
+ * moved per pass, in GB/s (1e9 bytes). Errors: DSMM_ERR_ARG; DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_stream_triad(dsmm_ctx *ctx, size_t bytes, int repeats,
+                                                      double *gbps);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Matrix summary (dsmm info)                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 

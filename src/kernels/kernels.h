@@ -299,4 +299,48 @@ void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);
 #define DSMMI_INLINE static inline
 #endif
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* SpMM: C = alpha * op(A) * B + beta * C (spmm.c front end; spmm_row.c, spmm_col.c kernels)  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One local SpMM, checked by dsmmi_local_spmm: op(A) is m x n (A when !trans, A^T when trans),
+ * B n x k, C m x k, row-major with ldb, ldc >= k, of one type (FLOAT or DOUBLE); av holds A's
+ * values in that type, or NULL when A is pattern (every value 1). A's rows may be unsorted
+ * and its columns 32- or 64-bit. alpha != 0 (alpha == 0 never reaches a kernel), k >= 1.
+ * beta == 0: C is written without being read. The ROW kernel is given trans == 0 only, COL
+ * trans == 1 only (the front end transposes A into scratch otherwise); REF takes both. */
+typedef struct dsmmi_spmm_args {
+    const dsmm_csr *A;
+    int trans;
+    const void *av;
+    dsmm_type type;
+    dsmm_idx m, n, k;
+    const void *B;
+    dsmm_idx ldb;
+    void *C;
+    dsmm_idx ldc;
+    double alpha, beta;
+} dsmmi_spmm_args;
+
+/* A table entry; info (never NULL) gets threads and workspace_bytes. */
+typedef dsmm_status (*dsmmi_spmm_fn)(dsmm_ctx *ctx, const dsmmi_spmm_args *a,
+                                     dsmm_spmm_info *info);
+dsmmi_spmm_fn dsmmi_spmm_kernel(dsmm_spmm_alg alg);
+void dsmmi_spmm_kernel_set(dsmm_spmm_alg alg, dsmmi_spmm_fn fn);
+
+/* dsmmi_local_spmm: the one local SpMM every layer above calls: checks (shapes, types,
+ * overlap), handles alpha == 0 and empty shapes, converts A's values, transposes A where the
+ * kernel needs the other orientation, runs the table's kernel and fills info (may be NULL). */
+dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense *B, dsmm_dense *C,
+                             const dsmm_spmm_opts *opts, dsmm_spmm_info *info);
+
+dsmm_status dsmmi_spmm_ref(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
+dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
+dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
+
+/* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */
+void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
+                           dsmm_idx k, double beta);
+
 #endif // DSMM_KERNELS_H
