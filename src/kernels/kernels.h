@@ -339,6 +339,22 @@ dsmm_status dsmmi_spmm_ref(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
 dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
 
+/* DSMMI_CLONES: the SpMM inner loops are compiled twice, for x86-64-v3 (AVX2 + FMA) and for
+ * the baseline, and the loader picks the clone the CPU runs (GCC function multiversioning),
+ * so one binary vectorises 4 doubles / 8 floats wide where it can and still runs anywhere. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
+    !defined(DSMM_NO_CLONES)
+#define DSMMI_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define DSMMI_CLONES
+#endif
+
+/* 32-byte vectors for the SpMM inner loops (GCC/clang vector extensions: the compiler maps
+ * them onto AVX registers, or pairs of SSE registers in the baseline clone). Loads and
+ * stores go through memcpy, so B and C need no alignment. */
+typedef double dsmmi_v4d __attribute__((vector_size(32)));
+typedef float dsmmi_v8f __attribute__((vector_size(32)));
+
 /* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta);

@@ -1,6 +1,151 @@
-// placeholder until the row kernel lands
+// src/kernels/spmm_row.c: row-wise SpMM, C = alpha * A * B + beta * C with A in CSR: each row
+// of C gathers the rows of B its row of A names. Rows are split into chunks of equal
+// nnz + rows (prefix of rowptr plus the row index, binary search), 8 per thread, taken
+// dynamically; each row is computed whole by one thread, so the result is bitwise the same
+// at any thread count. The inner loops (spmm_row_tmpl.h) block k into register-sized pieces.
+#include <string.h>
+
 #include "kernels/kernels.h"
+
+#define CHUNKS_PER_THREAD 8
+#define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
+
+// clang-format off
+#define T double
+#define V dsmmi_v4d
+#define VL 4
+#define PAT 0
+#define CI dsmm_idx
+#define NAME row_d64
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#define CI int32_t
+#define NAME row_d32
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#undef PAT
+#define PAT 1
+#define CI dsmm_idx
+#define NAME row_d64p
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#define CI int32_t
+#define NAME row_d32p
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#undef PAT
+#undef VL
+#undef V
+#undef T
+
+#define T float
+#define V dsmmi_v8f
+#define VL 8
+#define PAT 0
+#define CI dsmm_idx
+#define NAME row_f64
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#define CI int32_t
+#define NAME row_f32
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#undef PAT
+#define PAT 1
+#define CI dsmm_idx
+#define NAME row_f64p
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#define CI int32_t
+#define NAME row_f32p
+#include "kernels/spmm_row_tmpl.h"
+#undef CI
+#undef NAME
+#undef PAT
+#undef VL
+#undef V
+#undef T
+// clang-format on
+
+/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
+static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
+{
+    const dsmm_csr *A = a->A;
+    const dsmm_idx *rp = A->rowptr;
+    int pat = a->av == NULL;
+    if (a->type == DSMM_DOUBLE) {
+        const double *av = a->av;
+        const double *B = a->B;
+        double *C = a->C;
+        double al = a->alpha, be = a->beta;
+        if (A->colidx32) {
+            (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
+                                       r0, r1);
+        } else {
+            (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
+                                       r1);
+        }
+    } else {
+        const float *av = a->av;
+        const float *B = a->B;
+        float *C = a->C;
+        float al = (float)a->alpha, be = (float)a->beta;
+        if (A->colidx32) {
+            (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
+                                       r0, r1);
+        } else {
+            (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
+                                       r1);
+        }
+    }
+}
+
+/* First row whose weight prefix rowptr[i] + i reaches w (rows 0..m). */
+static dsmm_idx weight_row(const dsmm_idx *rp, dsmm_idx m, dsmm_idx w)
+{
+    dsmm_idx lo = 0, hi = m;
+    while (lo < hi) {
+        dsmm_idx mid = lo + (hi - lo) / 2;
+        if (rp[mid] + mid < w) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {
-    return dsmmi_spmm_ref(ctx, a, info);
+    const dsmm_csr *A = a->A;
+    dsmm_idx m = a->m;
+    double work = (double)A->nnz * (double)a->k + (double)m * (double)a->k;
+    int threads = dsmmi_threads(ctx);
+    while (threads > 1 && work < (double)threads * MIN_WORK_PER_THREAD) threads--;
+    info->threads = threads;
+    info->workspace_bytes = 0;
+    if (threads <= 1) {
+        row_range(a, 0, m);
+        return DSMM_OK;
+    }
+    int nchunks = threads * CHUNKS_PER_THREAD;
+    dsmm_idx total = A->rowptr[m] + m;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int c = 0; c < nchunks; c++) {
+        dsmm_idx r0 = weight_row(A->rowptr, m, (dsmm_idx)((double)total * c / nchunks));
+        dsmm_idx r1 = c + 1 == nchunks
+                          ? m
+                          : weight_row(A->rowptr, m, (dsmm_idx)((double)total * (c + 1) / nchunks));
+        if (r0 < r1) row_range(a, r0, r1);
+    }
+    return DSMM_OK;
 }

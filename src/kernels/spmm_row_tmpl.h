@@ -1,0 +1,80 @@
+// src/kernels/spmm_row_tmpl.h: the row-wise SpMM inner loops, instantiated by spmm_row.c once
+// per (value type T with its 32-byte vector V of VL lanes, column type CI, pattern PAT) under
+// the name NAME. Not a header of its own: no include guard, included only there.
+//
+// Row i of C is alpha * sum_p A(i, col_p) * B(col_p, :) + beta * C(i, :). The k columns are
+// cut into blocks of 8, 4, 2 and 1 vectors (32, 16, 8, 4 doubles or twice as many floats) and a
+// scalar tail; a block's sums are a fixed set of vector variables (GCC vector extensions, so
+// they live in registers and no intrinsics tie the code to one ISA), and A's row is walked
+// once per block (it stays in L1). Sums run in A's row order, one row per thread, so a row's
+// result does not depend on the thread count.
+
+#define AVAL(p) (PAT ? (T)1 : av[p])
+
+// Blocks of NV vectors starting at column j, while NV * VL columns are left.
+#define ROW_VBLOCK(NV)                                                                             \
+    for (; j + (NV) * VL <= k; j += (NV) * VL) {                                                   \
+        V acc[NV];                                                                                 \
+        _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) acc[t] = vzero;                     \
+        for (dsmm_idx p = p0; p < p1; p++) {                                                       \
+            const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
+            V v = vzero + AVAL(p);                                                                 \
+            _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) {                               \
+                V x;                                                                               \
+                memcpy(&x, b + t * VL, sizeof x);                                                  \
+                acc[t] += v * x;                                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        T *c = C + i * ldc + j;                                                                    \
+        _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) {                                   \
+            V y = alpha * acc[t];                                                                  \
+            if (beta != 0) {                                                                       \
+                V x;                                                                               \
+                memcpy(&x, c + t * VL, sizeof x);                                                  \
+                y += beta * x;                                                                     \
+            }                                                                                      \
+            memcpy(c + t * VL, &y, sizeof y);                                                      \
+        }                                                                                          \
+    }
+
+// One block of W scalar columns at j (the tail after the vector blocks).
+#define ROW_SBLOCK(W)                                                                              \
+    {                                                                                              \
+        T acc[W];                                                                                  \
+        _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[t] = 0;                          \
+        for (dsmm_idx p = p0; p < p1; p++) {                                                       \
+            const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
+            T v = AVAL(p);                                                                         \
+            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[t] += v * b[t];              \
+        }                                                                                          \
+        T *c = C + i * ldc + j;                                                                    \
+        _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) {                                    \
+            c[t] = beta != 0 ? alpha * acc[t] + beta * c[t] : alpha * acc[t];                      \
+        }                                                                                          \
+        j += (W);                                                                                  \
+    }
+
+DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
+                              const T *restrict av, const T *restrict B, dsmm_idx ldb,
+                              T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta,
+                              dsmm_idx r0, dsmm_idx r1)
+{
+    const V vzero = {0};
+    (void)av;
+    for (dsmm_idx i = r0; i < r1; i++) {
+        dsmm_idx p0 = rp[i], p1 = rp[i + 1];
+        dsmm_idx j = 0;
+        ROW_VBLOCK(8)
+        ROW_VBLOCK(4)
+        ROW_VBLOCK(2)
+        ROW_VBLOCK(1)
+        // Fewer than VL columns left (k = 1, 2, 3 ... is the SpMV-like case): scalar sums.
+        if (VL > 4 && k - j >= 4) ROW_SBLOCK(4)
+        if (k - j >= 2) ROW_SBLOCK(2)
+        if (k - j >= 1) ROW_SBLOCK(1)
+    }
+}
+
+#undef ROW_VBLOCK
+#undef ROW_SBLOCK
+#undef AVAL
