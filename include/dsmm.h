@@ -611,13 +611,18 @@ typedef enum dsmm_spmm_alg {
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_alg_from_name(const char *name, dsmm_spmm_alg *alg);
 DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
 
-/* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0. */
+/* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0,
+ * k_block 0 (auto). */
 typedef struct dsmm_spmm_opts {
     dsmm_spmm_alg alg;
     int transpose_a; // 1: C = alpha * A^T * B + beta * C, A^T never formed by AUTO and COL
                      // (ROW with transpose_a, and COL without, transpose A into scratch first)
     double alpha;
     double beta;     // 0: C is only written (NaN or garbage in C does not spread)
+    dsmm_idx k_block; // columns per pass: 0 = auto (when the randomly accessed operand, B for
+                      // ROW and C for COL, overflows the last-level cache, k is cut into
+                      // slices that fit if the traffic model of docs/kernels.md says that moves
+                      // fewer bytes); -1 = always one pass; > 0 = passes of that many columns
 } dsmm_spmm_opts;
 DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
 
@@ -630,6 +635,8 @@ typedef struct dsmm_spmm_info {
     double seconds;         // the whole call
     double gbps;            // bytes / seconds / 1e9
     size_t workspace_bytes; // scratch held at the peak (converted values, a transpose)
+    dsmm_idx k_block;       // columns per pass (k when one pass)
+    int passes;             // passes over the sparse operand
 } dsmm_spmm_info;
 
 /* dsmm_csr_spmm: C = alpha * op(A) * B + beta * C. B and C are row-major dense (dsmm_dense)

@@ -355,6 +355,12 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 typedef double dsmmi_v4d __attribute__((vector_size(32)));
 typedef float dsmmi_v8f __attribute__((vector_size(32)));
 
+/* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
+typedef struct dsmmi_spmm_tuning {
+    dsmm_idx row_buffer_k; // row-wise: k from which sums go through an L1 buffer (0 = never)
+} dsmmi_spmm_tuning;
+extern dsmmi_spmm_tuning dsmmi_spmm_tune;
+
 /* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta);

@@ -74,12 +74,17 @@
 #undef T
 // clang-format on
 
+dsmmi_spmm_tuning dsmmi_spmm_tune = {
+    .row_buffer_k = 128,
+};
+
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
+    dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k;
     if (a->type == DSMM_DOUBLE) {
         const double *av = a->av;
         const double *B = a->B;
@@ -87,10 +92,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         double al = a->alpha, be = a->beta;
         if (A->colidx32) {
             (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
-                                       r0, r1);
+                                       r0, r1, kbuf);
         } else {
             (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1);
+                                       r1, kbuf);
         }
     } else {
         const float *av = a->av;
@@ -99,10 +104,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         float al = (float)a->alpha, be = (float)a->beta;
         if (A->colidx32) {
             (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
-                                       r0, r1);
+                                       r0, r1, kbuf);
         } else {
             (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1);
+                                       r1, kbuf);
         }
     }
 }

@@ -10,6 +10,7 @@
 // result does not depend on the thread count.
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
+#define BUFV 128 // vectors in the wide-k buffer: 4 KiB
 
 // Blocks of NV vectors starting at column j, while NV * VL columns are left.
 #define ROW_VBLOCK(NV)                                                                             \
@@ -57,13 +58,41 @@
 DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
                               const T *restrict av, const T *restrict B, dsmm_idx ldb,
                               T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta,
-                              dsmm_idx r0, dsmm_idx r1)
+                              dsmm_idx r0, dsmm_idx r1, dsmm_idx kbuf)
 {
     const V vzero = {0};
     (void)av;
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx p0 = rp[i], p1 = rp[i + 1];
         dsmm_idx j = 0;
+        // Wide k: the sums of up to BUFV vectors in an L1 buffer, each entry of A adding a whole
+        // contiguous row piece of B (one stream per row of B for the hardware prefetcher,
+        // instead of one short piece per register block and pass over A's row).
+        while (kbuf > 0 && k - j >= kbuf) {
+            dsmm_idx w = k - j < BUFV * VL ? (k - j) / VL * VL : BUFV * VL, nv = w / VL;
+            V buf[BUFV];
+            for (dsmm_idx t = 0; t < nv; t++) buf[t] = vzero;
+            for (dsmm_idx p = p0; p < p1; p++) {
+                const T *b = B + (dsmm_idx)ci[p] * ldb + j;
+                V v = vzero + AVAL(p);
+                for (dsmm_idx t = 0; t < nv; t++) {
+                    V x;
+                    memcpy(&x, b + t * VL, sizeof x);
+                    buf[t] += v * x;
+                }
+            }
+            T *c = C + i * ldc + j;
+            for (dsmm_idx t = 0; t < nv; t++) {
+                V y = alpha * buf[t];
+                if (beta != 0) {
+                    V x;
+                    memcpy(&x, c + t * VL, sizeof x);
+                    y += beta * x;
+                }
+                memcpy(c + t * VL, &y, sizeof y);
+            }
+            j += w;
+        }
         ROW_VBLOCK(8)
         ROW_VBLOCK(4)
         ROW_VBLOCK(2)
@@ -77,4 +106,5 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
 
 #undef ROW_VBLOCK
 #undef ROW_SBLOCK
+#undef BUFV
 #undef AVAL

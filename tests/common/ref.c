@@ -316,3 +316,152 @@ done:
     free(ta);
     return rc;
 }
+
+// Entry (i, j) of a dense operand as a double, whichever its type.
+static double dense_at(const dsmm_dense *D, dsmm_idx i, dsmm_idx j)
+{
+    size_t at = (size_t)i * (size_t)D->ld + (size_t)j;
+    return D->type == DSMM_DOUBLE ? ((const double *)D->val)[at]
+                                  : (double)((const float *)D->val)[at];
+}
+
+dsmm_status ref_spmm(const dsmm_csr *A, int transpose_a, double alpha, const dsmm_dense *B,
+                     double beta, const dsmm_dense *C, double *want, double *scale, dsmm_idx *terms)
+{
+    dsmm_idx m = transpose_a ? A->ncols : A->nrows, n = transpose_a ? A->nrows : A->ncols;
+    if (B->type != DSMM_FLOAT && B->type != DSMM_DOUBLE) return DSMM_ERR_ARG;
+    if (C->type != B->type) return DSMM_ERR_ARG;
+    if (B->nrows != n || C->nrows != m || C->ncols != B->ncols) return DSMM_ERR_DIM;
+    dsmm_idx k = B->ncols;
+    size_t cells = (size_t)m * (size_t)k + 1;
+    long double *sum = calloc(cells, sizeof *sum), *mag = calloc(cells, sizeof *mag);
+    if (sum == NULL || mag == NULL) {
+        free(sum);
+        free(mag);
+        return DSMM_ERR_NOMEM;
+    }
+    if (terms)
+        for (dsmm_idx i = 0; i < m; i++) terms[i] = 0;
+    // One pass over A's entries in storage order: entry (r, c) is op(A)(i, l) with
+    // (i, l) = (r, c), or (c, r) under transpose_a; it adds a * B(l, :) to row i.
+    for (dsmm_idx r = 0; r < A->nrows; r++) {
+        for (dsmm_idx p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+            dsmm_idx c = dsmm_csr_col(A, p);
+            dsmm_idx i = transpose_a ? c : r, l = transpose_a ? r : c;
+            double a = dsmm_csr_value(A, p);
+            if (B->type == DSMM_FLOAT) a = (double)(float)a;
+            if (terms) terms[i]++;
+            if (alpha == 0.0) continue;
+            for (dsmm_idx j = 0; j < k; j++) {
+                long double t = (long double)a * (long double)dense_at(B, l, j);
+                sum[(size_t)i * (size_t)k + (size_t)j] += t;
+                mag[(size_t)i * (size_t)k + (size_t)j] += fabsl(t);
+            }
+        }
+    }
+    for (dsmm_idx i = 0; i < m; i++) {
+        for (dsmm_idx j = 0; j < k; j++) {
+            size_t at = (size_t)i * (size_t)k + (size_t)j;
+            long double w = (long double)alpha * sum[at];
+            long double s = fabsl((long double)alpha) * mag[at];
+            if (beta != 0.0) {
+                long double c = (long double)beta * (long double)dense_at(C, i, j);
+                w += c;
+                s += fabsl(c);
+            }
+            want[at] = (double)w;
+            scale[at] = (double)s;
+        }
+    }
+    free(sum);
+    free(mag);
+    return DSMM_OK;
+}
+
+dsmm_status test_band_csr(dsmm_ctx *ctx, dsmm_idx m, dsmm_idx n, dsmm_idx lower, dsmm_idx upper,
+                          dsmm_type type, uint64_t seed, dsmm_csr **A)
+{
+    dsmm_idx nnz = 0;
+    for (dsmm_idx i = 0; i < m; i++) {
+        dsmm_idx lo = i - lower < 0 ? 0 : i - lower, hi = i + upper >= n ? n - 1 : i + upper;
+        if (hi >= lo) nnz += hi - lo + 1;
+    }
+    dsmm_status st = dsmm_csr_create(ctx, m, n, nnz, type, A);
+    if (st != DSMM_OK) return st;
+    dsmm_rng g;
+    dsmm_rng_init(&g, seed, 0xba4d);
+    dsmm_idx q = 0;
+    for (dsmm_idx i = 0; i < m; i++) {
+        dsmm_idx lo = i - lower < 0 ? 0 : i - lower, hi = i + upper >= n ? n - 1 : i + upper;
+        for (dsmm_idx j = lo; j <= hi; j++, q++) {
+            (*A)->colidx[q] = j;
+            double x = rand_value(&g, 0);
+            if (type == DSMM_DOUBLE) ((double *)(*A)->val)[q] = x;
+            if (type == DSMM_FLOAT) ((float *)(*A)->val)[q] = (float)x;
+        }
+        (*A)->rowptr[i + 1] = q;
+    }
+    (*A)->nnz = q;
+    return DSMM_OK;
+}
+
+dsmm_status test_csr_shuffle(dsmm_ctx *ctx, const dsmm_csr *A, int dups, uint64_t seed,
+                             dsmm_csr **out)
+{
+    dsmm_rng g;
+    *out = NULL;
+    // Decide the splits first (one draw per entry), so the size is known before filling.
+    unsigned char *split = calloc((size_t)A->nnz + 1, 1);
+    if (split == NULL) return DSMM_ERR_NOMEM;
+    dsmm_rng_init(&g, seed, 0x5f1);
+    dsmm_idx extra = 0;
+    for (dsmm_idx p = 0; p < A->nnz; p++) {
+        split[p] = dups && A->type != DSMM_PATTERN && dsmm_rng_uniform(&g) < 0.25;
+        extra += split[p];
+    }
+    dsmm_csr *S = NULL;
+    dsmm_status st = dsmm_csr_create(ctx, A->nrows, A->ncols, A->nnz + extra, A->type, &S);
+    if (st != DSMM_OK) {
+        free(split);
+        return st;
+    }
+    dsmm_idx q = 0;
+    for (dsmm_idx r = 0; r < A->nrows; r++) {
+        dsmm_idx q0 = q;
+        for (dsmm_idx p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+            double v = dsmm_csr_value(A, p);
+            for (int h = 0; h <= split[p]; h++, q++) {
+                double x = split[p] ? 0.5 * v : v;
+                S->colidx[q] = dsmm_csr_col(A, p);
+                if (A->type == DSMM_DOUBLE) ((double *)S->val)[q] = x;
+                if (A->type == DSMM_FLOAT) ((float *)S->val)[q] = (float)x;
+            }
+        }
+        for (dsmm_idx e = q - 1; e > q0; e--) { // Fisher-Yates over the row, values follow
+            dsmm_idx f = q0 + (dsmm_idx)(dsmm_rng_u64(&g) % (uint64_t)(e - q0 + 1));
+            dsmm_idx tc = S->colidx[e];
+            S->colidx[e] = S->colidx[f];
+            S->colidx[f] = tc;
+            if (A->type == DSMM_DOUBLE) {
+                double *v = S->val, tv = v[e];
+                v[e] = v[f];
+                v[f] = tv;
+            } else if (A->type == DSMM_FLOAT) {
+                float *v = S->val, tv = v[e];
+                v[e] = v[f];
+                v[f] = tv;
+            }
+        }
+        S->rowptr[r + 1] = q;
+    }
+    S->nnz = q;
+    S->sorted = 0;
+    free(split);
+    if (A->colidx32) st = dsmm_csr_set_col_width(S, 32);
+    if (st != DSMM_OK) {
+        dsmm_csr_destroy(&S);
+        return st;
+    }
+    *out = S;
+    return DSMM_OK;
+}

@@ -1,8 +1,8 @@
 // tests/common/ref.h: naive references and random matrix makers shared by the tests: a dense
-// SpGEMM reference (every semiring, optional mask), random CSR makers (uniform with explicit
-// zeros, empty rows/columns, a dense row; R-MAT and Erdős–Rényi graphs with test values),
-// conversions (value type, column width), an SpMV check of large products and a comparison
-// that prints the first difference.
+// SpGEMM reference (every semiring, optional mask), a long-double SpMM reference, random CSR
+// makers (uniform with explicit zeros, empty rows/columns, a dense row; R-MAT and Erdős–Rényi
+// graphs with test values; banded), conversions (value type, column width, shuffled rows), an
+// SpMV check of large products and a comparison that prints the first difference.
 #ifndef DSMM_TEST_REF_H
 #define DSMM_TEST_REF_H
 
@@ -69,5 +69,30 @@ int test_csr_same(dsmm_ctx *ctx, const dsmm_csr *got, const dsmm_csr *want, doub
  * without a reference. A, B, C may hold 32- or 64-bit columns, any value type, unsorted rows. */
 int test_check_spmv(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const dsmm_csr *C,
                     double tol);
+
+/* ref_spmm: want = alpha * op(A) * B + beta * C, op(A) = A or A^T (transpose_a), for dense B
+ * (n x k) and C (m x k) of one type (FLOAT or DOUBLE, any leading dimension), summed in long
+ * double from A's values rounded to that type first (as dsmm_csr_spmm converts them). B is read
+ * only when alpha != 0 and C only when beta != 0, so NaN there must not reach want. want and
+ * scale are m x k row-major with leading dimension k (caller's arrays): scale(i, j) =
+ * |alpha| sum |a b| + |beta c|, the magnitude the rounding errors of a kernel are relative to.
+ * terms (m entries, may be NULL) receives the entries in each row of op(A), which bound the
+ * number of roundings. A may hold 32- or 64-bit columns, unsorted rows and repeated columns.
+ * Errors: DSMM_ERR_DIM when shapes do not fit; DSMM_ERR_ARG (types); DSMM_ERR_NOMEM. */
+dsmm_status ref_spmm(const dsmm_csr *A, int transpose_a, double alpha, const dsmm_dense *B,
+                     double beta, const dsmm_dense *C, double *want, double *scale,
+                     dsmm_idx *terms);
+
+/* test_band_csr: an m x n banded matrix: (i, j) stored when i - lower <= j <= i + upper, with
+ * test_rand_csr's values (nonzero; none for PATTERN); sorted, 64-bit columns. */
+dsmm_status test_band_csr(dsmm_ctx *ctx, dsmm_idx m, dsmm_idx n, dsmm_idx lower, dsmm_idx upper,
+                          dsmm_type type, uint64_t seed, dsmm_csr **A);
+
+/* test_csr_shuffle: the same operator as A with every row in random order (sorted = 0) and,
+ * when dups, about a quarter of the entries of a valued A split into two halves at the same
+ * column (exact for test values; pattern entries are never split). Keeps A's value type and
+ * column width. */
+dsmm_status test_csr_shuffle(dsmm_ctx *ctx, const dsmm_csr *A, int dups, uint64_t seed,
+                             dsmm_csr **out);
 
 #endif // DSMM_TEST_REF_H

@@ -1,0 +1,1030 @@
+// tests/kernels/test_spmm.c: local SpMM (dsmm_csr_spmm, src/kernels/spmm*.c): every kernel
+// (auto, row, col, ref) in both orientations at 1 and 2 threads against the long-double
+// reference of tests/common/ref.c, for k across the kernels' specialised and blocked widths
+// with remainders, alpha/beta (NaN in what must not be read), leading dimensions and unaligned
+// sub-blocks (padding must stay untouched), edge shapes and random inputs from several
+// generators, every value type and column width of A, unsorted rows with repeated columns;
+// results bitwise the same at every thread count; exact info counts; bad input, memory
+// budgets and allocation failures; the STREAM triad; kernel names.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ref.h"
+
+static const dsmm_spmm_alg algs[] = {DSMM_SPMM_AUTO, DSMM_SPMM_ROW, DSMM_SPMM_COL, DSMM_SPMM_REF};
+#define NALGS ((int)(sizeof algs / sizeof algs[0]))
+
+// The value the padding of C holds before a call; it must hold it afterwards, bit for bit.
+#define SENTINEL (-1234.5)
+
+static uint64_t seed_at(uint64_t k)
+{
+    return test_seed() * 0x9e3779b97f4a7c15ULL + k;
+}
+
+/* ---- dense operands ---------------------------------------------------------------------- */
+
+/* A dense operand in a buffer of exactly the values its entries span, (rows - 1) * ld + cols
+ * after `off` leading values, so ASan and valgrind flag any access past the last entry and
+ * off > 0 gives a pointer that is not vector-aligned. ld - cols padding values follow every
+ * row but the last. val is NULL when rows * ld == 0 (allowed by dsmm_dense_wrap). */
+typedef struct buf {
+    dsmm_idx rows, cols, ld, off;
+    dsmm_type type;
+    size_t count; // values from base, off included
+    void *base;   // the allocation
+    void *val;    // base + off values: entry (i, j) at val[i * ld + j]
+} buf;
+
+static size_t type_size(dsmm_type t)
+{
+    return t == DSMM_DOUBLE ? sizeof(double) : sizeof(float);
+}
+
+static int buf_make(buf *b, dsmm_idx rows, dsmm_idx cols, dsmm_idx ld, dsmm_idx off, dsmm_type type)
+{
+    memset(b, 0, sizeof *b);
+    b->rows = rows;
+    b->cols = cols;
+    b->ld = ld;
+    b->off = off;
+    b->type = type;
+    if (rows * ld == 0) return TEST_PASS;
+    size_t span = rows > 0 && cols > 0 ? (size_t)((rows - 1) * ld + cols) : 0;
+    b->count = (size_t)off + span;
+    // one value at least, so that a k = 0 operand with padding still has an address
+    b->base = malloc((b->count ? b->count : 1) * type_size(type));
+    CHECK(b->base != NULL);
+    b->val = (char *)b->base + (size_t)off * type_size(type);
+    return TEST_PASS;
+}
+
+static void buf_free(buf *b)
+{
+    free(b->base);
+    memset(b, 0, sizeof *b);
+}
+
+static void buf_set_raw(buf *b, size_t t, double x)
+{
+    if (b->type == DSMM_DOUBLE)
+        ((double *)b->base)[t] = x;
+    else
+        ((float *)b->base)[t] = (float)x;
+}
+
+static double buf_get_raw(const buf *b, size_t t)
+{
+    return b->type == DSMM_DOUBLE ? ((const double *)b->base)[t]
+                                  : (double)((const float *)b->base)[t];
+}
+
+// Value t of the allocation is an entry (not padding or a leading value).
+static int buf_is_entry(const buf *b, size_t t)
+{
+    if (t < (size_t)b->off) return 0;
+    return (dsmm_idx)((t - (size_t)b->off) % (size_t)b->ld) < b->cols;
+}
+
+// Entries uniform in [-1, 1) (rounded to the type, so rounding in the kernels is real), or NaN
+// when nan_entries; padding and leading values set to pad.
+static void buf_fill(buf *b, dsmm_rng *g, int nan_entries, double pad)
+{
+    for (size_t t = 0; t < b->count; t++) {
+        if (!buf_is_entry(b, t))
+            buf_set_raw(b, t, pad);
+        else
+            buf_set_raw(b, t, nan_entries ? NAN : 2 * dsmm_rng_uniform(g) - 1);
+    }
+}
+
+static double buf_at(const buf *b, dsmm_idx i, dsmm_idx j)
+{
+    return buf_get_raw(b, (size_t)b->off + (size_t)(i * b->ld + j));
+}
+
+static int buf_same_bits(const buf *x, const buf *y)
+{
+    return x->count == y->count &&
+           (x->count == 0 || memcmp(x->base, y->base, x->count * type_size(x->type)) == 0);
+}
+
+static int buf_copy(buf *dst, const buf *src)
+{
+    if (buf_make(dst, src->rows, src->cols, src->ld, src->off, src->type) != TEST_PASS)
+        return TEST_FAIL;
+    if (src->count) memcpy(dst->base, src->base, src->count * type_size(src->type));
+    return TEST_PASS;
+}
+
+static int buf_wrap(dsmm_ctx *ctx, buf *b, dsmm_dense **D)
+{
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, b->rows, b->cols, b->ld, b->val, b->type, D));
+    return TEST_PASS;
+}
+
+/* ---- one multiply checked ---------------------------------------------------------------- */
+
+typedef struct spmm_case {
+    dsmm_type type; // of B and C
+    dsmm_idx k;
+    double alpha, beta;
+    dsmm_idx ldb_pad, ldc_pad; // ldb = k + ldb_pad, ldc = k + ldc_pad
+    dsmm_idx off;              // values before B's and C's first entry
+    int max_threads;           // 1..max_threads for ROW, COL and AUTO (0: 2)
+    dsmm_idx k_block;          // opts.k_block (0: auto)
+} spmm_case;
+
+static void case_init(spmm_case *c, dsmm_type type, dsmm_idx k, double alpha, double beta)
+{
+    memset(c, 0, sizeof *c);
+    c->type = type;
+    c->k = k;
+    c->alpha = alpha;
+    c->beta = beta;
+}
+
+static uint64_t case_counter;
+
+/* got against the reference: every entry within
+ *   max(base, 2 (terms + 3) u) * scale,
+ * base 1e-5 (float) or 1e-12 (double), u the unit roundoff: a sum of `terms` products plus
+ * the alpha and beta steps rounds at most terms + 3 times, each by u relative to scale, so
+ * the bound holds for any summation order (threads, blocking, FMA). scale == 0 asks for an
+ * exact 0. Padding and leading values are compared bit for bit with `before`. */
+static int check_values(const buf *got, const buf *before, const double *want, const double *scale,
+                        const dsmm_idx *terms, const char *what)
+{
+    double base = got->type == DSMM_FLOAT ? 1e-5 : 1e-12;
+    double u = got->type == DSMM_FLOAT ? ldexp(1.0, -24) : ldexp(1.0, -53);
+    dsmm_idx m = got->rows, k = got->cols;
+    for (dsmm_idx i = 0; i < m; i++)
+        for (dsmm_idx j = 0; j < k; j++) {
+            size_t at = (size_t)(i * k + j);
+            double g = buf_at(got, i, j), tol = fmax(base, 2.0 * (double)(terms[i] + 3) * u);
+            CHECK_MSG(fabs(g - want[at]) <= tol * scale[at],
+                      "%s: C(%lld, %lld) = %.17g, reference %.17g (scale %g, %lld terms)", what,
+                      (long long)i, (long long)j, g, want[at], scale[at], (long long)terms[i]);
+        }
+    size_t w = type_size(got->type);
+    for (size_t t = 0; t < got->count; t++) {
+        if (buf_is_entry(got, t)) continue;
+        CHECK_MSG(memcmp((char *)got->base + t * w, (char *)before->base + t * w, w) == 0,
+                  "%s: padding value %zu of C changed from %g to %g", what, t,
+                  buf_get_raw(before, t), buf_get_raw(got, t));
+    }
+    return TEST_PASS;
+}
+
+// The kernel that runs for alg (AUTO: COL when transposing, else ROW).
+static dsmm_spmm_alg resolved(dsmm_spmm_alg alg, int trans)
+{
+    if (alg != DSMM_SPMM_AUTO) return alg;
+    return trans ? DSMM_SPMM_COL : DSMM_SPMM_ROW;
+}
+
+static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spmm_alg alg,
+                      int threads, const dsmm_spmm_info *info, const char *what)
+{
+    dsmm_idx m = trans ? A->ncols : A->nrows, n = trans ? A->nrows : A->ncols;
+    CHECK_MSG(info->alg == resolved(alg, trans), "%s: info.alg %s", what,
+              dsmm_spmm_alg_name(info->alg));
+    double flops = 2.0 * (double)A->nnz * (double)c->k;
+    CHECK_MSG(info->flops == flops, "%s: info.flops %.17g, expected %.17g", what, info->flops,
+              flops);
+    double bytes = dsmm_spmm_bytes(A, trans, c->k, c->type, c->beta);
+    CHECK_MSG(bytes > 0 && info->bytes == bytes, "%s: info.bytes %.17g, dsmm_spmm_bytes %.17g",
+              what, info->bytes, bytes);
+    CHECK_MSG(info->threads >= 1 && info->threads <= threads, "%s: info.threads %d", what,
+              info->threads);
+    CHECK_MSG(isfinite(info->seconds) && info->seconds >= 0, "%s: info.seconds %g", what,
+              info->seconds);
+    CHECK_MSG(isfinite(info->gbps) && info->gbps >= 0, "%s: info.gbps %g", what, info->gbps);
+    // A kernel that reads the other orientation, or values of another type, needs scratch.
+    int runs = m > 0 && n > 0 && c->k > 0 && A->nnz > 0 && c->alpha != 0.0;
+    int other = (info->alg == DSMM_SPMM_ROW && trans) || (info->alg == DSMM_SPMM_COL && !trans);
+    int convert = A->type != DSMM_PATTERN && A->type != c->type;
+    if (runs && (other || convert))
+        CHECK_MSG(info->workspace_bytes > 0, "%s: no workspace reported for a %s", what,
+                  other ? "transpose" : "value conversion");
+    // Passes over the sparse operand: ceil(k / k_block) when the kernel runs at all.
+    if (runs) {
+        dsmm_idx kb = c->k_block > 0 && c->k_block < c->k ? c->k_block : c->k;
+        if (c->k_block <= 0 && info->alg != DSMM_SPMM_REF) kb = info->k_block; // auto
+        CHECK_MSG(kb >= 1 && info->k_block == kb && info->passes == (int)((c->k + kb - 1) / kb),
+                  "%s: info.k_block %lld, passes %d (k %lld, asked %lld)", what,
+                  (long long)info->k_block, info->passes, (long long)c->k,
+                  (long long)c->k_block);
+    } else {
+        CHECK_MSG(info->passes == 0, "%s: %d passes for a product with nothing to do", what,
+                  info->passes);
+    }
+    return TEST_PASS;
+}
+
+// One orientation: the reference once, then every kernel at every thread count.
+static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, int trans,
+                             const char *what)
+{
+    dsmm_idx m = trans ? A->ncols : A->nrows, n = trans ? A->nrows : A->ncols, k = c->k;
+    int max_t = c->max_threads ? c->max_threads : 2;
+    buf b, c0, bsave, got, first[NALGS];
+    memset(first, 0, sizeof first);
+    dsmm_dense *Bd = NULL, *C0d = NULL, *Cd = NULL;
+    dsmm_rng g;
+    dsmm_rng_init(&g, seed_at(0x5a33 + case_counter++), 11);
+    // NaN where the call must not read: all of B when alpha == 0, C when beta == 0
+    if (buf_make(&b, n, k, k + c->ldb_pad, c->off, c->type) != TEST_PASS) return TEST_FAIL;
+    buf_fill(&b, &g, c->alpha == 0.0, NAN);
+    if (buf_make(&c0, m, k, k + c->ldc_pad, c->off, c->type) != TEST_PASS) return TEST_FAIL;
+    buf_fill(&c0, &g, c->beta == 0.0, SENTINEL);
+    if (buf_copy(&bsave, &b) != TEST_PASS) return TEST_FAIL;
+    size_t cells = (size_t)(m * k) + 1;
+    double *want = malloc(cells * sizeof *want), *scale = malloc(cells * sizeof *scale);
+    dsmm_idx *terms = malloc(((size_t)m + 1) * sizeof *terms);
+    CHECK(want != NULL && scale != NULL && terms != NULL);
+    if (buf_wrap(ctx, &b, &Bd) != TEST_PASS || buf_wrap(ctx, &c0, &C0d) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ctx, ref_spmm(A, trans, c->alpha, Bd, c->beta, C0d, want, scale, terms));
+
+    for (int a = 0; a < NALGS; a++) {
+        for (int t = 1; t <= max_t; t++) {
+            if (algs[a] == DSMM_SPMM_REF && t > 1) continue;
+            char label[320];
+            snprintf(label, sizeof label,
+                     "%s [%s%s, %s, k %lld, alpha %g, beta %g, ldb %lld, ldc %lld, off %lld, %d "
+                     "thread%s]",
+                     what, dsmm_spmm_alg_name(algs[a]), trans ? ", A^T" : "",
+                     dsmm_type_name(c->type), (long long)k, c->alpha, c->beta, (long long)b.ld,
+                     (long long)c0.ld, (long long)c->off, t, t > 1 ? "s" : "");
+            if (buf_copy(&got, &c0) != TEST_PASS || buf_wrap(ctx, &got, &Cd) != TEST_PASS)
+                return TEST_FAIL;
+            dsmm_spmm_opts o;
+            dsmm_spmm_opts_init(&o);
+            o.alg = algs[a];
+            o.transpose_a = trans;
+            o.alpha = c->alpha;
+            o.beta = c->beta;
+            o.k_block = c->k_block;
+            dsmm_spmm_info info;
+            memset(&info, 0x5a, sizeof info); // every field must be written
+            CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+            dsmm_status st = dsmm_csr_spmm(ctx, A, Bd, Cd, &o, &info);
+            CHECK_MSG(st == DSMM_OK, "%s: %s", label, dsmm_ctx_last_error(ctx));
+            if (check_info(A, c, trans, algs[a], t, &info, label) != TEST_PASS) return TEST_FAIL;
+            if (check_values(&got, &c0, want, scale, terms, label) != TEST_PASS) return TEST_FAIL;
+            CHECK_MSG(buf_same_bits(&b, &bsave), "%s: B changed", label);
+            if (t == 1) {
+                first[a] = got;
+                memset(&got, 0, sizeof got);
+            } else {
+                CHECK_MSG(buf_same_bits(&got, &first[a]),
+                          "%s: C differs bitwise from the 1-thread result", label);
+                buf_free(&got);
+            }
+            dsmm_dense_destroy(&Cd);
+        }
+    }
+    // AUTO runs the kernel it names, so it gives that kernel's bits.
+    int r = trans ? 2 : 1;
+    CHECK(algs[0] == DSMM_SPMM_AUTO && algs[r] == resolved(DSMM_SPMM_AUTO, trans));
+    CHECK_MSG(buf_same_bits(&first[0], &first[r]), "%s%s: auto differs bitwise from %s", what,
+              trans ? " (A^T)" : "", dsmm_spmm_alg_name(algs[r]));
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    for (int a = 0; a < NALGS; a++) buf_free(&first[a]);
+    dsmm_dense_destroy(&Bd);
+    dsmm_dense_destroy(&C0d);
+    buf_free(&b);
+    buf_free(&bsave);
+    buf_free(&c0);
+    free(want);
+    free(scale);
+    free(terms);
+    return TEST_PASS;
+}
+
+// C = alpha * A * B + beta * C and C = alpha * A^T * B + beta * C, every kernel.
+static int check_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, const char *what)
+{
+    for (int trans = 0; trans <= 1; trans++)
+        if (check_orientation(ctx, A, c, trans, what) != TEST_PASS) return TEST_FAIL;
+    return TEST_PASS;
+}
+
+static const double alpha_beta[][2] = {{1, 0}, {2.5, 0}, {1, 1}, {-0.5, 2}};
+#define NAB ((int)(sizeof alpha_beta / sizeof alpha_beta[0]))
+
+/* ---- k, alpha/beta, shapes, generators --------------------------------------------------- */
+
+// Every k the kernels may specialise (1..5, 8, 16) or block (33, 64, 256), and remainders
+// around the block edges.
+static int test_ks(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx ks[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 64, 65, 100, 256};
+    for (int v = 0; v < 2; v++) {
+        test_mat ma;
+        dsmm_csr *A = NULL;
+        if (v == 0) {
+            test_mat_init(&ma, 37, 29, 0.15, seed_at(1));
+            ma.empty_rows = ma.empty_cols = 0.1;
+        } else {
+            test_mat_init(&ma, 50, 70, 0.05, seed_at(2));
+            ma.dense_row = 11;
+            ma.col_bits = 32;
+        }
+        CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            for (int t = 0; t < 2; t++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(i + (size_t)t) % NAB];
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                if (check_spmm(ctx, A, &c, v ? "50x70 with a dense row" : "37x29 uniform") !=
+                    TEST_PASS)
+                    return TEST_FAIL;
+            }
+        dsmm_csr_destroy(&A);
+    }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// k cut into passes of k_block columns (every kernel, uneven last slice, leading dimensions):
+// the same values as one pass, and ceil(k / k_block) passes reported.
+static int test_k_block(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx kbs[][2] = {{17, 1}, {17, 3}, {33, 8}, {64, 16}, {100, 32}, {9, 64}};
+    test_mat ma;
+    dsmm_csr *A = NULL;
+    test_mat_init(&ma, 41, 23, 0.12, seed_at(71));
+    ma.empty_rows = ma.empty_cols = 0.1;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    for (size_t i = 0; i < sizeof kbs / sizeof kbs[0]; i++) {
+        spmm_case c;
+        const double *ab = alpha_beta[i % NAB];
+        case_init(&c, i % 2 ? DSMM_DOUBLE : DSMM_FLOAT, kbs[i][0], ab[0], ab[1]);
+        c.k_block = kbs[i][1];
+        c.ldb_pad = (dsmm_idx)i % 3;
+        c.ldc_pad = (dsmm_idx)(i + 1) % 3;
+        if (check_spmm(ctx, A, &c, "41x23 in k-slices") != TEST_PASS) return TEST_FAIL;
+    }
+    // k_block -1 is one pass; below -1 is refused.
+    spmm_case c;
+    case_init(&c, DSMM_DOUBLE, 40, 1, 0);
+    c.k_block = -1;
+    if (check_spmm(ctx, A, &c, "41x23 one pass") != TEST_PASS) return TEST_FAIL;
+    dsmm_dense *B = NULL, *C = NULL;
+    CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, 4, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, 4, DSMM_DOUBLE, &C));
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    o.k_block = -2;
+    CHECK(dsmm_csr_spmm(ctx, A, B, C, &o, NULL) == DSMM_ERR_ARG);
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "k_block") != NULL);
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// alpha = 0 with NaN in B (B must not be read), beta = 0 with NaN in C (C must not be read),
+// and the combinations in between, on a matrix with empty rows (C = beta * C there).
+static int test_alpha_beta(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const double ab[][2] = {{1, 0}, {2.5, 0}, {1, 1}, {-0.5, 2},
+                                   {0, 0}, {0, 1.5}, {0, 1}, {-1, -1}};
+    static const dsmm_idx ks[] = {1, 5, 33};
+    test_mat ma;
+    test_mat_init(&ma, 40, 33, 0.2, seed_at(10));
+    ma.empty_rows = 0.2;
+    ma.empty_cols = 0.1;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    for (size_t s = 0; s < sizeof ab / sizeof ab[0]; s++)
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            for (int t = 0; t < 2; t++) {
+                spmm_case c;
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[s][0], ab[s][1]);
+                if (check_spmm(ctx, A, &c, "alpha/beta") != TEST_PASS) return TEST_FAIL;
+            }
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// 0 x n, m x 0, 1 x 1, one row, one column, rectangular both ways, nnz = 0, k = 0.
+static int test_shapes(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx shapes[][2] = {{0, 0},  {0, 6},   {6, 0},   {1, 1},  {1, 40},
+                                         {40, 1}, {23, 57}, {57, 23}, {64, 64}};
+    static const double dens[] = {0, 0.1, 0.7};
+    static const dsmm_idx ks[] = {0, 1, 3, 8, 17};
+    uint64_t n = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t d = 0; d < sizeof dens / sizeof dens[0]; d++) {
+            test_mat ma;
+            test_mat_init(&ma, shapes[s][0], shapes[s][1], dens[d], seed_at(100 + n++));
+            dsmm_csr *A = NULL;
+            CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+            if (dens[d] == 0) CHECK_EQ_IDX(A->nnz, 0);
+            char what[96];
+            snprintf(what, sizeof what, "%lldx%lld, density %g", (long long)shapes[s][0],
+                     (long long)shapes[s][1], dens[d]);
+            for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(s + d + i) % NAB];
+                case_init(&c, (s + i) % 2 ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                if (check_spmm(ctx, A, &c, what) != TEST_PASS) return TEST_FAIL;
+            }
+            dsmm_csr_destroy(&A);
+        }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Uniform (Erdős–Rényi), power-law (R-MAT: skewed rows, and skewed columns under A^T),
+// banded, a dense row (a dense column under A^T), empty rows and columns, explicit zeros.
+static int test_generators(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx ks[] = {4, 16, 33};
+    for (int gen = 0; gen < 5; gen++) {
+        dsmm_csr *A = NULL;
+        const char *what = "";
+        test_mat ma;
+        switch (gen) {
+        case 0:
+            CHECK_OK(ctx, test_rand_er(ctx, 300, 5, 0, DSMM_DOUBLE, seed_at(200), &A));
+            what = "Erdos-Renyi n=300";
+            break;
+        case 1:
+            CHECK_OK(ctx, test_rand_rmat(ctx, 8, 8, 0, DSMM_DOUBLE, seed_at(201), &A));
+            what = "R-MAT scale 8";
+            break;
+        case 2:
+            CHECK_OK(ctx, test_band_csr(ctx, 150, 120, 2, 4, DSMM_DOUBLE, seed_at(202), &A));
+            CHECK_EQ_IDX(A->rowptr[1], 5); // row 0: columns 0..4
+            what = "banded 150x120";
+            break;
+        case 3:
+            test_mat_init(&ma, 80, 60, 0.08, seed_at(203));
+            ma.dense_row = 5;
+            ma.empty_cols = 0.2;
+            ma.zeros = 1;
+            CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+            what = "dense row, empty columns, explicit zeros";
+            break;
+        case 4:
+            test_mat_init(&ma, 70, 90, 0.3, seed_at(204));
+            ma.empty_rows = 0.5;
+            ma.empty_cols = 0.5;
+            ma.zeros = 1;
+            CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+            what = "half the rows and columns empty";
+            break;
+        }
+        CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            for (int t = 0; t < 2; t++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(i + (size_t)t + (size_t)gen) % NAB];
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                if (check_spmm(ctx, A, &c, what) != TEST_PASS) return TEST_FAIL;
+            }
+        dsmm_csr_destroy(&A);
+    }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- A's value types, column widths, unsorted rows; B and C sub-blocks ------------------- */
+
+// A's arrays bit for bit (the call must only read A).
+static int csr_same_bits(const dsmm_csr *X, const dsmm_csr *Y)
+{
+    if (X->nrows != Y->nrows || X->ncols != Y->ncols || X->nnz != Y->nnz || X->type != Y->type ||
+        X->sorted != Y->sorted || (X->colidx32 == NULL) != (Y->colidx32 == NULL))
+        return 0;
+    size_t nnz = (size_t)X->nnz;
+    if (memcmp(X->rowptr, Y->rowptr, ((size_t)X->nrows + 1) * sizeof *X->rowptr) != 0) return 0;
+    if (X->colidx32 ? memcmp(X->colidx32, Y->colidx32, nnz * sizeof(int32_t)) != 0
+                    : nnz && memcmp(X->colidx, Y->colidx, nnz * sizeof(dsmm_idx)) != 0)
+        return 0;
+    if (X->type != DSMM_PATTERN && nnz &&
+        memcmp(X->val, Y->val, nnz * (X->type == DSMM_DOUBLE ? sizeof(double) : sizeof(float))))
+        return 0;
+    return 1;
+}
+
+static int test_value_types(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 45, 38, 0.15, seed_at(300));
+    ma.dense_row = 3;
+    ma.zeros = 1;
+    ma.empty_rows = 0.1;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    static const dsmm_type at[] = {DSMM_PATTERN, DSMM_FLOAT, DSMM_DOUBLE};
+    static const dsmm_idx ks[] = {3, 8, 65};
+    for (int ta = 0; ta < 3; ta++)
+        for (int bits = 32; bits <= 64; bits += 32)
+            for (int sorted = 1; sorted >= 0; sorted--) {
+                dsmm_csr *A2 = NULL, *S = NULL, *keep = NULL;
+                CHECK_OK(ctx, test_csr_convert(ctx, A, at[ta], bits, &A2));
+                if (!sorted) {
+                    CHECK_OK(ctx, test_csr_shuffle(ctx, A2, 1, seed_at(301), &S));
+                    dsmm_csr_destroy(&A2);
+                    A2 = S;
+                    CHECK(A2->sorted == 0);
+                    CHECK_OK(ctx, dsmm_csr_check(ctx, A2));
+                    int out_of_order = 0;
+                    for (dsmm_idx r = 0; r < A2->nrows; r++)
+                        for (dsmm_idx p = A2->rowptr[r] + 1; p < A2->rowptr[r + 1]; p++)
+                            out_of_order |= dsmm_csr_col(A2, p) < dsmm_csr_col(A2, p - 1);
+                    CHECK(out_of_order);
+                    if (at[ta] != DSMM_PATTERN) CHECK(A2->nnz > A->nnz); // repeated columns
+                }
+                CHECK((A2->colidx32 != NULL) == (bits == 32));
+                CHECK_OK(ctx, test_csr_convert(ctx, A2, A2->type, bits, &keep));
+                char what[96];
+                snprintf(what, sizeof what, "A %s, %d-bit columns, %s", dsmm_type_name(at[ta]),
+                         bits, sorted ? "sorted" : "unsorted with repeats");
+                for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+                    for (int t = 0; t < 2; t++) {
+                        spmm_case c;
+                        const double *ab = alpha_beta[(i + (size_t)ta) % NAB];
+                        case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                        if (check_spmm(ctx, A2, &c, what) != TEST_PASS) return TEST_FAIL;
+                    }
+                CHECK_MSG(csr_same_bits(A2, keep), "%s: A changed", what);
+                dsmm_csr_destroy(&A2);
+                dsmm_csr_destroy(&keep);
+            }
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// B and C as sub-blocks of bigger matrices: ldb > k, ldc > k, and first entries that are not
+// vector-aligned; the padding must come back untouched (checked in check_values).
+static int test_leading_dims(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx pads[][3] = {{1, 0, 0}, {0, 1, 1}, {7, 3, 0}, {64, 64, 3}, {2, 5, 1}};
+    static const dsmm_idx ks[] = {1, 4, 7, 16, 33, 100};
+    test_mat ma;
+    test_mat_init(&ma, 31, 26, 0.2, seed_at(400));
+    ma.empty_rows = 0.1;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    for (size_t p = 0; p < sizeof pads / sizeof pads[0]; p++)
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            for (int t = 0; t < 2; t++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(i + p + (size_t)t) % NAB];
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                c.ldb_pad = pads[p][0];
+                c.ldc_pad = pads[p][1];
+                c.off = pads[p][2];
+                if (check_spmm(ctx, A, &c, "sub-blocks") != TEST_PASS) return TEST_FAIL;
+            }
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// A larger skewed matrix at 1 to 4 threads: enough rows for every thread to get work, and
+// every thread count must give the 1-thread bits (check_orientation compares them).
+static int test_threads(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 10, 4, 0, DSMM_DOUBLE, seed_at(500), &A));
+    static const dsmm_idx ks[] = {16, 33};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            spmm_case c;
+            case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], i ? -0.5 : 1, i ? 2 : 0);
+            c.max_threads = 4;
+            if (check_spmm(ctx, A, &c, "R-MAT scale 10") != TEST_PASS) return TEST_FAIL;
+        }
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- options, info, traffic -------------------------------------------------------------- */
+
+static int test_info(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_spmm_opts o;
+    memset(&o, 0x5a, sizeof o);
+    dsmm_spmm_opts_init(&o);
+    CHECK(o.alg == DSMM_SPMM_AUTO && o.transpose_a == 0 && o.alpha == 1.0 && o.beta == 0.0);
+
+    // A = [1 0 2 0; 0 0 0 3; 4 5 0 0]: 3 x 4, 5 entries
+    dsmm_idx rp[] = {0, 2, 3, 5}, ci[] = {0, 2, 3, 0, 1};
+    double av[] = {1, 2, 3, 4, 5};
+    dsmm_csr *A = NULL, *Af = NULL, *Ap = NULL;
+    CHECK_OK(ctx, dsmm_csr_wrap(ctx, 3, 4, rp, ci, av, DSMM_DOUBLE, &A));
+    CHECK_OK(ctx, test_csr_convert(ctx, A, DSMM_FLOAT, 32, &Af));
+    CHECK_OK(ctx, test_csr_convert(ctx, A, DSMM_PATTERN, 64, &Ap));
+    // counted by hand: rowptr 4 * 8 = 32; columns 5 * 8 = 40 (5 * 4 = 20 when 32-bit); values
+    // 5 * 8 = 40 (5 * 4 float, none pattern); B n x k and C m x k, C twice when beta != 0
+    CHECK(dsmm_spmm_bytes(A, 0, 7, DSMM_DOUBLE, 0) == 32 + 40 + 40 + 4 * 7 * 8 + 3 * 7 * 8);
+    CHECK(dsmm_spmm_bytes(A, 0, 7, DSMM_DOUBLE, 2) == 32 + 40 + 40 + 4 * 7 * 8 + 2 * 3 * 7 * 8);
+    CHECK(dsmm_spmm_bytes(A, 1, 7, DSMM_DOUBLE, 0) == 32 + 40 + 40 + 3 * 7 * 8 + 4 * 7 * 8);
+    CHECK(dsmm_spmm_bytes(A, 1, 7, DSMM_DOUBLE, -1) == 32 + 40 + 40 + 3 * 7 * 8 + 2 * 4 * 7 * 8);
+    CHECK(dsmm_spmm_bytes(A, 0, 7, DSMM_FLOAT, 0) == 32 + 40 + 40 + 4 * 7 * 4 + 3 * 7 * 4);
+    CHECK(dsmm_spmm_bytes(Af, 0, 7, DSMM_FLOAT, 0) == 32 + 20 + 20 + 4 * 7 * 4 + 3 * 7 * 4);
+    CHECK(dsmm_spmm_bytes(Af, 0, 3, DSMM_DOUBLE, 1) == 32 + 20 + 20 + 4 * 3 * 8 + 2 * 3 * 3 * 8);
+    CHECK(dsmm_spmm_bytes(Ap, 0, 7, DSMM_DOUBLE, 0) == 32 + 40 + 0 + 4 * 7 * 8 + 3 * 7 * 8);
+    CHECK(dsmm_spmm_bytes(A, 0, 0, DSMM_DOUBLE, 1) == 32 + 40 + 40);
+    CHECK(dsmm_spmm_bytes(A, 0, 7, DSMM_PATTERN, 0) == 0);
+    CHECK(dsmm_spmm_bytes(NULL, 0, 7, DSMM_DOUBLE, 0) == 0);
+
+    // The product by hand: B = [1 2; 3 4; 5 6; 7 8] (4 x 2), A * B = [11 14; 21 24; 19 28],
+    // A^T * [1 0; 0 1; 1 1] = [5 4; 5 5; 2 0; 0 3].
+    double bv[] = {1, 2, 3, 4, 5, 6, 7, 8}, cv[6], tv[] = {1, 0, 0, 1, 1, 1}, ctv[8];
+    double want[] = {11, 14, 21, 24, 19, 28}, want_t[] = {5, 4, 5, 5, 2, 0, 0, 3};
+    dsmm_dense *B = NULL, *C = NULL, *T = NULL, *CT = NULL;
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 4, 2, 2, bv, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 3, 2, 2, cv, DSMM_DOUBLE, &C));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 3, 2, 2, tv, DSMM_DOUBLE, &T));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 4, 2, 2, ctv, DSMM_DOUBLE, &CT));
+    for (int a = 0; a < NALGS; a++) {
+        dsmm_spmm_opts_init(&o);
+        o.alg = algs[a];
+        dsmm_spmm_info info;
+        for (int i = 0; i < 6; i++) cv[i] = NAN;
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, &info));
+        for (int i = 0; i < 6; i++) CHECK_NEAR(cv[i], want[i], 0);
+        CHECK(info.flops == 20);
+        CHECK(info.bytes == 32 + 40 + 40 + 64 + 48);
+        CHECK(info.alg == resolved(algs[a], 0));
+        o.transpose_a = 1;
+        o.beta = 1;
+        for (int i = 0; i < 8; i++) ctv[i] = 0.5;
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, T, CT, &o, &info));
+        for (int i = 0; i < 8; i++) CHECK_NEAR(ctv[i], want_t[i] + 0.5, 0);
+        CHECK(info.flops == 20);
+        CHECK(info.bytes == 32 + 40 + 40 + 48 + 2 * 64);
+        CHECK(info.alg == resolved(algs[a], 1));
+        // info may be NULL
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, T, CT, &o, NULL));
+        for (int i = 0; i < 8; i++) CHECK_NEAR(ctv[i], 2 * want_t[i] + 0.5, 0);
+    }
+    // opts NULL: the defaults (AUTO, A * B, alpha 1, beta 0)
+    dsmm_spmm_info info;
+    for (int i = 0; i < 6; i++) cv[i] = NAN;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, NULL, &info));
+    for (int i = 0; i < 6; i++) CHECK_NEAR(cv[i], want[i], 0);
+    CHECK(info.alg == DSMM_SPMM_ROW);
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    dsmm_dense_destroy(&T);
+    dsmm_dense_destroy(&CT);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&Af);
+    dsmm_csr_destroy(&Ap);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- bad input --------------------------------------------------------------------------- */
+
+static int test_bad_input(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 10, 8, 0.3, seed_at(600));
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    // A is 10 x 8: A * B needs B 8 x k and C 10 x k; A^T * B needs B 10 x k and C 8 x k
+    static double buf_d[400];
+    static float buf_f[400];
+    dsmm_dense *B8 = NULL, *B10 = NULL, *C10 = NULL, *C8 = NULL, *C10k4 = NULL, *C9 = NULL,
+               *B8f = NULL, *C10f = NULL;
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_d, DSMM_DOUBLE, &B8));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 10, 3, 3, buf_d + 50, DSMM_DOUBLE, &B10));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 10, 3, 3, buf_d + 100, DSMM_DOUBLE, &C10));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_d + 150, DSMM_DOUBLE, &C8));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 10, 4, 4, buf_d + 200, DSMM_DOUBLE, &C10k4));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 9, 3, 3, buf_d + 250, DSMM_DOUBLE, &C9));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_f, DSMM_FLOAT, &B8f));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 10, 3, 3, buf_f + 100, DSMM_FLOAT, &C10f));
+    dsmm_spmm_opts o;
+    for (int a = 0; a < NALGS; a++) {
+        dsmm_spmm_opts_init(&o);
+        o.alg = algs[a];
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B8, C10, &o, NULL));
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B8f, C10f, &o, NULL));
+        // shapes: B's rows, C's rows, C's columns, in both orientations
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B10, C10, &o, NULL), DSMM_ERR_DIM);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C9, &o, NULL), DSMM_ERR_DIM);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C8, &o, NULL), DSMM_ERR_DIM);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10k4, &o, NULL), DSMM_ERR_DIM);
+        o.transpose_a = 1;
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B10, C8, &o, NULL));
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C8, &o, NULL), DSMM_ERR_DIM);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B10, C10, &o, NULL), DSMM_ERR_DIM);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B10, C9, &o, NULL), DSMM_ERR_DIM);
+        o.transpose_a = 0;
+        // B and C of different types
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10f, &o, NULL), DSMM_ERR_ARG);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8f, C10, &o, NULL), DSMM_ERR_ARG);
+        // non-finite alpha or beta
+        static const double bad[] = {NAN, INFINITY, -INFINITY};
+        for (int b = 0; b < 3; b++) {
+            o.alpha = bad[b];
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10, &o, NULL), DSMM_ERR_ARG);
+            o.alpha = 1;
+            o.beta = bad[b];
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10, &o, NULL), DSMM_ERR_ARG);
+            o.beta = 0;
+        }
+        // NULL arguments
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, NULL, B8, C10, &o, NULL), DSMM_ERR_ARG);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, NULL, C10, &o, NULL), DSMM_ERR_ARG);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, NULL, &o, NULL), DSMM_ERR_ARG);
+        CHECK_ST(ctx, dsmm_csr_spmm(NULL, A, B8, C10, &o, NULL), DSMM_ERR_ARG);
+    }
+    // C overlapping B: the same buffer, and C starting inside B
+    dsmm_dense *S = NULL, *Sb = NULL, *Sc = NULL;
+    dsmm_csr *Q = NULL;
+    test_mat mq;
+    test_mat_init(&mq, 8, 8, 0.4, seed_at(601));
+    CHECK_OK(ctx, test_rand_csr(ctx, &mq, &Q));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_d + 300, DSMM_DOUBLE, &S));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_d + 300, DSMM_DOUBLE, &Sb));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 8, 3, 3, buf_d + 300 + 3 * 7, DSMM_DOUBLE, &Sc));
+    for (int a = 0; a < NALGS; a++)
+        for (int trans = 0; trans <= 1; trans++) {
+            dsmm_spmm_opts_init(&o);
+            o.alg = algs[a];
+            o.transpose_a = trans;
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, Q, S, Sb, &o, NULL), DSMM_ERR_ARG);
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, Q, S, S, &o, NULL), DSMM_ERR_ARG);
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, Q, S, Sc, &o, NULL), DSMM_ERR_ARG);
+            CHECK_ST(ctx, dsmm_csr_spmm(ctx, Q, Sc, S, &o, NULL), DSMM_ERR_ARG);
+        }
+    // structs made by hand: a leading dimension below the column count, B of pattern type
+    dsmm_dense hb = *B8, hc = *C10;
+    hb.ld = 2;
+    dsmm_spmm_opts_init(&o);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, &hb, C10, &o, NULL), DSMM_ERR_ARG);
+    hc.ld = 2;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, &hc, &o, NULL), DSMM_ERR_ARG);
+    hb = *B8;
+    hb.val = NULL;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, &hb, C10, &o, NULL), DSMM_ERR_ARG);
+    hb = *B8;
+    hc = *C10;
+    hb.type = hc.type = DSMM_PATTERN;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, &hb, &hc, &o, NULL), DSMM_ERR_ARG);
+    // unknown kernels
+    static const int bad_alg[] = {-1, DSMM_SPMM_ALG_COUNT, 99};
+    for (int b = 0; b < 3; b++) {
+        o.alg = (dsmm_spmm_alg)bad_alg[b];
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10, &o, NULL), DSMM_ERR_ARG);
+    }
+    // the GPU kernel in a build without CUDA
+#if !DSMM_HAVE_CUDA
+    dsmm_spmm_opts_init(&o);
+    o.alg = DSMM_SPMM_GPU;
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B8, C10, &o, NULL), DSMM_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "gpu");
+#endif
+    dsmm_dense *all[] = {B8, B10, C10, C8, C10k4, C9, B8f, C10f, S, Sb, Sc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) dsmm_dense_destroy(&all[i]);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&Q);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_names(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_spmm_alg alg;
+    static const char *names[] = {"auto", "row", "col", "ref", "gpu"};
+    for (int a = 0; a < DSMM_SPMM_ALG_COUNT; a++) {
+        CHECK(strcmp(dsmm_spmm_alg_name((dsmm_spmm_alg)a), names[a]) == 0);
+        CHECK_OK(ctx, dsmm_spmm_alg_from_name(dsmm_spmm_alg_name((dsmm_spmm_alg)a), &alg));
+        CHECK(alg == (dsmm_spmm_alg)a);
+    }
+    static const char *bad[] = {"fast", "", "rows", "hash", "auto "};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        alg = DSMM_SPMM_COL;
+        CHECK_ST(ctx, dsmm_spmm_alg_from_name(bad[b], &alg), DSMM_ERR_ARG);
+        CHECK(alg == DSMM_SPMM_COL); // untouched on error
+    }
+    CHECK_ST(ctx, dsmm_spmm_alg_from_name(NULL, &alg), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_alg_from_name("row", NULL), DSMM_ERR_ARG);
+    CHECK(dsmm_spmm_alg_name((dsmm_spmm_alg)99) != NULL);
+    CHECK(dsmm_spmm_alg_name((dsmm_spmm_alg)-1) != NULL);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+// The calls that need scratch: A's values in another type, A in the other orientation.
+typedef struct scratch_call {
+    dsmm_type atype, btype;
+    dsmm_spmm_alg alg;
+    int trans;
+    const char *what;
+} scratch_call;
+
+static const scratch_call scratch_calls[] = {
+    {DSMM_FLOAT, DSMM_DOUBLE, DSMM_SPMM_ROW, 0, "float A, double B (conversion)"},
+    {DSMM_DOUBLE, DSMM_FLOAT, DSMM_SPMM_AUTO, 0, "double A, float B (conversion)"},
+    {DSMM_DOUBLE, DSMM_DOUBLE, DSMM_SPMM_COL, 0, "col without transpose_a (transpose)"},
+    {DSMM_DOUBLE, DSMM_DOUBLE, DSMM_SPMM_ROW, 1, "row with transpose_a (transpose)"},
+    {DSMM_FLOAT, DSMM_DOUBLE, DSMM_SPMM_AUTO, 1, "auto, A^T, float A (conversion)"},
+};
+#define NSCRATCH ((int)(sizeof scratch_calls / sizeof scratch_calls[0]))
+
+// A budget a few bytes above what is in use: DSMM_ERR_NOMEM and nothing leaked; then every
+// k-th allocation made to fail in turn, each failure clean, until the call succeeds.
+static int test_budget(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 60, 50, 0.3, seed_at(700));
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    CHECK(A->nnz > 500); // its scratch is thousands of bytes
+    for (int s = 0; s < NSCRATCH; s++) {
+        const scratch_call *sc = &scratch_calls[s];
+        dsmm_csr *A2 = NULL;
+        CHECK_OK(ctx, test_csr_convert(ctx, A, sc->atype, 64, &A2));
+        dsmm_idx m = sc->trans ? A->ncols : A->nrows, n = sc->trans ? A->nrows : A->ncols;
+        const dsmm_idx k = 8;
+        buf b, c;
+        dsmm_dense *Bd = NULL, *Cd = NULL;
+        dsmm_rng g;
+        dsmm_rng_init(&g, seed_at(701), (uint64_t)s);
+        if (buf_make(&b, n, k, k, 0, sc->btype) != TEST_PASS ||
+            buf_make(&c, m, k, k, 0, sc->btype) != TEST_PASS)
+            return TEST_FAIL;
+        buf_fill(&b, &g, 0, 0);
+        buf_fill(&c, &g, 0, 0);
+        if (buf_wrap(ctx, &b, &Bd) != TEST_PASS || buf_wrap(ctx, &c, &Cd) != TEST_PASS)
+            return TEST_FAIL;
+        dsmm_spmm_opts o;
+        dsmm_spmm_opts_init(&o);
+        o.alg = sc->alg;
+        o.transpose_a = sc->trans;
+        size_t base = dsmm_ctx_mem_in_use(ctx);
+        dsmm_ctx_set_mem_budget(ctx, base + 64);
+        dsmm_status st = dsmm_csr_spmm(ctx, A2, Bd, Cd, &o, NULL);
+        dsmm_ctx_set_mem_budget(ctx, 0);
+        CHECK_MSG(st == DSMM_ERR_NOMEM, "%s: %s: %s", sc->what, dsmm_status_name(st),
+                  dsmm_ctx_last_error(ctx));
+        CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+        for (int t = 1; t <= 2; t++) {
+            CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+            long fail_at = 0;
+            for (;; fail_at++) {
+                CHECK_MSG(fail_at < 1000, "%s: still failing after 1000 allocations", sc->what);
+                dsmm_ctx_fail_alloc_at(ctx, fail_at);
+                st = dsmm_csr_spmm(ctx, A2, Bd, Cd, &o, NULL);
+                dsmm_ctx_fail_alloc_at(ctx, -1);
+                CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+                if (st == DSMM_OK) break;
+                CHECK_MSG(st == DSMM_ERR_NOMEM, "%s, allocation %ld failing: %s: %s", sc->what,
+                          fail_at, dsmm_status_name(st), dsmm_ctx_last_error(ctx));
+            }
+            CHECK_MSG(fail_at >= 1, "%s: succeeded with the first allocation failing", sc->what);
+        }
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+        dsmm_dense_destroy(&Bd);
+        dsmm_dense_destroy(&Cd);
+        buf_free(&b);
+        buf_free(&c);
+        dsmm_csr_destroy(&A2);
+    }
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- STREAM triad ------------------------------------------------------------------------ */
+
+static int test_stream_triad(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    for (int t = 1; t <= 2; t++) {
+        double gbps = -1;
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+        CHECK_OK(ctx, dsmm_stream_triad(ctx, (size_t)1 << 20, 2, &gbps));
+        CHECK_MSG(isfinite(gbps) && gbps > 0, "%d threads: %g GB/s", t, gbps);
+        printf("     STREAM triad, 1 MiB arrays, %d thread%s: %.1f GB/s\n", t, t > 1 ? "s" : "",
+               gbps);
+        CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 0);
+    }
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    double gbps = 0;
+    CHECK_ST(ctx, dsmm_stream_triad(ctx, 1000, 2, &gbps), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_stream_triad(ctx, 8, 2, &gbps), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_stream_triad(ctx, (size_t)1 << 20, -1, &gbps), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_stream_triad(ctx, (size_t)1 << 20, 2, NULL), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_stream_triad(NULL, (size_t)1 << 20, 2, &gbps), DSMM_ERR_ARG);
+    // three arrays do not fit a budget of two
+    dsmm_ctx_set_mem_budget(ctx, (size_t)2 << 20);
+    CHECK_ST(ctx, dsmm_stream_triad(ctx, (size_t)1 << 20, 1, &gbps), DSMM_ERR_NOMEM);
+    dsmm_ctx_set_mem_budget(ctx, 0);
+    CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 0);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- the checks themselves --------------------------------------------------------------- */
+
+// check_values catches a wrong entry, a NaN and a written padding value.
+static int test_checks_catch_errors(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 12, 9, 0.4, seed_at(800));
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    const dsmm_idx k = 5;
+    buf b, c0, got;
+    dsmm_dense *Bd = NULL, *C0d = NULL, *Cd = NULL;
+    dsmm_rng g;
+    dsmm_rng_init(&g, seed_at(801), 1);
+    if (buf_make(&b, 9, k, k + 2, 1, DSMM_DOUBLE) != TEST_PASS ||
+        buf_make(&c0, 12, k, k + 3, 1, DSMM_DOUBLE) != TEST_PASS)
+        return TEST_FAIL;
+    buf_fill(&b, &g, 0, NAN);
+    buf_fill(&c0, &g, 0, SENTINEL);
+    double want[60], scale[60];
+    dsmm_idx terms[12];
+    if (buf_wrap(ctx, &b, &Bd) != TEST_PASS || buf_wrap(ctx, &c0, &C0d) != TEST_PASS ||
+        buf_copy(&got, &c0) != TEST_PASS || buf_wrap(ctx, &got, &Cd) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ctx, ref_spmm(A, 0, 1.5, Bd, -1, C0d, want, scale, terms));
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    o.alpha = 1.5;
+    o.beta = -1;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, Bd, Cd, &o, NULL));
+    CHECK(check_values(&got, &c0, want, scale, terms, "unchanged") == TEST_PASS);
+    dsmm_idx i = 0;
+    while (i < 12 && terms[i] == 0) i++;
+    CHECK(i < 12);
+    size_t at = (size_t)(got.off + i * got.ld + 2);
+    double keep = buf_get_raw(&got, at);
+    printf("     (three failure messages expected below)\n");
+    buf_set_raw(&got, at, keep * (1 + 1e-9) + 1e-9);
+    CHECK(check_values(&got, &c0, want, scale, terms, "entry changed on purpose") == TEST_FAIL);
+    buf_set_raw(&got, at, NAN);
+    CHECK(check_values(&got, &c0, want, scale, terms, "NaN put in on purpose") == TEST_FAIL);
+    buf_set_raw(&got, at, keep);
+    CHECK(check_values(&got, &c0, want, scale, terms, "restored") == TEST_PASS);
+    buf_set_raw(&got, (size_t)(got.off + got.ld - 1), 0.0); // padding after row 0
+    CHECK(check_values(&got, &c0, want, scale, terms, "padding written on purpose") == TEST_FAIL);
+    dsmm_dense_destroy(&Bd);
+    dsmm_dense_destroy(&C0d);
+    dsmm_dense_destroy(&Cd);
+    buf_free(&b);
+    buf_free(&c0);
+    buf_free(&got);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST(test_ks),
+        TEST(test_k_block),
+        TEST(test_alpha_beta),
+        TEST(test_shapes),
+        TEST(test_generators),
+        TEST(test_value_types),
+        TEST(test_leading_dims),
+        TEST(test_threads),
+        TEST(test_info),
+        TEST(test_bad_input),
+        TEST(test_names),
+        TEST(test_budget),
+        TEST(test_stream_triad),
+        TEST(test_checks_catch_errors),
+    };
+    return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
