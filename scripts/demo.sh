@@ -30,5 +30,7 @@ step "A*A of a real network (SNAP ego-Facebook, 4039 vertices): kernel mix, flop
   "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" -o "$out/fb2.mtx" --estimate \
   --stats "$out/fb2.json"
 step "the product, read back" "$DSMM" info "$out/fb2.mtx" --procs 4
+step "A*B of the same network with a dense B of 64 random columns: GB/s and % of the memory-bandwidth roofline" \
+  "$DSMM" spmm "$DATA/facebook-combined.mtx.gz" --k 64 --repeat 10 --stats "$out/fb-spmm.json"
 echo
 echo "demo finished"

@@ -124,6 +124,10 @@ typedef struct cli_run {
     double seconds, io_seconds;
     dsmm_idx nnz_in, nnz_out;
 } cli_run;
+/* cli_dir_writable: CLI_OK if a file can be created at path ("-" and NULL pass), else a message
+ * naming opt and CLI_FAIL. An early check before long work; the writes stay atomic. */
+int cli_dir_writable(const cli_cmd *cmd, const char *opt, const char *path);
+
 int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
               const cli_run *run);
 
@@ -136,5 +140,6 @@ int cli_info(int argc, char **argv);
 int cli_gen(int argc, char **argv);
 int cli_convert(int argc, char **argv);
 int cli_spgemm(int argc, char **argv);
+int cli_spmm(int argc, char **argv);
 
 #endif // DSMM_CLI_H

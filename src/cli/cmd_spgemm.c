@@ -5,8 +5,6 @@
 // C and the statistics are committed together: after any failure neither exists.
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -47,34 +45,6 @@ static void semiring_choices(char *buf, size_t len)
     size_t n = (size_t)snprintf(buf, len, "auto");
     for (int k = 0; k < DSMM_SEMIRING_COUNT && n < len; k++)
         n += (size_t)snprintf(buf + n, len - n, "|%s", dsmm_semiring_name((dsmm_semiring)k));
-}
-
-// Can a file be created at path? Checked before the multiply, so a typo in -o does not cost
-// the whole run. The write itself stays atomic (dsmm_write), this is only an early message.
-static int dir_writable(const cli_cmd *c, const char *opt, const char *path)
-{
-    if (path == NULL || strcmp(path, "-") == 0) return CLI_OK;
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (slash == NULL) {
-        snprintf(dir, sizeof dir, ".");
-    } else {
-        size_t len = slash == path ? 1 : (size_t)(slash - path);
-        if (len >= sizeof dir) len = sizeof dir - 1;
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "dsmm %s: %s %s: directory '%s' does not exist\n", c->name, opt, path, dir);
-        return CLI_FAIL;
-    }
-    if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "dsmm %s: %s %s: directory '%s' is not writable\n", c->name, opt, path,
-                dir);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
 }
 
 // Same names in the same order: the two abc files number their vertices alike.
@@ -272,8 +242,8 @@ int cli_spgemm(int argc, char **argv)
                         "(configure with -DDSMM_USE_CUDA=ON)\n");
         return CLI_FAIL;
     }
-    rc = dir_writable(&cmd, "-o", out);
-    if (rc == CLI_OK) rc = dir_writable(&cmd, "--stats", c.stats);
+    rc = cli_dir_writable(&cmd, "-o", out);
+    if (rc == CLI_OK) rc = cli_dir_writable(&cmd, "--stats", c.stats);
     if (rc != CLI_OK) return rc;
     int multiply = out != NULL || c.stats != NULL;
 

@@ -1,6 +1,9 @@
 // src/cli/common.c: what subcommands share beyond option parsing: the context set up from the
-// common options, read options, and the --stats record.
+// common options, read options, the --stats record and the early check of output paths.
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -69,4 +72,32 @@ int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char
 cleanup:
     dsmm_stats_destroy(&s);
     return st == DSMM_OK ? CLI_OK : cli_fail(cmd, ctx, "cannot write the statistics");
+}
+
+// Can a file be created at path? Checked before the multiply, so a typo in -o does not cost
+// the whole run. The write itself stays atomic (dsmm_write), this is only an early message.
+int cli_dir_writable(const cli_cmd *c, const char *opt, const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0) return CLI_OK;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (slash == NULL) {
+        snprintf(dir, sizeof dir, ".");
+    } else {
+        size_t len = slash == path ? 1 : (size_t)(slash - path);
+        if (len >= sizeof dir) len = sizeof dir - 1;
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "dsmm %s: %s %s: directory '%s' does not exist\n", c->name, opt, path, dir);
+        return CLI_FAIL;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "dsmm %s: %s %s: directory '%s' is not writable\n", c->name, opt, path,
+                dir);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"gen", cli_gen, "generate an R-MAT, Erdos-Renyi or planted-partition matrix"},
     {"convert", cli_convert, "convert between Matrix Market, abc and binary (.gz input too)"},
     {"spgemm", cli_spgemm, "sparse x sparse product C = A * B: kernels, semirings, mask, estimate"},
+    {"spmm", cli_spmm, "sparse x dense product C = A * B: GB/s and % of the bandwidth floor"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
