@@ -1,6 +1,8 @@
 // bench/bench_common.h: what the SpGEMM benchmark drivers (bench_spgemm, spgemm_graphblas,
 // spgemm_petsc) share: timers, peak RSS, medians, the check vector, the check file and the raw
-// CSR header (formats in bench/bench_spgemm.c). Header-only; each driver compiles alone.
+// CSR header (formats in bench/bench_spgemm.c); and, for the SpMM drivers (bench_spmm,
+// spmm_graphblas), the dense B and the SpMM check (bench/bench_spmm.c). Header-only; each
+// driver compiles alone.
 // Needs _DEFAULT_SOURCE (getrusage) before the system headers, as every driver defines.
 #ifndef DSMM_BENCH_COMMON_H
 #define DSMM_BENCH_COMMON_H
@@ -89,6 +91,62 @@ static inline FILE *bench_raw_open(const char *prog, const char *path, int64_t h
         return NULL;
     }
     return f;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* SpMM (bench_spmm, spmm_graphblas, spmm_scipy.py; formats in bench/bench_spmm.c)           */
+/* ---------------------------------------------------------------------------------------- */
+
+// Entry (i, j) of the dense B of the SpMM benchmark: murmur3's 64-bit finaliser of
+// i * 0x9E3779B97F4A7C15 + j (mod 2^64), top 24 bits mapped to [-1, 1). Every system computes
+// it itself, so no file of B is needed, and 24 bits make each value exact in float and double:
+// the float and double runs multiply the same B. spmm_scipy.py repeats the formula.
+static inline double bench_spmm_b(uint64_t i, uint64_t j)
+{
+    uint64_t h = i * 0x9E3779B97F4A7C15u + j;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 33;
+    return (double)(h >> 40) / 8388608.0 - 1.0; // (h >> 40) / 2^23 - 1
+}
+
+// The SpMM check of a row-major m x k C (float when is_float, else double; leading dimension
+// ld): y = C w (y[m]) and z = C^T u (z[k]) with w_j = bench_check_x(j), u_i = bench_check_x(i),
+// summed in double. y catches a wrong row, z a wrong column that y's weights might hide.
+static inline void bench_spmm_check(const void *C, int is_float, int64_t m, int64_t k, int64_t ld,
+                                    double *y, double *z)
+{
+    for (int64_t j = 0; j < k; j++) z[j] = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        double s = 0.0, u = bench_check_x((uint64_t)i);
+        for (int64_t j = 0; j < k; j++) {
+            double c =
+                is_float ? (double)((const float *)C)[i * ld + j] : ((const double *)C)[i * ld + j];
+            s += c * bench_check_x((uint64_t)j);
+            z[j] += u * c;
+        }
+        y[i] = s;
+    }
+}
+
+// Writes the SpMM check file "DSMMSPC1", m, k, y[m], z[k]; 1 on success.
+static inline int bench_spmm_check_write(const char *prog, const char *path, int64_t m, int64_t k,
+                                         const double *y, const double *z)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+        return 0;
+    }
+    int64_t h[2] = {m, k};
+    int ok = fwrite("DSMMSPC1", 1, 8, f) == 8 && fwrite(h, sizeof h[0], 2, f) == 2 &&
+             (m == 0 || fwrite(y, sizeof *y, (size_t)m, f) == (size_t)m) &&
+             (k == 0 || fwrite(z, sizeof *z, (size_t)k, f) == (size_t)k);
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) fprintf(stderr, "%s: writing %s failed\n", prog, path);
+    return ok;
 }
 
 #endif // DSMM_BENCH_COMMON_H

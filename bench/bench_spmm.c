@@ -1,0 +1,527 @@
+// bench/bench_spmm.c: the dsmm side of bench/spmm.sh: times the local SpMM C = op(A) * B
+// (dsmm_csr_spmm) with B a dense n x k matrix of floats or doubles, prints one JSON line and
+// writes the check file that the runner compares with the other systems' (bench_spmm
+// --compare).
+//
+// Usage:
+//   bench_spmm INPUT [--k K] [--type float|double] [--threads N] [--alg auto|row|col|ref]
+//              [--transpose] [--repeat R] [--warmup W] [--symmetrize] [--name NAME]
+//              [--check FILE]
+//   bench_spmm --compare REF.chk OTHER.chk [--rtol R]
+// INPUT is read as bench_spgemm reads it (format in bench/bench_spgemm.c): a raw CSR file, as
+// bench_spgemm --export writes for every system of the runner, anything dsmm_read reads, or
+// rmat:SCALE[:SEED] / rmatd:SCALE[:SEED]; --symmetrize makes A = max(A, A^T). A's values are
+// converted to --type (pattern inputs: 1) and its columns kept 32-bit, before timing.
+//
+// The product is op(A) * B, op(A) = A (default) or A^T (--transpose), and each kernel is
+// handed the orientation it reads, prepared untimed: row (and auto, ref) gets the CSR of
+// op(A) with transpose_a = 0; col gets the CSR of op(A)^T with transpose_a = 1, so that row
+// and col time the same product with no transpose inside the call.
+// B(i, j) = bench_spmm_b(i, j) (bench/bench_common.h), the same in every system. C is
+// allocated and its pages written before timing (the library only writes it: beta = 0). One
+// warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone.
+//
+// Check file, written after the timings by every driver:
+//   char magic[8] = "DSMMSPC1"; int64 m, k; double y[m]; double z[k]
+// with y = C w, z = C^T u, w_j = 1 + ((j * 2654435761) mod 1000) / 1000 and u_i likewise,
+// summed in double. --compare checks m and k exactly and max |y1 - y2| / max |y1|, and the
+// same for z, against --rtol (relative to the norm: single entries of y may cancel to near 0;
+// the runner uses 1e-3 for float and 1e-9 for double).
+#define _DEFAULT_SOURCE // getrusage, gethostname beside _POSIX_C_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_common.h"
+#include "dsmm.h"
+
+#ifndef DSMM_BENCH_BUILD
+#define DSMM_BENCH_BUILD "unknown"
+#endif
+
+#define RAW_MAGIC "DSMMRAW1"
+#define CHK_MAGIC "DSMMSPC1"
+
+typedef struct bench_opts {
+    const char *input, *check_path, *name, *alg;
+    dsmm_type type;
+    dsmm_idx k;
+    int symmetrize, transpose, threads, repeat, warmup;
+} bench_opts;
+
+static int fail(dsmm_ctx *ctx, const char *what)
+{
+    const char *msg = ctx ? dsmm_ctx_last_error(ctx) : "";
+    fprintf(stderr, "bench_spmm: %s: %s\n", what, *msg ? msg : "failed (see above)");
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Check files                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+// Reads a check file; *y and *z are malloc'ed.
+static int check_read(const char *path, int64_t *m, int64_t *k, double **y, double **z)
+{
+    *y = *z = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "bench_spmm: cannot open %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    char magic[8];
+    int64_t h[2];
+    int ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, CHK_MAGIC, 8) == 0 &&
+             fread(h, sizeof h[0], 2, f) == 2 && h[0] >= 0 && h[1] >= 0;
+    if (ok) {
+        *y = malloc(((size_t)h[0] + 1) * sizeof **y);
+        *z = malloc(((size_t)h[1] + 1) * sizeof **z);
+        ok = *y != NULL && *z != NULL && fread(*y, sizeof **y, (size_t)h[0], f) == (size_t)h[0] &&
+             fread(*z, sizeof **z, (size_t)h[1], f) == (size_t)h[1] && fgetc(f) == EOF;
+    }
+    fclose(f);
+    if (!ok) {
+        fprintf(stderr, "bench_spmm: %s: not an SpMM check file, truncated or too long\n", path);
+        free(*y);
+        free(*z);
+        *y = *z = NULL;
+        return 0;
+    }
+    *m = h[0];
+    *k = h[1];
+    return 1;
+}
+
+// max |a - b| / max(|a|, |b|) over the vectors (0 when both are 0; infinite for NaN).
+static double norm_rel_diff(const double *a, const double *b, int64_t n, int64_t *where)
+{
+    double dmax = 0.0, amax = 0.0;
+    *where = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (d != d) d = INFINITY; // NaN on either side
+        if (d > dmax) {
+            dmax = d;
+            *where = i;
+        }
+        amax = fmax(amax, fmax(fabs(a[i]), fabs(b[i])));
+    }
+    if (dmax == 0.0) return 0.0;
+    return amax > 0.0 && isfinite(amax) ? dmax / amax : INFINITY;
+}
+
+static int compare_main(int argc, char **argv)
+{
+    double rtol = 1e-9;
+    if (argc != 4 && !(argc == 6 && strcmp(argv[4], "--rtol") == 0)) {
+        fprintf(stderr, "usage: bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n");
+        return 2;
+    }
+    if (argc == 6) {
+        char *end = NULL;
+        rtol = strtod(argv[5], &end);
+        if (end == argv[5] || *end != '\0' || !(rtol >= 0.0)) {
+            fprintf(stderr, "bench_spmm: --rtol '%s' is not a number >= 0\n", argv[5]);
+            return 2;
+        }
+    }
+    int64_t m1, k1, m2, k2;
+    double *y1 = NULL, *z1 = NULL, *y2 = NULL, *z2 = NULL;
+    int rc = 1;
+    if (!check_read(argv[2], &m1, &k1, &y1, &z1) || !check_read(argv[3], &m2, &k2, &y2, &z2))
+        goto done;
+    if (m1 != m2 || k1 != k2) {
+        printf("DISAGREE C is %lld x %lld vs %lld x %lld\n", (long long)m1, (long long)k1,
+               (long long)m2, (long long)k2);
+        goto done;
+    }
+    int64_t ay, az;
+    double ry = norm_rel_diff(y1, y2, m1, &ay), rz = norm_rel_diff(z1, z2, k1, &az);
+    if (ry > rtol) {
+        printf("DISAGREE y = C w: y[%lld] = %.17g vs %.17g (%.3g of max |y| > %.3g)\n",
+               (long long)ay, y1[ay], y2[ay], ry, rtol);
+        goto done;
+    }
+    if (rz > rtol) {
+        printf("DISAGREE z = C^T u: z[%lld] = %.17g vs %.17g (%.3g of max |z| > %.3g)\n",
+               (long long)az, z1[az], z2[az], rz, rtol);
+        goto done;
+    }
+    printf("agree C %lld x %lld, relative difference y %.3g, z %.3g\n", (long long)m1,
+           (long long)k1, ry, rz);
+    rc = 0;
+done:
+    free(y1);
+    free(z1);
+    free(y2);
+    free(z2);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Input preparation (as bench/bench_spgemm.c prepares it)                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int is_raw(const char *path)
+{
+    char magic[8];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return 0;
+    int yes = fread(magic, 1, 8, f) == 8 && memcmp(magic, RAW_MAGIC, 8) == 0;
+    fclose(f);
+    return yes;
+}
+
+// Reads a raw CSR file into a new dsmm CSR of doubles (32-bit columns when the file has them).
+static dsmm_status raw_read(dsmm_ctx *ctx, const char *path, dsmm_csr **out)
+{
+    dsmm_status st = DSMM_ERR_IO;
+    dsmm_csr *A = NULL;
+    *out = NULL;
+    int64_t h[5];
+    FILE *f = bench_raw_open("bench_spmm", path, h);
+    if (f == NULL) return DSMM_ERR_IO;
+    st = dsmm_csr_create(ctx, h[0], h[1], h[2], DSMM_DOUBLE, &A);
+    if (st == DSMM_OK && h[3] == 4) st = dsmm_csr_set_col_width(A, 32);
+    if (st != DSMM_OK) goto done;
+    st = DSMM_ERR_IO;
+    if (fread(A->rowptr, sizeof(int64_t), (size_t)h[0] + 1, f) != (size_t)h[0] + 1) goto done;
+    size_t nnz = (size_t)h[2];
+    if (h[3] == 4 ? fread(A->colidx32, 4, nnz, f) != nnz : fread(A->colidx, 8, nnz, f) != nnz)
+        goto done;
+    if (fread(A->val, sizeof(double), nnz, f) != nnz) goto done;
+    A->nnz = h[2];
+    A->sorted = 1;
+    st = dsmm_csr_check(ctx, A);
+    if (st != DSMM_OK) goto done;
+    *out = A;
+    A = NULL;
+done:
+    fclose(f);
+    dsmm_csr_destroy(&A);
+    return st;
+}
+
+// A := max(A, A^T) entrywise, through triples.
+static dsmm_status symmetrize(dsmm_ctx *ctx, dsmm_csr **A)
+{
+    dsmm_coo *T = NULL;
+    dsmm_csr *S = NULL;
+    dsmm_status st = dsmm_csr_to_coo(ctx, *A, &T);
+    dsmm_idx m = T ? T->nnz : 0;
+    for (dsmm_idx k = 0; st == DSMM_OK && k < m; k++) {
+        double v = (*A)->type == DSMM_PATTERN ? 1.0 : dsmm_csr_value(*A, k);
+        st = dsmm_coo_push(T, T->col[k], T->row[k], v);
+    }
+    if (st == DSMM_OK) st = dsmm_coo_to_csr(ctx, T, DSMM_DUP_MAX, &S);
+    dsmm_coo_destroy(&T);
+    if (st == DSMM_OK) {
+        dsmm_csr_destroy(A);
+        *A = S;
+    }
+    return st;
+}
+
+// *A := a copy with values of `type` and sorted rows, 32-bit columns when they fit.
+static dsmm_status retype(dsmm_ctx *ctx, dsmm_csr **A, dsmm_type type)
+{
+    dsmm_status st = DSMM_OK;
+    if ((*A)->type != type) {
+        dsmm_csr *D = NULL;
+        st = dsmm_csr_copy(ctx, *A, type, &D);
+        if (st != DSMM_OK) return st;
+        dsmm_csr_destroy(A);
+        *A = D;
+    }
+    if (!(*A)->sorted) st = dsmm_csr_sort_inplace(ctx, *A, DSMM_DUP_SUM);
+    if (st == DSMM_OK && (*A)->ncols <= INT32_MAX && (*A)->colidx32 == NULL)
+        st = dsmm_csr_set_col_width(*A, 32);
+    return st;
+}
+
+// Loads INPUT as a sorted CSR (values converted to the benchmark's type later).
+static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *A = NULL;
+    *out = NULL;
+    int directed = strncmp(o->input, "rmatd:", 6) == 0;
+    if (strncmp(o->input, "rmat:", 5) == 0 || directed) {
+        dsmm_gen_params p;
+        dsmm_gen_params_init(&p);
+        char *end = NULL;
+        p.scale = (int)strtol(o->input + (directed ? 6 : 5), &end, 10);
+        p.seed = *end == ':' ? strtoull(end + 1, NULL, 10) : 1;
+        p.edge_factor = 16;
+        p.a = 0.57;
+        p.b = p.c = 0.19;
+        p.d = 0.05;
+        p.symmetric = !directed;
+        p.self_loops = 0;
+        p.type = DSMM_PATTERN;
+        st = dsmm_gen_rmat(ctx, &p, &A);
+    } else if (is_raw(o->input)) {
+        st = raw_read(ctx, o->input, &A);
+    } else {
+        dsmm_read_opts ro;
+        dsmm_read_opts_init(&ro);
+        st = dsmm_read(ctx, o->input, &ro, &A, NULL, NULL);
+    }
+    if (st != DSMM_OK) goto done;
+    if (o->symmetrize) {
+        st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
+        if (st == DSMM_OK) st = symmetrize(ctx, &A);
+        if (st != DSMM_OK) goto done;
+    }
+    *out = A;
+    A = NULL;
+done:
+    dsmm_csr_destroy(&A);
+    return st;
+}
+
+static void hostname(char *buf, size_t n)
+{
+    if (gethostname(buf, n) != 0) snprintf(buf, n, "unknown");
+    buf[n - 1] = '\0';
+    for (char *p = buf; *p; p++) {
+        if (*p == '"' || *p == '\\') *p = '_';
+    }
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The dsmm timings                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+// H is the matrix handed to the kernel (prepared by main), trans its transpose_a.
+static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int trans,
+                    dsmm_spmm_alg alg)
+{
+    dsmm_spmm_opts so;
+    dsmm_spmm_info info;
+    dsmm_dense *B = NULL, *C = NULL;
+    double *t = NULL, *y = NULL, *z = NULL;
+    int rc = 1;
+    char host[256];
+
+    dsmm_spmm_opts_init(&so);
+    so.alg = alg;
+    so.transpose_a = trans;
+    dsmm_idx m = trans ? H->ncols : H->nrows, n = trans ? H->nrows : H->ncols, k = o->k;
+    int is_float = o->type == DSMM_FLOAT;
+    if (dsmm_dense_create(ctx, n, k, o->type, &B) != DSMM_OK ||
+        dsmm_dense_create(ctx, m, k, o->type, &C) != DSMM_OK) {
+        rc = fail(ctx, "dense B and C");
+        goto done;
+    }
+    for (dsmm_idx i = 0; i < n; i++) {
+        for (dsmm_idx j = 0; j < k; j++) {
+            double b = bench_spmm_b((uint64_t)i, (uint64_t)j);
+            if (is_float) {
+                ((float *)B->val)[i * B->ld + j] = (float)b;
+            } else {
+                ((double *)B->val)[i * B->ld + j] = b;
+            }
+        }
+    }
+    // dsmm_dense_create's zeroed memory may be pages never touched yet; writing them here
+    // keeps first-touch page faults out of the timed runs, as in a real application's
+    // reused output.
+    if (m > 0 && k > 0) memset(C->val, 0, (size_t)m * (size_t)k * (is_float ? 4 : 8));
+
+    int reps = o->repeat;
+    t = malloc((size_t)reps * sizeof *t);
+    y = malloc(((size_t)m + 1) * sizeof *y);
+    z = malloc(((size_t)k + 1) * sizeof *z);
+    if (t == NULL || y == NULL || z == NULL) {
+        fprintf(stderr, "bench_spmm: out of memory for the timings and the check\n");
+        goto done;
+    }
+    for (int w = 0; w < o->warmup; w++) {
+        if (dsmm_csr_spmm(ctx, H, B, C, &so, &info) != DSMM_OK) {
+            rc = fail(ctx, "spmm");
+            goto done;
+        }
+    }
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        dsmm_status st = dsmm_csr_spmm(ctx, H, B, C, &so, &info);
+        t[r] = bench_now() - t0;
+        if (st != DSMM_OK) {
+            rc = fail(ctx, "spmm");
+            goto done;
+        }
+    }
+    bench_spmm_check(C->val, is_float, m, k, C->ld, y, z);
+    if (o->check_path && !bench_spmm_check_write("bench_spmm", o->check_path, m, k, y, z))
+        goto done;
+
+    // Times in run order for the record, then sorted for the median.
+    char times[4096];
+    size_t len = 0;
+    times[0] = '\0';
+    for (int r = 0; r < reps && len + 32 < sizeof times; r++) {
+        len += (size_t)snprintf(times + len, sizeof times - len, "%s%.6g", r ? "," : "", t[r]);
+    }
+    double med = bench_median(t, reps), tmin = t[0];
+    double flops = 2.0 * (double)H->nnz * (double)k;
+    double bytes = dsmm_spmm_bytes(H, trans, k, o->type, 0.0);
+    double w = is_float ? 4.0 : 8.0;
+    hostname(host, sizeof host);
+    printf("{\"bench\":\"spmm\",\"system\":\"dsmm\",\"name\":\"%s\",\"build\":\"%s\","
+           "\"version\":\"%s\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
+           "\"algorithm\":\"%s\",\"transpose\":%d,\"m\":%lld,\"n\":%lld,\"nnz\":%lld,"
+           "\"k\":%lld,\"type\":\"%s\",\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
+           "\"times\":[%s],\"gflops\":%.6g,\"bytes\":%.0f,\"gbps\":%.6g,\"b_bytes\":%.0f,"
+           "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
+           o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
+           dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
+           (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
+           med > 0 ? flops / med / 1e9 : 0.0, bytes, med > 0 ? bytes / med / 1e9 : 0.0,
+           (double)n * (double)k * w, (double)m * (double)k * w, info.workspace_bytes,
+           bench_peak_rss_kb());
+    fflush(stdout);
+    rc = 0;
+done:
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    free(t);
+    free(y);
+    free(z);
+    return rc;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
+            "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
+            "                  [--symmetrize] [--name NAME] [--check FILE]\n"
+            "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
+            "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
+            "rmatd:SCALE[:SEED]\n");
+}
+
+// A whole decimal number in [lo, hi] into *v; 0 (with a message) otherwise.
+static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *v)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || x < lo || x > hi) {
+        fprintf(stderr, "bench_spmm: %s '%s': expected a whole number in %lld..%lld\n", opt, s, lo,
+                hi);
+        return 0;
+    }
+    *v = x;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "--compare") == 0) return compare_main(argc, argv);
+    bench_opts o = {.alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1};
+    for (int a = 1; a < argc; a++) {
+        const char *s = argv[a];
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        long long x = 0;
+        if (strcmp(s, "--symmetrize") == 0) {
+            o.symmetrize = 1;
+        } else if (strcmp(s, "--transpose") == 0) {
+            o.transpose = 1;
+        } else if (v && strcmp(s, "--k") == 0) {
+            if (!parse_int(s, argv[++a], 1, INT32_MAX, &x)) return 2;
+            o.k = (dsmm_idx)x;
+        } else if (v && strcmp(s, "--type") == 0) {
+            a++;
+            if (strcmp(v, "float") == 0) {
+                o.type = DSMM_FLOAT;
+            } else if (strcmp(v, "double") == 0) {
+                o.type = DSMM_DOUBLE;
+            } else {
+                fprintf(stderr, "bench_spmm: --type '%s': expected float or double\n", v);
+                return 2;
+            }
+        } else if (v && strcmp(s, "--threads") == 0) {
+            if (!parse_int(s, argv[++a], 0, 4096, &x)) return 2;
+            o.threads = (int)x;
+        } else if (v && strcmp(s, "--repeat") == 0) {
+            if (!parse_int(s, argv[++a], 1, 100000, &x)) return 2;
+            o.repeat = (int)x;
+        } else if (v && strcmp(s, "--warmup") == 0) {
+            if (!parse_int(s, argv[++a], 0, 100000, &x)) return 2;
+            o.warmup = (int)x;
+        } else if (v && strcmp(s, "--alg") == 0) {
+            o.alg = argv[++a];
+        } else if (v && strcmp(s, "--check") == 0) {
+            o.check_path = argv[++a];
+        } else if (v && strcmp(s, "--name") == 0) {
+            o.name = argv[++a];
+        } else if (s[0] != '-' && o.input == NULL) {
+            o.input = s;
+        } else {
+            fprintf(stderr, "bench_spmm: unknown option or missing value: '%s'\n", s);
+            usage();
+            return 2;
+        }
+    }
+    if (o.input == NULL) {
+        usage();
+        return 2;
+    }
+    dsmm_spmm_alg alg;
+    if (dsmm_spmm_alg_from_name(o.alg, &alg) != DSMM_OK) {
+        fprintf(stderr, "bench_spmm: unknown --alg '%s' (auto, row, col, ref, gpu)\n", o.alg);
+        return 2;
+    }
+    if (o.name == NULL) o.name = base_name(o.input);
+
+    dsmm_ctx *ctx = NULL;
+    dsmm_csr *A = NULL, *T = NULL;
+    int rc = 1;
+    if (dsmm_ctx_create(&ctx) != DSMM_OK) return fail(NULL, "context");
+    dsmm_ctx_set_progress(ctx, 0);
+    if (dsmm_ctx_set_threads(ctx, o.threads) != DSMM_OK) {
+        rc = fail(ctx, "threads");
+        goto done;
+    }
+    if (load_input(ctx, &o, &A) != DSMM_OK) {
+        rc = fail(ctx, o.input);
+        goto done;
+    }
+    // The kernel's own orientation, prepared here so that no transpose is timed: col reads
+    // op(A)^T (with transpose_a = 1), the others op(A). AUTO resolves to row without a
+    // transpose, so it runs as row does.
+    int col = alg == DSMM_SPMM_COL;
+    if (col != o.transpose) {
+        if (dsmm_csr_transpose(ctx, A, &T) != DSMM_OK) {
+            rc = fail(ctx, "transpose");
+            goto done;
+        }
+        dsmm_csr_destroy(&A);
+        A = T;
+        T = NULL;
+    }
+    if (retype(ctx, &A, o.type) != DSMM_OK) {
+        rc = fail(ctx, "preparing A");
+        goto done;
+    }
+    rc = run_dsmm(ctx, &o, A, col, alg);
+done:
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&T);
+    dsmm_ctx_destroy(&ctx);
+    return rc;
+}

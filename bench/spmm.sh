@@ -1,0 +1,470 @@
+#!/usr/bin/env bash
+# bench/spmm.sh: local SpMM C = A * B (B dense n x k), dsmm vs SuiteSparse:GraphBLAS (GrB_mxm
+# into a new C, and C += A*B into a full C) and scipy, for each k and value type, in one run on
+# this machine (docs/bench.md). STREAM's triad runs first: it is the bandwidth the compulsory
+# traffic (A, B and C each moved once) is measured against. Each system runs in its own
+# process per case on the same raw CSR export, and the runner checks that all results agree
+# (y = C w and z = C^T u within 1e-3 of their norm for float, 1e-9 for double).
+#
+# Usage: bash bench/spmm.sh BUILD_DIR [--threads "1 2"] [--k "1 8 64 256"]
+#                           [--types "float double"] [--repeat 5] [--quick] [--only NAME...]
+#                           [--alg auto] [--systems "dsmm col graphblas scipy"] [--llc SIZE]
+#                           [--out DIR] [--list]
+# BUILD_DIR holds bench/bench_spmm, bench/stream and bench/bench_spgemm (which prepares the
+# inputs), and bench/spmm_graphblas when GraphBLAS was found; use a Release build. Inputs come
+# from ../shared/data next to the repository, or $DSMM_SHARED_DATA. Output: the tables on
+# stdout, everything also in DIR/spmm-DATE.log and one JSON line per run in
+# DIR/spmm-DATE.jsonl (DIR defaults to BUILD_DIR/bench-results, ignored by git).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+here=$repo/bench
+
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || usage
+build=$1
+shift
+threads="1 2"
+ks=""
+types="float double"
+repeat=5
+quick=0
+alg=auto
+systems="dsmm col graphblas scipy"
+llc=""
+out=""
+list=0
+only=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --k) ks=$2; shift 2 ;;
+    --types) types=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --alg) alg=$2; shift 2 ;;
+    --systems) systems=$2; shift 2 ;;
+    --llc) llc=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --list) list=1; shift ;;
+    --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
+    -h|--help) usage ;;
+    *) echo "spmm.sh: unknown option '$1'" >&2; usage ;;
+  esac
+done
+data=${DSMM_SHARED_DATA:-$repo/../shared/data}
+[ -n "$ks" ] || { [ $quick -eq 1 ] && ks="1 64" || ks="1 8 64 256"; }
+
+# Bad values stop here, before any run, with the option named.
+isnum() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]; }
+for t in $threads; do isnum "$t" 1 || { echo "spmm.sh: --threads '$threads': counts >= 1" >&2; exit 2; }; done
+for k in $ks; do isnum "$k" 1 || { echo "spmm.sh: --k '$ks': column counts >= 1" >&2; exit 2; }; done
+for ty in $types; do
+  case "$ty" in float|double) ;; *) echo "spmm.sh: --types '$types': float and/or double" >&2; exit 2 ;; esac
+done
+isnum "$repeat" 1 || { echo "spmm.sh: --repeat '$repeat': a count >= 1" >&2; exit 2; }
+case "$alg" in auto|row|ref) ;; *) echo "spmm.sh: --alg '$alg': auto, row or ref (col runs as its own system)" >&2; exit 2 ;; esac
+for s in $systems; do
+  case "$s" in dsmm|col|graphblas|scipy) ;; *) echo "spmm.sh: --systems: unknown '$s' (dsmm col graphblas scipy)" >&2; exit 2 ;; esac
+done
+[ -n "$threads" ] && [ -n "$ks" ] && [ -n "$types" ] || { echo "spmm.sh: --threads, --k and --types need a value" >&2; exit 2; }
+
+# name | path under $data (or rmatd:SCALE) | quick set. All are multiplied as stored (the
+# graphs and matrices of ../shared/data); R-MAT as in bench/spgemm.sh (directed, Graph500).
+inputs=(
+  "facebook|graphs/facebook-combined.mtx.gz|-"
+  "as-caida|graphs/as-caida20071105.mtx.gz|-"
+  "ca-condmat|graphs/ca-condmat-cc1.mtx.gz|q"
+  "ca-astroph|graphs/ca-astroph-cc1.mtx.gz|-"
+  "email-enron|graphs/email-enron.mtx.gz|-"
+  "cit-hepth|graphs/cit-HepTh.mtx.gz|-"
+  "cit-hepph|graphs/cit-HepPh.mtx.gz|-"
+  "ego-twitter|graphs/ego-twitter-undirected.mtx.gz|-"
+  "p2p-gnutella08|graphs/p2p-Gnutella08.edgelist.gz|-"
+  "bcsstk13|matrices/bcsstk13.mtx.gz|q"
+  "fe_4elt2|matrices/fe_4elt2.mtx.gz|q"
+  "cage10|matrices/cage10.mtx.gz|-"
+  "cage11|matrices/cage11.mtx.gz|-"
+  "EX5|matrices/EX5.mtx.gz|-"
+  "delaunay_n16|matrices/delaunay_n16.mtx.gz|-"
+  "ct2010|matrices/ct2010.mtx.gz|-"
+  "rmat14|rmatd:14|q"
+  "rmat18|rmatd:18|-"
+)
+if [ $list -eq 1 ]; then
+  for e in "${inputs[@]}"; do IFS='|' read -r n p q <<<"$e"; echo "$n $p$([ "$q" = q ] && echo ' quick')"; done
+  exit 0
+fi
+
+sel=()
+for e in "${inputs[@]}"; do
+  IFS='|' read -r name _ inquick <<<"$e"
+  if [ ${#only[@]} -gt 0 ]; then
+    for o in "${only[@]}"; do [ "$o" = "$name" ] && sel+=("$e"); done
+  elif [ $quick -eq 0 ] || [ "$inquick" = "q" ]; then
+    sel+=("$e")
+  fi
+done
+if [ ${#sel[@]} -eq 0 ]; then
+  echo "spmm.sh: no input selected; names: $(bash "$0" "$build" --list | cut -d' ' -f1 | tr '\n' ' ')" >&2
+  exit 2
+fi
+
+bench=$build/bench/bench_spmm
+prep=$build/bench/bench_spgemm
+stream=$build/bench/stream
+for p in "$bench" "$prep" "$stream"; do
+  [ -x "$p" ] || { echo "spmm.sh: $p not built (cmake --build $build --target bench_spmm bench_spgemm stream)" >&2; exit 1; }
+done
+have() { case " $systems " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+notes=()
+gb=$build/bench/spmm_graphblas
+scipy_py=${SCIPY_PYTHON:-/usr/bin/python3}
+if have graphblas && [ ! -x "$gb" ]; then
+  notes+=("GraphBLAS: skipped ($gb not built: libgraphblas-dev missing at configure time)")
+  systems=${systems/graphblas/}
+fi
+if have scipy && ! "$scipy_py" -c 'import scipy.sparse, numpy' 2>/dev/null; then
+  notes+=("scipy: skipped ($scipy_py cannot import scipy.sparse; apt-get install python3-scipy or set SCIPY_PYTHON)")
+  systems=${systems/scipy/}
+fi
+[ -d "$data" ] || notes+=("data: $data not found: only the R-MAT inputs run (set DSMM_SHARED_DATA)")
+py=${PYTHON:-python3}
+command -v "$py" >/dev/null 2>&1 || py=/usr/bin/python3
+tmax=${threads##* }
+tmax=${tmax:-1}
+
+# The last-level cache: --llc, else the largest cache level sysfs lists, else getconf.
+to_bytes() { # 32768K, 32M, 33554432 -> bytes; nothing for anything else
+  [[ "$1" =~ ^[0-9]+[KkMmGg]?$ ]] || return 0
+  awk -v s="$1" 'BEGIN { n = s + 0; u = toupper(substr(s, length(s)));
+    if (u == "K") n *= 1024; else if (u == "M") n *= 1048576; else if (u == "G") n *= 1073741824;
+    printf "%.0f", n }'
+}
+if [ -n "$llc" ]; then
+  llc_bytes=$(to_bytes "$llc")
+  isnum "${llc_bytes:-x}" 1 || { echo "spmm.sh: --llc '$llc': a size like 32M or 33554432" >&2; exit 2; }
+else
+  best=0
+  for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$d/level" ] && [ -r "$d/size" ] || continue
+    lv=$(cat "$d/level")
+    [ "$lv" -gt "$best" ] && { best=$lv; llc=$(cat "$d/size"); }
+  done
+  [ -n "$llc" ] || llc=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
+  llc_bytes=$(to_bytes "$llc")
+  llc_bytes=${llc_bytes:-0}
+  [ "$llc_bytes" -gt 0 ] || notes+=("last-level cache size unknown: the B-in-cache line is left out (use --llc)")
+fi
+
+out=${out:-$build/bench-results}
+mkdir -p "$out"
+stamp=$(date +%Y%m%d-%H%M%S)
+log=$out/spmm-$stamp.log
+jsonl=$out/spmm-$stamp.jsonl
+work=$(mktemp -d "$out/work.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+: >"$jsonl"
+exec > >(tee -a "$log") 2>&1
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+machine="$(hostname), ${cpu:-unknown cpu}, $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo)"
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[^=]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+echo "bench/spmm: C = A*B, B dense n x k  machine: $machine  build: ${build_type:-?} ($build)"
+echo "  systems: $systems  threads: $threads  k: $ks  types: $types  repeats: $repeat (+1 warm-up)  alg: $alg"
+echo "  last-level cache: $((llc_bytes / 1048576)) MiB  data: $data  log: $log"
+for n in "${notes[@]}"; do echo "  note: $n"; done
+[ "${build_type:-}" = "Release" ] || echo "  note: not a Release build: dsmm timings are not meaningful"
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "  note: load average $load before starting: other processes share the cores, timings will be noisy"
+fi
+printf '{"bench":"spmm_meta","machine":"%s","build":"%s","threads":"%s","k":"%s","types":"%s","repeat":%d,"alg":"%s","llc_bytes":%s,"load":%s}\n' \
+  "${machine//\"/}" "${build_type:-?}" "$threads" "$ks" "$types" "$repeat" "$alg" "$llc_bytes" "$load" >>"$jsonl"
+
+field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$2"; }
+note_json() { # name k type label threads status detail
+  printf '{"bench":"spmm_status","name":"%s","k":%s,"type":"%s","label":"%s","threads":%s,"status":"%s","detail":"%s"}\n' \
+    "$1" "$2" "$3" "$4" "$5" "$6" "${7//\"/\'}" >>"$jsonl"
+}
+
+# STREAM first, on the quiet machine the SpMM runs will see.
+if ! sline=$(timeout 600 "$stream" --threads "${threads// /,}" 2>"$work/err"); then
+  echo "spmm.sh: stream failed: $(tail -n 2 "$work/err" | tr '\n' ' ')" >&2
+  exit 1
+fi
+echo "$sline" >>"$jsonl"
+printf '  STREAM triad:'
+for t in $threads; do printf ' %st %s GB/s' "$t" "$(field "gbps_${t}t" "$sline")"; done
+echo
+
+# run_one NAME K TYPE LABEL THREADS CMD...: runs CMD, appends its JSON line (with the label)
+# to the log, notes failures.
+run_one() {
+  local name=$1 k=$2 ty=$3 label=$4 t=$5
+  shift 5
+  local line rc=0
+  line=$(timeout "${DSMM_BENCH_TIMEOUT:-3600}" env OMP_NUM_THREADS="$t" "$@" 2>"$work/err") || rc=$?
+  if [ $rc -ne 0 ] || [ -z "$line" ]; then
+    local why
+    why=$(tail -n 3 "$work/err" | tr '\n' ' ' | cut -c1-300)
+    [ $rc -eq 124 ] && why="timed out after ${DSMM_BENCH_TIMEOUT:-3600} s"
+    echo "    $label ${t}t: FAILED (exit $rc): $why"
+    note_json "$name" "$k" "$ty" "$label" "$t" failed "exit $rc: $why"
+    return 1
+  fi
+  # The label, and the thread count asked for: dsmm reports the threads it used, fewer on
+  # small products.
+  echo "${line%\}},\"label\":\"$label\",\"run_threads\":$t}" >>"$jsonl"
+  printf '    %-9s %st: %9.3f ms  %7.2f GF/s\n' "$label" "$t" \
+    "$(awk -v s="$(field median_s "$line")" 'BEGIN { print s * 1000 }')" "$(field gflops "$line")"
+}
+
+mem_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+for e in "${sel[@]}"; do
+  IFS='|' read -r name path _ <<<"$e"
+  case "$path" in
+    rmat*:*) src=$path ;;
+    *) src=$data/$path
+       if [ ! -f "$src" ]; then
+         echo "$name: skipped: $src not found"
+         note_json "$name" 0 - all 0 skipped "$src not found"
+         continue
+       fi ;;
+  esac
+  csr=$work/$name.csr
+  if ! pline=$("$prep" "$src" --export "$csr" --no-run --name "$name" 2>"$work/err"); then
+    echo "$name: skipped: preparing failed: $(tail -n 2 "$work/err" | tr '\n' ' ')"
+    note_json "$name" 0 - all 0 failed "prepare: $(tail -n 1 "$work/err")"
+    continue
+  fi
+  echo "$pline" >>"$jsonl"
+  n=$(field n "$pline")
+  nnz=$(field nnz_a "$pline")
+  echo "$name: n $n, nnz(A) $nnz"
+  for k in $ks; do
+    for ty in $types; do
+      w=8; rtol=1e-9
+      [ "$ty" = float ] && { w=4; rtol=1e-3; }
+      # B and C, a second C (a GraphBLAS format change, scipy's check copy in double) and A:
+      # skip the case when that exceeds 70% of the memory available at the start.
+      need=$(awk -v n="$n" -v k="$k" -v w="$w" -v z="$nnz" 'BEGIN { printf "%.0f", n * k * (2 * w + 8) + 24 * z }')
+      if awk -v e="$need" -v m="$mem_kb" 'BEGIN { exit !(e > 0.7 * m * 1024) }'; then
+        msg=$(awk -v e="$need" -v m="$mem_kb" 'BEGIN { printf "needs ~%.1f GB, %.1f GB available", e / 2^30, m / 2^20 }')
+        echo "  k=$k $ty: skipped: $msg"
+        note_json "$name" "$k" "$ty" all 0 skipped "$msg"
+        continue
+      fi
+      echo "  k=$k $ty:"
+      base=$work/$name.$k.$ty
+      common=(--k "$k" --type "$ty" --repeat "$repeat" --name "$name")
+      checks=()
+      if have dsmm; then
+        for t in $threads; do
+          run_one "$name" "$k" "$ty" dsmm "$t" "$bench" "$csr" "${common[@]}" --threads "$t" \
+            --alg "$alg" --check "$base.dsmm.$t.chk" && checks+=("dsmm:$t:$base.dsmm.$t.chk")
+        done
+      fi
+      if have col; then
+        run_one "$name" "$k" "$ty" col "$tmax" "$bench" "$csr" "${common[@]}" --threads "$tmax" \
+          --alg col --check "$base.col.$tmax.chk" && checks+=("col:$tmax:$base.col.$tmax.chk")
+      fi
+      if have graphblas; then
+        for mode in new accum; do
+          for t in $threads; do
+            run_one "$name" "$k" "$ty" "grb-$mode" "$t" "$gb" "$csr" "${common[@]}" --threads "$t" \
+              --mode "$mode" --check "$base.grb-$mode.$t.chk" &&
+              checks+=("grb-$mode:$t:$base.grb-$mode.$t.chk")
+          done
+        done
+      fi
+      if have scipy; then
+        run_one "$name" "$k" "$ty" scipy 1 "$scipy_py" "$here/spmm_scipy.py" "$csr" "${common[@]}" \
+          --check "$base.scipy.chk" && checks+=("scipy:1:$base.scipy.chk")
+      fi
+      # Agreement: every check file against the first one.
+      if [ ${#checks[@]} -ge 1 ]; then
+        IFS=: read -r rsys rt rfile <<<"${checks[0]}"
+        for c in "${checks[@]:1}"; do
+          IFS=: read -r csys ct cfile <<<"$c"
+          if res=$("$bench" --compare "$rfile" "$cfile" --rtol "$rtol" 2>&1); then
+            note_json "$name" "$k" "$ty" "$csys" "$ct" agree "vs $rsys ${rt}t: $res"
+          else
+            echo "    DISAGREE: $csys ${ct}t vs $rsys ${rt}t: $res"
+            note_json "$name" "$k" "$ty" "$csys" "$ct" disagree "vs $rsys ${rt}t: $res"
+          fi
+        done
+      fi
+      rm -f "$base".*.chk
+    done
+  done
+  rm -f "$csr"
+done
+
+echo
+"$py" - "$jsonl" <<'PY'
+import json, math, sys
+
+path = sys.argv[1]
+recs = [json.loads(l) for l in open(path) if l.strip()]
+meta = next((r for r in recs if r.get("bench") == "spmm_meta"), {})
+stream = next((r for r in recs if r.get("bench") == "stream"), {})
+ts = [int(t) for t in str(meta.get("threads", "1 2")).split()]
+t1, tm = ts[0], ts[-1]
+llc = meta.get("llc_bytes", 0)
+prep, runs, status, cases = {}, {}, {}, []
+for r in recs:
+    b = r.get("bench")
+    if b == "spgemm_prepare":
+        prep[r["name"]] = r
+    elif b == "spmm":
+        case = (r["name"], int(r["k"]), r["type"])
+        if case not in cases: cases.append(case)
+        runs[case + (r["label"], int(r["run_threads"]))] = r
+    elif b == "spmm_status":
+        status.setdefault((r["name"], int(r["k"]), r["type"]), []).append(r)
+
+def get(case, label, t, key="median_s"):
+    r = runs.get(case + (label, t))
+    v = r.get(key) if r else None
+    return v if isinstance(v, (int, float)) and v >= 0 else None
+
+def fms(v, w=8):
+    if v is None: return "-".rjust(w)
+    v *= 1000
+    return ("%.0f" % v if v >= 1000 else "%.1f" % v if v >= 10 else "%.3f" % v).rjust(w)
+
+def fr(v, w=6):
+    return "-".rjust(w) if v is None else ("%.2f" % v).rjust(w)
+
+def gm(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+def stream_gbps(t):
+    v = stream.get("gbps_%dt" % t)
+    return v if isinstance(v, (int, float)) and v > 0 else None
+
+letters = {"scipy": "s", "grb-new": "n", "grb-accum": "a"}
+def best_anchor(case, t):
+    cands = [("scipy", get(case, "scipy", 1)), ("grb-new", get(case, "grb-new", t)),
+             ("grb-accum", get(case, "grb-accum", t))]
+    cands = [c for c in cands if c[1] is not None]
+    return min(cands, key=lambda c: c[1]) if cands else (None, None)
+
+def ratio(case, t):
+    d = get(case, "dsmm", t); an, at = best_anchor(case, t)
+    return (d / at if d and at else None), an, at
+
+def pct(case, t, label="dsmm"):
+    g, s = get(case, label, t, "gbps"), stream_gbps(t)
+    return 100.0 * g / s if g and s else None
+
+def cname(case):
+    return "%-14s %4d %s" % (case[0][:14], case[1], case[2][0])
+
+print("Times: median ms of C = A*B (%s); STREAM triad %s" % (meta.get("machine", ""),
+      ", ".join("%dt %.1f GB/s" % (t, stream_gbps(t)) for t in ts if stream_gbps(t))))
+hdr = "%-21s %8s %9s" % ("matrix            k T", "n", "nnz(A)")
+for t in ts: hdr += " %8s" % ("dsmm %dt" % t)
+hdr += " %8s" % ("col %dt" % tm)
+for t in ts: hdr += " %8s" % ("GrBn %dt" % t)
+for t in ts: hdr += " %8s" % ("GrBa %dt" % t)
+hdr += " %8s" % "scipy"
+print(hdr); print("-" * len(hdr))
+for c in cases:
+    p = prep.get(c[0], {})
+    line = "%-21s %8s %9s" % (cname(c), p.get("n", "-"), p.get("nnz_a", "-"))
+    for t in ts: line += " " + fms(get(c, "dsmm", t))
+    line += " " + fms(get(c, "col", tm))
+    for t in ts: line += " " + fms(get(c, "grb-new", t))
+    for t in ts: line += " " + fms(get(c, "grb-accum", t))
+    line += " " + fms(get(c, "scipy", 1))
+    print(line)
+
+print()
+print("dsmm rates at %dt against the compulsory traffic, ratios (< 1: dsmm faster), agreement" % tm)
+hdr = "%-21s %7s %7s %6s" % ("matrix            k T", "GF/s", "GB/s", "%STRM")
+for t in ts: hdr += " %10s" % ("best %dt" % t)
+for t in ts: hdr += " %6s" % ("r %dt" % t)
+hdr += " %6s %7s %8s %s" % ("%dt/%dt" % (tm, t1), "col/row", "B MB", "agree")
+print(hdr); print("-" * len(hdr))
+out_json = []
+rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; colrow = []; inllc = []
+for c in cases:
+    line = "%-21s %7s %7s %6s" % (cname(c), fr(get(c, "dsmm", tm, "gflops"), 7),
+                                  fr(get(c, "dsmm", tm, "gbps"), 7), fr(pct(c, tm), 6))
+    for t in ts:
+        _, an, at = ratio(c, t)
+        line += " %10s" % ("-" if at is None else "%s %s" % (fms(at, 7).strip(), letters[an]))
+    for t in ts:
+        r, an, at = ratio(c, t)
+        (rk1 if c[1] == 1 else rk8)[t].append(r)
+        line += " " + fr(r)
+    d1, dm = get(c, "dsmm", t1), get(c, "dsmm", tm)
+    sc = dm / d1 if d1 and dm and tm != t1 else None
+    scal.append(sc)
+    col = get(c, "col", tm)
+    cr = col / dm if col and dm else None
+    colrow.append(cr)
+    bb = get(c, "dsmm", tm, "b_bytes")
+    fits = bb is not None and llc > 0 and bb <= llc
+    if fits: inllc.append(pct(c, tm))
+    line += " %6s %7s %8s" % (fr(sc), fr(cr, 7), "-" if bb is None else "%.1f%s" % (bb / 2**20, "*" if fits else " "))
+    st = status.get(c, [])
+    bad = [s for s in st if s["status"] in ("disagree", "failed")]
+    nagree = sum(1 for s in st if s["status"] == "agree")
+    line += " " + ("NO: " + ",".join("%s%s" % (s["label"], s["threads"]) for s in bad) if bad
+                   else "yes(%d)" % nagree if nagree else "-")
+    print(line)
+    for t in ts:
+        for label in ("dsmm", "col"):
+            dr = runs.get(c + (label, t))
+            if not dr: continue
+            r, an, at = ratio(c, t)
+            d = get(c, label, t)
+            out_json.append(dict(dr, best_anchor=an, best_anchor_s=at,
+                                 ratio=d / at if d and at else None,
+                                 stream_gbps=stream_gbps(t), pct_stream=pct(c, t, label),
+                                 b_in_llc=int(fits), ratio_vs_1t=(sc if label == "dsmm" and t == tm else None),
+                                 ratio_col_row=(cr if label == "col" else None)))
+print("-" * len(hdr))
+
+def summary(xs, limit=None):
+    v = [x for x in xs if x is not None]
+    if not v: return "-"
+    s = "%.2f (max %.2f, %d cases" % (gm(v), max(v), len(v))
+    if limit is not None: s += ", %d above %.1f" % (sum(1 for x in v if x > limit), limit)
+    return s + ")"
+for t in ts:
+    print("geomean dsmm %dt / best anchor, k >= 8: %s;  k = 1: %s" % (t, summary(rk8[t], 0.9), summary(rk1[t], 0.8)))
+if tm != t1:
+    v = [x for x in scal if x is not None]
+    print("dsmm %dt / %dt: geomean %s, slower at %dt in %d of %d cases" % (
+        tm, t1, fr(gm(v), 0).strip(), tm, sum(1 for x in v if x > 1.0), len(v)))
+print("column-wise / row-wise at %dt: %s" % (tm, summary(colrow, 1.3)))
+v = [x for x in inllc if x is not None]
+if llc <= 0:
+    print("B in the last-level cache: - (cache size unknown; --llc SIZE)")
+else:
+    print("B in the last-level cache (%d MiB): %d of %d cases; their %% of STREAM at %dt: %s" % (
+        llc // 2**20, len(inllc), len(cases), tm,
+        "geomean %.0f%%, min %.0f%%, %d below 60%%" % (gm(v), min(v), sum(1 for x in v if x < 60)) if v else "-"))
+print("(T: f float, d double; times in ms; best: the fastest anchor at that thread count, s = scipy 1t, n = GrB_mxm into a "
+      "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best; %%STRM = dsmm GB/s / STREAM triad "
+      "at %dt = %% of the compulsory-traffic floor; B MB * = B fits in the last-level cache; "
+      "targets at %dt: geomean r (k >= 8) <= 0.5 with none above 0.9, k = 1 <= 0.8, never slower "
+      "than %dt, col/row <= 1.3, >= 60%% of STREAM when B fits in the cache)" % (tm, tm, t1))
+for c, ss in status.items():
+    for s in ss:
+        if s["status"] in ("skipped", "failed", "disagree"):
+            who = "" if s["label"] == "all" else " %s %dt" % (s["label"], s["threads"])
+            what = s["name"] if s["k"] == 0 else "%s k=%d %s" % (s["name"], s["k"], s["type"])
+            print("%s: %s%s: %s" % (what, s["status"], who, s["detail"]))
+print()
+for j in out_json:
+    j["bench"] = "spmm_result"
+    j["machine_detail"] = meta.get("machine")
+    print(json.dumps(j, separators=(",", ":")))
+with open(path, "a") as f:
+    for j in out_json: f.write(json.dumps(j, separators=(",", ":")) + "\n")
+PY
