@@ -14,6 +14,8 @@
 
 #define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
 #define BUCKETS_PER_THREAD 1024
+#define COL_MIN_ROW_WORK 256.0 // multiply-adds per row of S below which one thread is faster
+#define HIST_STRIDE 8          // the histogram counts every 8th entry: a balance, not a count
 
 // clang-format off
 #define T double
@@ -123,6 +125,11 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     int threads = dsmmi_threads(ctx);
     while (threads > 1 && work < (double)threads * MIN_WORK_PER_THREAD) threads--;
     if (threads > m) threads = (int)m;
+    // Every thread walks all of S's rows (to find the entries of its columns), so a thread
+    // pays off only when a row brings enough work: measured (docs/kernels.md), 2 threads were
+    // slower than 1 below about 256 multiply-adds per row of S.
+    if (S->nrows > 0 && (double)S->nnz / (double)S->nrows * (double)a->k < COL_MIN_ROW_WORK)
+        threads = 1;
     info->threads = threads;
     info->workspace_bytes = 0;
     if (threads <= 1) {
@@ -150,18 +157,21 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 #endif
         dsmm_idx *h = hist + (size_t)(t + 1) * (size_t)nb;
         dsmm_idx q0 = S->nnz * t / threads, q1 = S->nnz * (t + 1) / threads;
-        for (dsmm_idx q = q0; q < q1; q++) {
+        q0 += (HIST_STRIDE - q0 % HIST_STRIDE) % HIST_STRIDE; // the same entries at any split
+        for (dsmm_idx q = q0; q < q1; q += HIST_STRIDE) {
             dsmm_idx bk = (dsmm_idx)((double)dsmm_csr_col(S, q) * scale);
             h[bk < nb ? bk : nb - 1]++;
         }
     }
-    // Thread t starts at the first bucket where the running count reaches t / threads of nnz.
+    // Thread t starts at the first bucket where the running count reaches t / threads of the
+    // sampled entries.
+    dsmm_idx sampled = (S->nnz + HIST_STRIDE - 1) / HIST_STRIDE;
     bounds[0] = 0;
     dsmm_idx run = 0;
     int t = 1;
     for (dsmm_idx bk = 0; bk < nb && t < threads; bk++) {
         for (int u = 1; u <= threads; u++) run += hist[(size_t)u * (size_t)nb + (size_t)bk];
-        while (t < threads && run >= (dsmm_idx)((double)S->nnz * t / threads)) {
+        while (t < threads && run >= (dsmm_idx)((double)sampled * t / threads)) {
             // First column of bucket bk + 1 (the first column whose bucket index exceeds bk).
             dsmm_idx c = (dsmm_idx)((double)(bk + 1) / scale);
             while (c > 0 && (dsmm_idx)((double)(c - 1) * scale) > bk) c--;

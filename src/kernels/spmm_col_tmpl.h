@@ -26,7 +26,7 @@
             continue;                                                                              \
         }                                                                                          \
         if (c < c0) continue; /* unsorted rows only: sorted ones start at c0 */                    \
-        if (p + PF_DIST < p1) __builtin_prefetch(C + (dsmm_idx)ci[p + PF_DIST] * ldc, 1);          \
+        if (PF && p + PF_DIST < p1) __builtin_prefetch(C + (dsmm_idx)ci[p + PF_DIST] * ldc, 1);    \
         T s = alpha * AVAL(p);                                                                     \
         T *cr = C + c * ldc;                                                                       \
         V vs = vzero + s;                                                                          \
@@ -47,6 +47,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
                               dsmm_idx c0, dsmm_idx c1, int sorted)
 {
     const V vzero = {0};
+    const int PF = k * (dsmm_idx)sizeof(T) >= 256; // prefetch C's rows only when they are long
     (void)av;
     for (dsmm_idx r = 0; r < nrows_s; r++) {
         dsmm_idx p = rp[r], p1 = rp[r + 1];

@@ -7,28 +7,46 @@
 // scalar tail; a block's sums are a fixed set of vector variables (GCC vector extensions, so
 // they live in registers and no intrinsics tie the code to one ISA), and A's row is walked
 // once per block (it stays in L1). Sums run in A's row order, one row per thread, so a row's
-// result does not depend on the thread count.
+// result does not depend on the thread count (nor does the order: it is fixed by the row).
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
 #define BUFV 128 // vectors in the wide-k buffer: 4 KiB
 
-// Blocks of NV vectors starting at column j, while NV * VL columns are left.
+// Blocks of NV vectors starting at column j, while NV * VL columns are left. With one or two
+// vectors per block, the sums of alternate entries go to U = 4 / NV separate sets (added at the
+// end), so 4 multiply-add chains are in flight instead of 1 or 2 waiting on FMA latency.
 #define ROW_VBLOCK(NV)                                                                             \
     for (; j + (NV) * VL <= k; j += (NV) * VL) {                                                   \
-        V acc[NV];                                                                                 \
-        _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) acc[t] = vzero;                     \
-        for (dsmm_idx p = p0; p < p1; p++) {                                                       \
+        enum { U = (NV) >= 4 ? 1 : 4 / (NV) };                                                     \
+        V acc[U][NV];                                                                              \
+        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)                                        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) acc[u][t] = vzero;              \
+        dsmm_idx p = p0;                                                                           \
+        for (; p + U <= p1; p += U) {                                                              \
+            _Pragma("GCC unroll 4") for (int u = 0; u < U; u++) {                                  \
+                const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
+                V v = vzero + AVAL(p + u);                                                         \
+                _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) {                           \
+                    V x;                                                                           \
+                    memcpy(&x, b + t * VL, sizeof x);                                              \
+                    acc[u][t] += v * x;                                                            \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (; p < p1; p++) {                                                                      \
             const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
             V v = vzero + AVAL(p);                                                                 \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) {                               \
                 V x;                                                                               \
                 memcpy(&x, b + t * VL, sizeof x);                                                  \
-                acc[t] += v * x;                                                                   \
+                acc[0][t] += v * x;                                                                \
             }                                                                                      \
         }                                                                                          \
         T *c = C + i * ldc + j;                                                                    \
         _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) {                                   \
-            V y = alpha * acc[t];                                                                  \
+            V sum = acc[0][t];                                                                     \
+            _Pragma("GCC unroll 4") for (int u = 1; u < U; u++) sum += acc[u][t];                  \
+            V y = alpha * sum;                                                                     \
             if (beta != 0) {                                                                       \
                 V x;                                                                               \
                 memcpy(&x, c + t * VL, sizeof x);                                                  \
@@ -38,19 +56,32 @@
         }                                                                                          \
     }
 
-// One block of W scalar columns at j (the tail after the vector blocks).
+// One block of W scalar columns at j (the tail after the vector blocks; k = 1, 2, 3 is the
+// SpMV-like case), with 4 / W sets of sums in flight as above.
 #define ROW_SBLOCK(W)                                                                              \
     {                                                                                              \
-        T acc[W];                                                                                  \
-        _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[t] = 0;                          \
-        for (dsmm_idx p = p0; p < p1; p++) {                                                       \
+        enum { U = 4 / (W) };                                                                      \
+        T acc[U][W];                                                                               \
+        _Pragma("GCC unroll 4") for (int u = 0; u < U; u++)                                        \
+            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[u][t] = 0;                   \
+        dsmm_idx p = p0;                                                                           \
+        for (; p + U <= p1; p += U) {                                                              \
+            _Pragma("GCC unroll 4") for (int u = 0; u < U; u++) {                                  \
+                const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
+                T v = AVAL(p + u);                                                                 \
+                _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[u][t] += v * b[t];       \
+            }                                                                                      \
+        }                                                                                          \
+        for (; p < p1; p++) {                                                                      \
             const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
             T v = AVAL(p);                                                                         \
-            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[t] += v * b[t];              \
+            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[0][t] += v * b[t];           \
         }                                                                                          \
         T *c = C + i * ldc + j;                                                                    \
         _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) {                                    \
-            c[t] = beta != 0 ? alpha * acc[t] + beta * c[t] : alpha * acc[t];                      \
+            T sum = acc[0][t];                                                                     \
+            _Pragma("GCC unroll 4") for (int u = 1; u < U; u++) sum += acc[u][t];                  \
+            c[t] = beta != 0 ? alpha * sum + beta * c[t] : alpha * sum;                            \
         }                                                                                          \
         j += (W);                                                                                  \
     }
