@@ -53,6 +53,7 @@ typedef struct bench_opts {
     dsmm_type type;
     dsmm_idx k;
     int symmetrize, transpose, threads, repeat, warmup;
+    dsmm_idx k_block; // opts.k_block: 0 auto, -1 one pass, > 0 slice width
 } bench_opts;
 
 static int fail(dsmm_ctx *ctx, const char *what)
@@ -319,6 +320,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     dsmm_spmm_opts_init(&so);
     so.alg = alg;
     so.transpose_a = trans;
+    so.k_block = o->k_block;
     dsmm_idx m = trans ? H->ncols : H->nrows, n = trans ? H->nrows : H->ncols, k = o->k;
     int is_float = o->type == DSMM_FLOAT;
     if (dsmm_dense_create(ctx, n, k, o->type, &B) != DSMM_OK ||
@@ -385,13 +387,14 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"algorithm\":\"%s\",\"transpose\":%d,\"m\":%lld,\"n\":%lld,\"nnz\":%lld,"
            "\"k\":%lld,\"type\":\"%s\",\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
            "\"times\":[%s],\"gflops\":%.6g,\"bytes\":%.0f,\"gbps\":%.6g,\"b_bytes\":%.0f,"
-           "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
+           "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
+           "\"peak_rss_kb\":%ld}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
            med > 0 ? flops / med / 1e9 : 0.0, bytes, med > 0 ? bytes / med / 1e9 : 0.0,
            (double)n * (double)k * w, (double)m * (double)k * w, info.workspace_bytes,
-           bench_peak_rss_kb());
+           (long long)info.k_block, info.passes, bench_peak_rss_kb());
     fflush(stdout);
     rc = 0;
 done:
@@ -408,7 +411,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
-            "                  [--symmetrize] [--name NAME] [--check FILE]\n"
+            "                  [--symmetrize] [--name NAME] [--check FILE] [--k-block KB]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -465,6 +468,9 @@ int main(int argc, char **argv)
             o.warmup = (int)x;
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
+        } else if (v && strcmp(s, "--k-block") == 0) {
+            if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
+            o.k_block = (dsmm_idx)x;
         } else if (v && strcmp(s, "--check") == 0) {
             o.check_path = argv[++a];
         } else if (v && strcmp(s, "--name") == 0) {

@@ -618,7 +618,7 @@ typedef struct dsmm_spmm_opts {
     int transpose_a; // 1: C = alpha * A^T * B + beta * C, A^T never formed by AUTO and COL
                      // (ROW with transpose_a, and COL without, transpose A into scratch first)
     double alpha;
-    double beta;     // 0: C is only written (NaN or garbage in C does not spread)
+    double beta;      // 0: C is only written (NaN or garbage in C does not spread)
     dsmm_idx k_block; // columns per pass: 0 = auto (when the randomly accessed operand, B for
                       // ROW and C for COL, overflows the last-level cache, k is cut into
                       // slices that fit if the traffic model of docs/kernels.md says that moves

@@ -299,7 +299,6 @@ void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);
 #define DSMMI_INLINE static inline
 #endif
 
-
 /* ------------------------------------------------------------------------------------------ */
 /* SpMM: C = alpha * op(A) * B + beta * C (spmm.c front end; spmm_row.c, spmm_col.c kernels)  */
 /* ------------------------------------------------------------------------------------------ */
@@ -324,8 +323,7 @@ typedef struct dsmmi_spmm_args {
 } dsmmi_spmm_args;
 
 /* A table entry; info (never NULL) gets threads and workspace_bytes. */
-typedef dsmm_status (*dsmmi_spmm_fn)(dsmm_ctx *ctx, const dsmmi_spmm_args *a,
-                                     dsmm_spmm_info *info);
+typedef dsmm_status (*dsmmi_spmm_fn)(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
 dsmmi_spmm_fn dsmmi_spmm_kernel(dsmm_spmm_alg alg);
 void dsmmi_spmm_kernel_set(dsmm_spmm_alg alg, dsmmi_spmm_fn fn);
 
@@ -342,7 +340,7 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 /* DSMMI_CLONES: the SpMM inner loops are compiled twice, for x86-64-v3 (AVX2 + FMA) and for
  * the baseline, and the loader picks the clone the CPU runs (GCC function multiversioning),
  * so one binary vectorises 4 doubles / 8 floats wide where it can and still runs anywhere. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(DSMM_NO_CLONES)
 #define DSMMI_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else

@@ -45,8 +45,7 @@ dsmm_status dsmm_stream_triad(dsmm_ctx *ctx, size_t bytes, int repeats, double *
         if (r > 0 && rate > best) best = rate; // r == 0 is the warm-up
     }
     // Read a back so the compiler keeps the stores.
-    DSMM_CHECK(ctx, a[n / 2] == 7.0, DSMM_ERR_INTERNAL, "stream: triad gave %g, not 7",
-               a[n / 2]);
+    DSMM_CHECK(ctx, a[n / 2] == 7.0, DSMM_ERR_INTERNAL, "stream: triad gave %g, not 7", a[n / 2]);
     *gbps = best;
 cleanup:
     dsmmi_free(ctx, a);

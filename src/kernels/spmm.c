@@ -223,11 +223,14 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
     DSMM_CHECK(ctx, C->type == B->type, DSMM_ERR_ARG,
                "spmm: B holds %s but C holds %s (they must have one type)",
                B->type == DSMM_DOUBLE ? "double" : "float",
-               C->type == DSMM_DOUBLE ? "double" : C->type == DSMM_FLOAT ? "float" : "no values");
+               C->type == DSMM_DOUBLE  ? "double"
+               : C->type == DSMM_FLOAT ? "float"
+                                       : "no values");
     DSMM_CHECK(ctx, B->ld >= B->ncols && C->ld >= C->ncols && B->nrows >= 0 && C->nrows >= 0,
                DSMM_ERR_ARG, "spmm: leading dimension smaller than the column count");
-    DSMM_CHECK(ctx, (B->val != NULL || B->nrows * B->ncols == 0) &&
-                        (C->val != NULL || C->nrows * C->ncols == 0),
+    DSMM_CHECK(ctx,
+               (B->val != NULL || B->nrows * B->ncols == 0) &&
+                   (C->val != NULL || C->nrows * C->ncols == 0),
                DSMM_ERR_ARG, "spmm: B or C has no values");
 
     int trans = opts->transpose_a != 0;

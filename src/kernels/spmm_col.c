@@ -13,9 +13,9 @@
 #endif
 
 #define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
-#define BUCKETS_PER_THREAD 1024
-#define COL_MIN_ROW_WORK 256.0 // multiply-adds per row of S below which one thread is faster
-#define HIST_STRIDE 8          // the histogram counts every 8th entry: a balance, not a count
+#define BUCKETS_PER_THREAD  1024
+#define COL_MIN_ROW_WORK    256.0 // multiply-adds per row of S below which one thread is faster
+#define HIST_STRIDE         8     // the histogram counts every 8th entry: a balance, not a count
 
 // clang-format off
 #define T double
@@ -97,8 +97,8 @@ static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
             (pat ? col_d32p : col_d32)(rp, S->colidx32, av, B, a->ldb, C, a->ldc, a->k, al,
                                        S->nrows, c0, c1, sorted);
         } else {
-            (pat ? col_d64p : col_d64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al,
-                                       S->nrows, c0, c1, sorted);
+            (pat ? col_d64p : col_d64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al, S->nrows,
+                                       c0, c1, sorted);
         }
     } else {
         const float *av = a->av;
@@ -109,8 +109,8 @@ static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
             (pat ? col_f32p : col_f32)(rp, S->colidx32, av, B, a->ldb, C, a->ldc, a->k, al,
                                        S->nrows, c0, c1, sorted);
         } else {
-            (pat ? col_f64p : col_f64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al,
-                                       S->nrows, c0, c1, sorted);
+            (pat ? col_f64p : col_f64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al, S->nrows,
+                                       c0, c1, sorted);
         }
     }
 }
@@ -144,8 +144,8 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     bounds = dsmmi_malloc(ctx, (size_t)threads + 1, sizeof(dsmm_idx));
     DSMM_CHECK(ctx, hist != NULL && bounds != NULL, DSMM_ERR_NOMEM,
                "spmm col: no memory for %lld column buckets", (long long)nb);
-    info->workspace_bytes = ((size_t)(threads + 1) * (size_t)nb + (size_t)threads + 1) *
-                            sizeof(dsmm_idx);
+    info->workspace_bytes =
+        ((size_t)(threads + 1) * (size_t)nb + (size_t)threads + 1) * sizeof(dsmm_idx);
     double scale = (double)nb / (double)m;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)

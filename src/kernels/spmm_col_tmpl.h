@@ -66,14 +66,22 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
         }
         const T *b = B + r * ldb;
         switch (k) {
-        case 1: COL_SCATTER(1) break;
-        case 2: COL_SCATTER(2) break;
-        case 4: COL_SCATTER(4) break;
-        case 8: COL_SCATTER(8) break;
-        case 16: COL_SCATTER(16) break;
-        case 32: COL_SCATTER(32) break;
-        case 64: COL_SCATTER(64) break;
-        default: COL_SCATTER(k) break;
+        case 1:
+            COL_SCATTER(1) break;
+        case 2:
+            COL_SCATTER(2) break;
+        case 4:
+            COL_SCATTER(4) break;
+        case 8:
+            COL_SCATTER(8) break;
+        case 16:
+            COL_SCATTER(16) break;
+        case 32:
+            COL_SCATTER(32) break;
+        case 64:
+            COL_SCATTER(64) break;
+        default:
+            COL_SCATTER(k) break;
         }
     }
 }

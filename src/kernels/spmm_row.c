@@ -7,7 +7,7 @@
 
 #include "kernels/kernels.h"
 
-#define CHUNKS_PER_THREAD 8
+#define CHUNKS_PER_THREAD   8
 #define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
 
 // clang-format off
@@ -91,8 +91,8 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         double *C = a->C;
         double al = a->alpha, be = a->beta;
         if (A->colidx32) {
-            (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
-                                       r0, r1, kbuf);
+            (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
+                                       r1, kbuf);
         } else {
             (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
                                        r1, kbuf);
@@ -103,8 +103,8 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         float *C = a->C;
         float al = (float)a->alpha, be = (float)a->beta;
         if (A->colidx32) {
-            (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be,
-                                       r0, r1, kbuf);
+            (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
+                                       r1, kbuf);
         } else {
             (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
                                        r1, kbuf);

@@ -215,8 +215,7 @@ static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spm
         if (c->k_block <= 0 && info->alg != DSMM_SPMM_REF) kb = info->k_block; // auto
         CHECK_MSG(kb >= 1 && info->k_block == kb && info->passes == (int)((c->k + kb - 1) / kb),
                   "%s: info.k_block %lld, passes %d (k %lld, asked %lld)", what,
-                  (long long)info->k_block, info->passes, (long long)c->k,
-                  (long long)c->k_block);
+                  (long long)info->k_block, info->passes, (long long)c->k, (long long)c->k_block);
     } else {
         CHECK_MSG(info->passes == 0, "%s: %d passes for a product with nothing to do", what,
                   info->passes);
@@ -1011,20 +1010,13 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),
-        TEST(test_k_block),
-        TEST(test_alpha_beta),
-        TEST(test_shapes),
-        TEST(test_generators),
-        TEST(test_value_types),
-        TEST(test_leading_dims),
-        TEST(test_threads),
-        TEST(test_info),
-        TEST(test_bad_input),
-        TEST(test_names),
-        TEST(test_budget),
-        TEST(test_stream_triad),
-        TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),
+        TEST(test_alpha_beta),   TEST(test_shapes),
+        TEST(test_generators),   TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_threads),
+        TEST(test_info),         TEST(test_bad_input),
+        TEST(test_names),        TEST(test_budget),
+        TEST(test_stream_triad), TEST(test_checks_catch_errors),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -50,7 +50,8 @@ dsmm_status dsmmi_spmm_ref(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         for (dsmm_idx r = 0; r < A->nrows; r++) {
             for (dsmm_idx p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
                 dsmm_idx c = dsmm_csr_col(A, p);
-                for (dsmm_idx j = 0; j < a->k; j++) sum[c * a->k + j] += ref_a(a, p) * ref_b(a, r, j);
+                for (dsmm_idx j = 0; j < a->k; j++)
+                    sum[c * a->k + j] += ref_a(a, p) * ref_b(a, r, j);
             }
         }
         for (dsmm_idx i = 0; i < a->m; i++) {
