@@ -39,13 +39,15 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "bench_dsmm.h"
 #include "dsmm.h"
+
+#define PROG "bench_spgemm"
 
 #ifndef DSMM_BENCH_BUILD
 #define DSMM_BENCH_BUILD "unknown"
 #endif
 
-#define RAW_MAGIC "DSMMRAW1"
 #define CHK_MAGIC "DSMMCHK1"
 
 typedef struct bench_opts {
@@ -111,47 +113,6 @@ static int raw_write(const char *path, const dsmm_csr *A, int was_pattern)
         remove(tmp);
     }
     return ok;
-}
-
-static int is_raw(const char *path)
-{
-    char magic[8];
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return 0;
-    int yes = fread(magic, 1, 8, f) == 8 && memcmp(magic, RAW_MAGIC, 8) == 0;
-    fclose(f);
-    return yes;
-}
-
-// Reads a raw CSR file into a new dsmm CSR of doubles (32-bit columns when the file has them).
-static dsmm_status raw_read(dsmm_ctx *ctx, const char *path, dsmm_csr **out, int *was_pattern)
-{
-    dsmm_status st = DSMM_ERR_IO;
-    dsmm_csr *A = NULL;
-    *out = NULL;
-    int64_t h[5];
-    FILE *f = bench_raw_open("bench_spgemm", path, h);
-    if (f == NULL) return DSMM_ERR_IO;
-    st = dsmm_csr_create(ctx, h[0], h[1], h[2], DSMM_DOUBLE, &A);
-    if (st == DSMM_OK && h[3] == 4) st = dsmm_csr_set_col_width(A, 32);
-    if (st != DSMM_OK) goto done;
-    st = DSMM_ERR_IO;
-    if (fread(A->rowptr, sizeof(int64_t), (size_t)h[0] + 1, f) != (size_t)h[0] + 1) goto done;
-    size_t nnz = (size_t)h[2];
-    if (h[3] == 4 ? fread(A->colidx32, 4, nnz, f) != nnz : fread(A->colidx, 8, nnz, f) != nnz)
-        goto done;
-    if (fread(A->val, sizeof(double), nnz, f) != nnz) goto done;
-    A->nnz = h[2];
-    A->sorted = 1;
-    st = dsmm_csr_check(ctx, A);
-    if (st != DSMM_OK) goto done;
-    *was_pattern = (int)(h[4] & 1);
-    *out = A;
-    A = NULL;
-done:
-    fclose(f);
-    dsmm_csr_destroy(&A);
-    return st;
 }
 
 // Reads a check file; *y is malloc'ed.
@@ -247,26 +208,6 @@ done:
 /* Input preparation                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
-// A := max(A, A^T) entrywise, through triples (preparation only, not timed).
-static dsmm_status symmetrize(dsmm_ctx *ctx, dsmm_csr **A)
-{
-    dsmm_coo *T = NULL;
-    dsmm_csr *S = NULL;
-    dsmm_status st = dsmm_csr_to_coo(ctx, *A, &T);
-    dsmm_idx m = T ? T->nnz : 0;
-    for (dsmm_idx k = 0; st == DSMM_OK && k < m; k++) {
-        double v = (*A)->type == DSMM_PATTERN ? 1.0 : dsmm_csr_value(*A, k);
-        st = dsmm_coo_push(T, T->col[k], T->row[k], v);
-    }
-    if (st == DSMM_OK) st = dsmm_coo_to_csr(ctx, T, DSMM_DUP_MAX, &S);
-    dsmm_coo_destroy(&T);
-    if (st == DSMM_OK) {
-        dsmm_csr_destroy(A);
-        *A = S;
-    }
-    return st;
-}
-
 // Loads INPUT as a CSR of doubles with sorted rows.
 static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out, int *was_pattern)
 {
@@ -289,8 +230,8 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
         p.self_loops = 0;
         p.type = DSMM_PATTERN;
         st = dsmm_gen_rmat(ctx, &p, &A);
-    } else if (is_raw(o->input)) {
-        st = raw_read(ctx, o->input, &A, was_pattern);
+    } else if (bench_is_raw(o->input)) {
+        st = bench_raw_read(ctx, PROG, o->input, &A, was_pattern);
     } else {
         dsmm_read_opts ro;
         dsmm_read_opts_init(&ro);
@@ -300,7 +241,7 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
     if (A->type == DSMM_PATTERN) *was_pattern = 1;
     if (o->symmetrize) {
         st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
-        if (st == DSMM_OK) st = symmetrize(ctx, &A);
+        if (st == DSMM_OK) st = bench_symmetrize(ctx, &A);
         if (st != DSMM_OK) goto done;
     }
     if (A->type != DSMM_DOUBLE) {
@@ -348,21 +289,6 @@ static int64_t mult_check(const dsmm_csr *C, double *y)
         y[i] = s;
     }
     return zeros;
-}
-
-static void hostname(char *buf, size_t n)
-{
-    if (gethostname(buf, n) != 0) snprintf(buf, n, "unknown");
-    buf[n - 1] = '\0';
-    for (char *p = buf; *p; p++) {
-        if (*p == '"' || *p == '\\') *p = '_';
-    }
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -460,7 +386,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
             goto done;
         }
     }
-    hostname(host, sizeof host);
+    bench_hostname(host, sizeof host);
     printf("{\"bench\":\"spgemm\",\"system\":\"dsmm\",\"name\":\"%s\",\"build\":\"%s\","
            "\"version\":\"%s\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
            "\"algorithm\":\"%s\",\"n\":%lld,\"nnz_a\":%lld,\"flops\":%.0f,\"nnz_c\":%lld,"
@@ -535,7 +461,7 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    if (o.name == NULL) o.name = base_name(o.input);
+    if (o.name == NULL) o.name = bench_base_name(o.input);
 
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL;
@@ -562,9 +488,9 @@ int main(int argc, char **argv)
         printf("{\"bench\":\"spgemm_prepare\",\"name\":\"%s\",\"input\":\"%s\","
                "\"symmetrized\":%d,\"pattern\":%d,\"n\":%lld,\"ncols\":%lld,\"nnz_a\":%lld,"
                "\"flops\":%.0f,\"nnz_c_est\":%.0f,\"load_s\":%.3f,\"export\":\"%s\"}\n",
-               o.name, base_name(o.input), o.symmetrize, was_pattern, (long long)A->nrows,
+               o.name, bench_base_name(o.input), o.symmetrize, was_pattern, (long long)A->nrows,
                (long long)A->ncols, (long long)A->nnz, count_flops(A), est.nnz, load_s,
-               base_name(o.export_path));
+               bench_base_name(o.export_path));
         fflush(stdout);
     }
     if (o.run) {

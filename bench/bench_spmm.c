@@ -39,13 +39,15 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "bench_dsmm.h"
 #include "dsmm.h"
+
+#define PROG "bench_spmm"
 
 #ifndef DSMM_BENCH_BUILD
 #define DSMM_BENCH_BUILD "unknown"
 #endif
 
-#define RAW_MAGIC "DSMMRAW1"
 #define CHK_MAGIC "DSMMSPC1"
 
 typedef struct bench_opts {
@@ -169,66 +171,6 @@ done:
 /* Input preparation (as bench/bench_spgemm.c prepares it)                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static int is_raw(const char *path)
-{
-    char magic[8];
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return 0;
-    int yes = fread(magic, 1, 8, f) == 8 && memcmp(magic, RAW_MAGIC, 8) == 0;
-    fclose(f);
-    return yes;
-}
-
-// Reads a raw CSR file into a new dsmm CSR of doubles (32-bit columns when the file has them).
-static dsmm_status raw_read(dsmm_ctx *ctx, const char *path, dsmm_csr **out)
-{
-    dsmm_status st = DSMM_ERR_IO;
-    dsmm_csr *A = NULL;
-    *out = NULL;
-    int64_t h[5];
-    FILE *f = bench_raw_open("bench_spmm", path, h);
-    if (f == NULL) return DSMM_ERR_IO;
-    st = dsmm_csr_create(ctx, h[0], h[1], h[2], DSMM_DOUBLE, &A);
-    if (st == DSMM_OK && h[3] == 4) st = dsmm_csr_set_col_width(A, 32);
-    if (st != DSMM_OK) goto done;
-    st = DSMM_ERR_IO;
-    if (fread(A->rowptr, sizeof(int64_t), (size_t)h[0] + 1, f) != (size_t)h[0] + 1) goto done;
-    size_t nnz = (size_t)h[2];
-    if (h[3] == 4 ? fread(A->colidx32, 4, nnz, f) != nnz : fread(A->colidx, 8, nnz, f) != nnz)
-        goto done;
-    if (fread(A->val, sizeof(double), nnz, f) != nnz) goto done;
-    A->nnz = h[2];
-    A->sorted = 1;
-    st = dsmm_csr_check(ctx, A);
-    if (st != DSMM_OK) goto done;
-    *out = A;
-    A = NULL;
-done:
-    fclose(f);
-    dsmm_csr_destroy(&A);
-    return st;
-}
-
-// A := max(A, A^T) entrywise, through triples.
-static dsmm_status symmetrize(dsmm_ctx *ctx, dsmm_csr **A)
-{
-    dsmm_coo *T = NULL;
-    dsmm_csr *S = NULL;
-    dsmm_status st = dsmm_csr_to_coo(ctx, *A, &T);
-    dsmm_idx m = T ? T->nnz : 0;
-    for (dsmm_idx k = 0; st == DSMM_OK && k < m; k++) {
-        double v = (*A)->type == DSMM_PATTERN ? 1.0 : dsmm_csr_value(*A, k);
-        st = dsmm_coo_push(T, T->col[k], T->row[k], v);
-    }
-    if (st == DSMM_OK) st = dsmm_coo_to_csr(ctx, T, DSMM_DUP_MAX, &S);
-    dsmm_coo_destroy(&T);
-    if (st == DSMM_OK) {
-        dsmm_csr_destroy(A);
-        *A = S;
-    }
-    return st;
-}
-
 // *A := a copy with values of `type` and sorted rows, 32-bit columns when they fit.
 static dsmm_status retype(dsmm_ctx *ctx, dsmm_csr **A, dsmm_type type)
 {
@@ -267,8 +209,8 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
         p.self_loops = 0;
         p.type = DSMM_PATTERN;
         st = dsmm_gen_rmat(ctx, &p, &A);
-    } else if (is_raw(o->input)) {
-        st = raw_read(ctx, o->input, &A);
+    } else if (bench_is_raw(o->input)) {
+        st = bench_raw_read(ctx, PROG, o->input, &A, NULL);
     } else {
         dsmm_read_opts ro;
         dsmm_read_opts_init(&ro);
@@ -277,7 +219,7 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
     if (st != DSMM_OK) goto done;
     if (o->symmetrize) {
         st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
-        if (st == DSMM_OK) st = symmetrize(ctx, &A);
+        if (st == DSMM_OK) st = bench_symmetrize(ctx, &A);
         if (st != DSMM_OK) goto done;
     }
     *out = A;
@@ -285,21 +227,6 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
 done:
     dsmm_csr_destroy(&A);
     return st;
-}
-
-static void hostname(char *buf, size_t n)
-{
-    if (gethostname(buf, n) != 0) snprintf(buf, n, "unknown");
-    buf[n - 1] = '\0';
-    for (char *p = buf; *p; p++) {
-        if (*p == '"' || *p == '\\') *p = '_';
-    }
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -381,7 +308,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     double flops = 2.0 * (double)H->nnz * (double)k;
     double bytes = dsmm_spmm_bytes(H, trans, k, o->type, 0.0);
     double w = is_float ? 4.0 : 8.0;
-    hostname(host, sizeof host);
+    bench_hostname(host, sizeof host);
     printf("{\"bench\":\"spmm\",\"system\":\"dsmm\",\"name\":\"%s\",\"build\":\"%s\","
            "\"version\":\"%s\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
            "\"algorithm\":\"%s\",\"transpose\":%d,\"m\":%lld,\"n\":%lld,\"nnz\":%lld,"
@@ -492,7 +419,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_spmm: unknown --alg '%s' (auto, row, col, ref, gpu)\n", o.alg);
         return 2;
     }
-    if (o.name == NULL) o.name = base_name(o.input);
+    if (o.name == NULL) o.name = bench_base_name(o.input);
 
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL, *T = NULL;
