@@ -1,5 +1,6 @@
 // bench/bench_dsmm.h: what the drivers that call dsmm (bench_spgemm, bench_spmm) share beyond
-// bench_common.h: reading the raw CSR files of bench_spgemm --export, symmetrising, and the
+// bench_common.h: loading inputs (R-MAT, the raw CSR files of bench_spgemm --export, matrix
+// files), symmetrising, and the
 // machine and input names in their JSON lines. Header-only; include after dsmm.h.
 #ifndef DSMM_BENCH_DSMM_H
 #define DSMM_BENCH_DSMM_H
@@ -90,6 +91,53 @@ static inline const char *bench_base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+// Loads a benchmark input: rmat:SCALE[:SEED] / rmatd:SCALE[:SEED] (Graph500 R-MAT, symmetric or
+// directed, pattern), a raw CSR file, or any file dsmm_read reads; then max(A, A^T) when
+// symmetrize. *was_pattern (may be NULL) says whether the input had no values.
+static inline dsmm_status bench_load(dsmm_ctx *ctx, const char *prog, const char *input,
+                                     int symmetrize, dsmm_csr **out, int *was_pattern)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *A = NULL;
+    int pat = 0;
+    *out = NULL;
+    int directed = strncmp(input, "rmatd:", 6) == 0;
+    if (strncmp(input, "rmat:", 5) == 0 || directed) {
+        dsmm_gen_params p;
+        dsmm_gen_params_init(&p);
+        char *end = NULL;
+        p.scale = (int)strtol(input + (directed ? 6 : 5), &end, 10);
+        p.seed = *end == ':' ? strtoull(end + 1, NULL, 10) : 1;
+        p.edge_factor = 16;
+        p.a = 0.57;
+        p.b = p.c = 0.19;
+        p.d = 0.05;
+        p.symmetric = !directed;
+        p.self_loops = 0;
+        p.type = DSMM_PATTERN;
+        st = dsmm_gen_rmat(ctx, &p, &A);
+    } else if (bench_is_raw(input)) {
+        st = bench_raw_read(ctx, prog, input, &A, &pat);
+    } else {
+        dsmm_read_opts ro;
+        dsmm_read_opts_init(&ro);
+        st = dsmm_read(ctx, input, &ro, &A, NULL, NULL);
+    }
+    if (st != DSMM_OK) goto done;
+    if (A->type == DSMM_PATTERN) pat = 1;
+    if (symmetrize) {
+        st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
+        if (st == DSMM_OK) st = bench_symmetrize(ctx, &A);
+        if (st != DSMM_OK) goto done;
+    }
+    if (was_pattern) *was_pattern = pat;
+    *out = A;
+    A = NULL;
+done:
+    dsmm_csr_destroy(&A);
+    return st;
 }
 
 #endif // DSMM_BENCH_DSMM_H

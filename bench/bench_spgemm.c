@@ -215,35 +215,8 @@ static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out
     dsmm_csr *A = NULL, *D = NULL;
     *out = NULL;
     *was_pattern = 0;
-    int directed = strncmp(o->input, "rmatd:", 6) == 0;
-    if (strncmp(o->input, "rmat:", 5) == 0 || directed) {
-        dsmm_gen_params p;
-        dsmm_gen_params_init(&p);
-        char *end = NULL;
-        p.scale = (int)strtol(o->input + (directed ? 6 : 5), &end, 10);
-        p.seed = *end == ':' ? strtoull(end + 1, NULL, 10) : 1;
-        p.edge_factor = 16;
-        p.a = 0.57;
-        p.b = p.c = 0.19;
-        p.d = 0.05;
-        p.symmetric = !directed;
-        p.self_loops = 0;
-        p.type = DSMM_PATTERN;
-        st = dsmm_gen_rmat(ctx, &p, &A);
-    } else if (bench_is_raw(o->input)) {
-        st = bench_raw_read(ctx, PROG, o->input, &A, was_pattern);
-    } else {
-        dsmm_read_opts ro;
-        dsmm_read_opts_init(&ro);
-        st = dsmm_read(ctx, o->input, &ro, &A, NULL, NULL);
-    }
+    st = bench_load(ctx, PROG, o->input, o->symmetrize, &A, was_pattern);
     if (st != DSMM_OK) goto done;
-    if (A->type == DSMM_PATTERN) *was_pattern = 1;
-    if (o->symmetrize) {
-        st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
-        if (st == DSMM_OK) st = bench_symmetrize(ctx, &A);
-        if (st != DSMM_OK) goto done;
-    }
     if (A->type != DSMM_DOUBLE) {
         st = dsmm_csr_copy(ctx, A, DSMM_DOUBLE, &D);
         if (st != DSMM_OK) goto done;

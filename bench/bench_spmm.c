@@ -188,47 +188,6 @@ static dsmm_status retype(dsmm_ctx *ctx, dsmm_csr **A, dsmm_type type)
     return st;
 }
 
-// Loads INPUT as a sorted CSR (values converted to the benchmark's type later).
-static dsmm_status load_input(dsmm_ctx *ctx, const bench_opts *o, dsmm_csr **out)
-{
-    dsmm_status st = DSMM_OK;
-    dsmm_csr *A = NULL;
-    *out = NULL;
-    int directed = strncmp(o->input, "rmatd:", 6) == 0;
-    if (strncmp(o->input, "rmat:", 5) == 0 || directed) {
-        dsmm_gen_params p;
-        dsmm_gen_params_init(&p);
-        char *end = NULL;
-        p.scale = (int)strtol(o->input + (directed ? 6 : 5), &end, 10);
-        p.seed = *end == ':' ? strtoull(end + 1, NULL, 10) : 1;
-        p.edge_factor = 16;
-        p.a = 0.57;
-        p.b = p.c = 0.19;
-        p.d = 0.05;
-        p.symmetric = !directed;
-        p.self_loops = 0;
-        p.type = DSMM_PATTERN;
-        st = dsmm_gen_rmat(ctx, &p, &A);
-    } else if (bench_is_raw(o->input)) {
-        st = bench_raw_read(ctx, PROG, o->input, &A, NULL);
-    } else {
-        dsmm_read_opts ro;
-        dsmm_read_opts_init(&ro);
-        st = dsmm_read(ctx, o->input, &ro, &A, NULL, NULL);
-    }
-    if (st != DSMM_OK) goto done;
-    if (o->symmetrize) {
-        st = dsmm_csr_set_col_width(A, 64); // triples take 64-bit columns
-        if (st == DSMM_OK) st = bench_symmetrize(ctx, &A);
-        if (st != DSMM_OK) goto done;
-    }
-    *out = A;
-    A = NULL;
-done:
-    dsmm_csr_destroy(&A);
-    return st;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* The dsmm timings                                                                          */
 /* ---------------------------------------------------------------------------------------- */
@@ -430,7 +389,7 @@ int main(int argc, char **argv)
         rc = fail(ctx, "threads");
         goto done;
     }
-    if (load_input(ctx, &o, &A) != DSMM_OK) {
+    if (bench_load(ctx, PROG, o.input, o.symmetrize, &A, NULL) != DSMM_OK) {
         rc = fail(ctx, o.input);
         goto done;
     }
