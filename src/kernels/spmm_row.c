@@ -10,69 +10,11 @@
 #define CHUNKS_PER_THREAD   8
 #define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
 
-// clang-format off
-#define T double
-#define V dsmmi_v4d
-#define VL 4
-#define PAT 0
-#define CI dsmm_idx
-#define NAME row_d64
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME row_d32
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME row_d64p
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME row_d32p
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef T
-
-#define T float
-#define V dsmmi_v8f
-#define VL 8
-#define PAT 0
-#define CI dsmm_idx
-#define NAME row_f64
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME row_f32
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME row_f64p
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME row_f32p
-#include "kernels/spmm_row_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef T
-// clang-format on
+#define SPMM_TMPL       "kernels/spmm_row_tmpl.h"
+#define SPMM_FN(suffix) row_##suffix
+#include "kernels/spmm_instances.h"
+#undef SPMM_FN
+#undef SPMM_TMPL
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = 128,
