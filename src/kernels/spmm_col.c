@@ -17,69 +17,11 @@
 #define COL_MIN_ROW_WORK    256.0 // multiply-adds per row of S below which one thread is faster
 #define HIST_STRIDE         8     // the histogram counts every 8th entry: a balance, not a count
 
-// clang-format off
-#define T double
-#define V dsmmi_v4d
-#define VL 4
-#define PAT 0
-#define CI dsmm_idx
-#define NAME col_d64
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME col_d32
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME col_d64p
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME col_d32p
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef T
-
-#define T float
-#define V dsmmi_v8f
-#define VL 8
-#define PAT 0
-#define CI dsmm_idx
-#define NAME col_f64
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME col_f32
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME col_f64p
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME col_f32p
-#include "kernels/spmm_col_tmpl.h"
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef T
-// clang-format on
+#define SPMM_TMPL       "kernels/spmm_col_tmpl.h"
+#define SPMM_FN(suffix) col_##suffix
+#include "kernels/spmm_instances.h"
+#undef SPMM_FN
+#undef SPMM_TMPL
 
 /* Rows [c0, c1) of C: scaled by beta, then every entry of S in those columns scattered. */
 static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
@@ -115,6 +57,25 @@ static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
     }
 }
 
+/* Column bounds[0..threads] of the threads' row ranges of C: thread t starts at the first
+ * bucket (of bw columns, nb in all, threads histograms of nb counts) where the running count
+ * of the `sampled` entries reaches t / threads of them. */
+static void split_columns(const dsmm_idx *hist, dsmm_idx nb, dsmm_idx bw, int threads,
+                          dsmm_idx sampled, dsmm_idx m, dsmm_idx *bounds)
+{
+    dsmm_idx run = 0;
+    int t = 1;
+    bounds[0] = 0;
+    for (dsmm_idx bk = 0; bk < nb && t < threads; bk++) {
+        for (int u = 0; u < threads; u++) run += hist[(size_t)u * (size_t)nb + (size_t)bk];
+        while (t < threads && run >= (dsmm_idx)((double)sampled * t / threads)) {
+            dsmm_idx c = (bk + 1) * bw; // the first column of the next bucket
+            bounds[t++] = c < m ? c : m;
+        }
+    }
+    while (t <= threads) bounds[t++] = m;
+}
+
 dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {
     dsmm_status st = DSMM_OK;
@@ -137,16 +98,17 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         return DSMM_OK;
     }
 
-    // Entries of S per bucket of columns, counted by every thread over its share of S's rows.
-    dsmm_idx nb = (dsmm_idx)threads * BUCKETS_PER_THREAD;
-    if (nb > m) nb = m;
-    hist = dsmmi_calloc(ctx, (size_t)(threads + 1) * (size_t)nb, sizeof(dsmm_idx));
+    // Entries of S per bucket of bw consecutive columns (every HIST_STRIDE-th entry), each
+    // thread counting its share of the entries into its own histogram; then one thread turns
+    // the sum into column bounds, and every thread takes its range of C's rows.
+    dsmm_idx bw =
+        (m + (dsmm_idx)threads * BUCKETS_PER_THREAD - 1) / ((dsmm_idx)threads * BUCKETS_PER_THREAD);
+    dsmm_idx nb = (m + bw - 1) / bw;
+    hist = dsmmi_calloc(ctx, (size_t)threads * (size_t)nb, sizeof(dsmm_idx));
     bounds = dsmmi_malloc(ctx, (size_t)threads + 1, sizeof(dsmm_idx));
     DSMM_CHECK(ctx, hist != NULL && bounds != NULL, DSMM_ERR_NOMEM,
                "spmm col: no memory for %lld column buckets", (long long)nb);
-    info->workspace_bytes =
-        ((size_t)(threads + 1) * (size_t)nb + (size_t)threads + 1) * sizeof(dsmm_idx);
-    double scale = (double)nb / (double)m;
+    info->workspace_bytes = ((size_t)threads * (size_t)nb + (size_t)threads + 1) * sizeof(dsmm_idx);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -155,43 +117,16 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
-        dsmm_idx *h = hist + (size_t)(t + 1) * (size_t)nb;
+        dsmm_idx *h = hist + (size_t)t * (size_t)nb;
         dsmm_idx q0 = S->nnz * t / threads, q1 = S->nnz * (t + 1) / threads;
         q0 += (HIST_STRIDE - q0 % HIST_STRIDE) % HIST_STRIDE; // the same entries at any split
-        for (dsmm_idx q = q0; q < q1; q += HIST_STRIDE) {
-            dsmm_idx bk = (dsmm_idx)((double)dsmm_csr_col(S, q) * scale);
-            h[bk < nb ? bk : nb - 1]++;
-        }
-    }
-    // Thread t starts at the first bucket where the running count reaches t / threads of the
-    // sampled entries.
-    dsmm_idx sampled = (S->nnz + HIST_STRIDE - 1) / HIST_STRIDE;
-    bounds[0] = 0;
-    dsmm_idx run = 0;
-    int t = 1;
-    for (dsmm_idx bk = 0; bk < nb && t < threads; bk++) {
-        for (int u = 1; u <= threads; u++) run += hist[(size_t)u * (size_t)nb + (size_t)bk];
-        while (t < threads && run >= (dsmm_idx)((double)sampled * t / threads)) {
-            // First column of bucket bk + 1 (the first column whose bucket index exceeds bk).
-            dsmm_idx c = (dsmm_idx)((double)(bk + 1) / scale);
-            while (c > 0 && (dsmm_idx)((double)(c - 1) * scale) > bk) c--;
-            while (c < m && (dsmm_idx)((double)c * scale) <= bk) c++;
-            bounds[t++] = c;
-        }
-    }
-    while (t <= threads) bounds[t++] = m;
-    for (int u = 1; u <= threads; u++) {
-        if (bounds[u] < bounds[u - 1]) bounds[u] = bounds[u - 1];
-    }
+        for (dsmm_idx q = q0; q < q1; q += HIST_STRIDE) h[dsmm_csr_col(S, q) / bw]++;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
+#pragma omp barrier
+#pragma omp single
 #endif
-    {
-        int u = 0;
-#ifdef _OPENMP
-        u = omp_get_thread_num();
-#endif
-        if (bounds[u] < bounds[u + 1]) col_range(a, bounds[u], bounds[u + 1]);
+        split_columns(hist, nb, bw, threads, (S->nnz + HIST_STRIDE - 1) / HIST_STRIDE, m, bounds);
+        if (bounds[t] < bounds[t + 1]) col_range(a, bounds[t], bounds[t + 1]);
     }
 cleanup:
     dsmmi_free(ctx, hist);

@@ -615,6 +615,26 @@ static int test_threads(void)
             c.max_threads = 4;
             if (check_spmm(ctx, A, &c, "R-MAT scale 10") != TEST_PASS) return TEST_FAIL;
         }
+    // Wide enough rows of work (nnz/row * k >= 256) for the column-wise kernel to split C's
+    // rows between threads: the multi-threaded path runs, and matches 1 thread bitwise.
+    spmm_case c;
+    case_init(&c, DSMM_DOUBLE, 128, 1, 0);
+    c.max_threads = 3;
+    if (check_spmm(ctx, A, &c, "R-MAT scale 10, k 128") != TEST_PASS) return TEST_FAIL;
+    dsmm_dense *B = NULL, *C = NULL;
+    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, 128, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, 128, DSMM_DOUBLE, &C));
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    o.alg = DSMM_SPMM_COL;
+    o.transpose_a = 1;
+    dsmm_spmm_info info;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 2));
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, &info));
+    CHECK_MSG(info.threads == 2, "column-wise kernel ran on %d threads, not 2", info.threads);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
     dsmm_csr_destroy(&A);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
