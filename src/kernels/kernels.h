@@ -359,6 +359,11 @@ typedef struct dsmmi_spmm_tuning {
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;
 
+/* dsmmi_spmm_threads: the context's threads, fewer for a small product: each thread must get at
+ * least 65536 multiply-adds and C entries ((nnz(A) + m) * k), below which starting it costs
+ * more than it brings. */
+int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a);
+
 /* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta);

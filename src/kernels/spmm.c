@@ -56,6 +56,14 @@ double dsmm_spmm_bytes(const dsmm_csr *A, int transpose_a, dsmm_idx k, dsmm_type
     return a + b + c;
 }
 
+int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a)
+{
+    double work = ((double)a->A->nnz + (double)a->m) * (double)a->k;
+    int threads = dsmmi_threads(ctx);
+    while (threads > 1 && work < (double)threads * 65536.0) threads--;
+    return threads;
+}
+
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta)
 {

@@ -12,10 +12,9 @@
 #include <omp.h>
 #endif
 
-#define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
-#define BUCKETS_PER_THREAD  1024
-#define COL_MIN_ROW_WORK    256.0 // multiply-adds per row of S below which one thread is faster
-#define HIST_STRIDE         8     // the histogram counts every 8th entry: a balance, not a count
+#define BUCKETS_PER_THREAD 1024
+#define COL_MIN_ROW_WORK   256.0 // multiply-adds per row of S below which one thread is faster
+#define HIST_STRIDE        8     // the histogram counts every 8th entry: a balance, not a count
 
 #define SPMM_TMPL       "kernels/spmm_col_tmpl.h"
 #define SPMM_FN(suffix) col_##suffix
@@ -82,9 +81,7 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     const dsmm_csr *S = a->A;
     dsmm_idx m = a->m; // rows of C = columns of S
     dsmm_idx *hist = NULL, *bounds = NULL;
-    double work = (double)S->nnz * (double)a->k + (double)m * (double)a->k;
-    int threads = dsmmi_threads(ctx);
-    while (threads > 1 && work < (double)threads * MIN_WORK_PER_THREAD) threads--;
+    int threads = dsmmi_spmm_threads(ctx, a);
     if (threads > m) threads = (int)m;
     // Every thread walks all of S's rows (to find the entries of its columns), so a thread
     // pays off only when a row brings enough work: measured (docs/kernels.md), 2 threads were

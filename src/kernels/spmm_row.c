@@ -7,8 +7,7 @@
 
 #include "kernels/kernels.h"
 
-#define CHUNKS_PER_THREAD   8
-#define MIN_WORK_PER_THREAD 65536 // nnz * k below which another thread costs more than it brings
+#define CHUNKS_PER_THREAD 8
 
 #define SPMM_TMPL       "kernels/spmm_row_tmpl.h"
 #define SPMM_FN(suffix) row_##suffix
@@ -73,9 +72,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 {
     const dsmm_csr *A = a->A;
     dsmm_idx m = a->m;
-    double work = (double)A->nnz * (double)a->k + (double)m * (double)a->k;
-    int threads = dsmmi_threads(ctx);
-    while (threads > 1 && work < (double)threads * MIN_WORK_PER_THREAD) threads--;
+    int threads = dsmmi_spmm_threads(ctx, a);
     info->threads = threads;
     info->workspace_bytes = 0;
     if (threads <= 1) {
