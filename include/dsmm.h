@@ -735,6 +735,171 @@ DSMM_API double dsmm_rng_uniform(dsmm_rng *r);
 DSMM_API uint64_t dsmm_rng_at(uint64_t seed, uint64_t stream, uint64_t position);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Distributed matrices and products (src/dist/, over the comm layer; collective calls)       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Process grids. A distributed matrix lives on a pr x pc grid of the context's ranks
+ * (pr * pc == dsmm_ctx_size): rows split into pr equal blocks, columns into pc equal blocks
+ * (the first n % p blocks one longer), and tile (i, j) belongs to rank i * pc + j
+ * (ScaLAPACK's row-major grid). pr = P, pc = 1 is the 1D row layout. Passing pr = pc = 0 to a
+ * call below takes the context's grid (dsmm_ctx_set_grid; default dsmm_grid_dims(P)). */
+
+/* dsmm_ctx_set_grid: the default grid of new distributed matrices; 0 x 0 = as square as
+ * possible. Errors: DSMM_ERR_ARG unless pr * pc == size (or both 0). Local (not collective),
+ * but every rank must set the same grid. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_grid(dsmm_ctx *ctx, int pr, int pc);
+
+/* dsmm_ctx_set_workgroup_size: ranks r with equal r / n form a workgroup (emulated nodes);
+ * 0 (default) = ranks that share memory (MPI_Comm_split_type SHARED). Traffic counters split
+ * bytes and messages by intra/inter workgroup. Every rank must set the same n. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_workgroup_size(dsmm_ctx *ctx, int n);
+/* dsmm_ctx_workgroup: the workgroup (its lowest rank) of rank r of the context. */
+DSMM_API int dsmm_ctx_workgroup(const dsmm_ctx *ctx, int r);
+
+/* Traffic counters of this rank since the context was made (every send, receive, broadcast
+ * and one-sided call of dsmm; [0] intra-workgroup, [1] inter-workgroup). Counts are logical
+ * point-to-point volumes: a broadcast of b bytes to q other ranks counts b x q sent at the
+ * root and b received at each of the q. Control messages (status agreement, sizes, stats)
+ * are counted apart in ctl_*. */
+typedef struct dsmm_traffic {
+    int64_t bytes_sent[2], bytes_recv[2];
+    int64_t msgs_sent[2], msgs_recv[2];
+    int64_t rma_bytes[2], rma_calls[2]; // one-sided gets/puts/atomics issued by this rank
+    int64_t ctl_bytes, ctl_msgs;
+} dsmm_traffic;
+DSMM_API void dsmm_ctx_traffic(const dsmm_ctx *ctx, dsmm_traffic *t);
+
+/* A distributed sparse matrix: a CSR tile per rank (columns numbered from the tile's first
+ * column; 32-bit when the tile has at most 2^31 - 1 columns), rows sorted. Opaque. */
+typedef struct dsmm_dist dsmm_dist;
+
+/* dsmm_dist_scatter: the matrix A held by rank root (ignored elsewhere; may be NULL there)
+ * cut into tiles of a pr x pc grid. Collective.
+ * Errors: DSMM_ERR_ARG (bad root or grid, A NULL on root); DSMM_ERR_NOMEM. Every rank
+ *         returns the same status; on error *out is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_scatter(dsmm_ctx *ctx, int root, const dsmm_csr *A,
+                                                      int pr, int pc, dsmm_dist **out);
+
+/* dsmm_dist_from_coo: an nrows x ncols matrix from entries that any rank may hold (global
+ * indices in T; T may be NULL or empty on some ranks); repeated (i, j), also across ranks,
+ * follow dup. Collective. Errors: DSMM_ERR_ARG (entry outside the matrix, repeated entry
+ * with DSMM_DUP_ERROR, ranks disagreeing on the shape); DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_from_coo(dsmm_ctx *ctx, dsmm_idx nrows,
+                                                       dsmm_idx ncols, const dsmm_coo *T,
+                                                       dsmm_dup dup, int pr, int pc,
+                                                       dsmm_dist **out);
+
+/* dsmm_dist_read: reads a file in parallel. Matrix Market (coordinate): every rank reads and
+ * parses its own byte range (gzip files: each rank decompresses, then parses its range);
+ * binary: every rank reads the rows it needs; abc: rank 0 reads (labels need one
+ * dictionary) and scatters. info (may be NULL) as dsmm_read fills it. Collective.
+ * Errors: as dsmm_read, with the file and line of the first bad line (of the lowest rank
+ * that found one) reported on every rank. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_read(dsmm_ctx *ctx, const char *path,
+                                                   const dsmm_read_opts *opts, int pr, int pc,
+                                                   dsmm_dist **out, dsmm_file_info *info);
+
+/* dsmm_dist_gather: the whole matrix on rank root (*out NULL on the other ranks). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_gather(dsmm_ctx *ctx, const dsmm_dist *A, int root,
+                                                     dsmm_csr **out);
+
+/* dsmm_dist_write: writes A to path (format from opts or the name, as dsmm_write); Matrix
+ * Market is written in parallel (every rank writes its rows at its offset, rows in order),
+ * other formats through rank 0. Atomic: a temporary name renamed on success. Collective. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_write(dsmm_ctx *ctx, const char *path,
+                                                    const dsmm_dist *A,
+                                                    const dsmm_write_opts *opts);
+
+/* dsmm_dist_redistribute: the same matrix on another grid (e.g. 2D <-> 1D rows). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_redistribute(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                           int pr, int pc, dsmm_dist **out);
+
+/* dsmm_dist_permute: B(perm[i], perm[j]) = A(i, j) (square A; perm a permutation of
+ * 0..n-1, the same on every rank), on A's grid. dsmm_perm_random makes a random perm from a
+ * seed (the same on every rank) and dsmm_perm_invert its inverse (undo with the inverse).
+ * Random symmetric permutation balances the tiles of skewed graphs (CombBLAS's habit). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_permute(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                      const dsmm_idx *perm, dsmm_dist **out);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_perm_random(dsmm_ctx *ctx, dsmm_idx n, uint64_t seed,
+                                                     dsmm_idx **perm);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_perm_invert(dsmm_ctx *ctx, dsmm_idx n,
+                                                     const dsmm_idx *perm, dsmm_idx **inv);
+
+DSMM_API void dsmm_dist_destroy(dsmm_dist **A);
+DSMM_API dsmm_idx dsmm_dist_nrows(const dsmm_dist *A);
+DSMM_API dsmm_idx dsmm_dist_ncols(const dsmm_dist *A);
+DSMM_API dsmm_idx dsmm_dist_nnz(const dsmm_dist *A); // over all ranks
+DSMM_API dsmm_type dsmm_dist_type(const dsmm_dist *A);
+DSMM_API void dsmm_dist_grid(const dsmm_dist *A, int *pr, int *pc);
+/* dsmm_dist_local: this rank's tile and the global index of its first row and column. */
+DSMM_API const dsmm_csr *dsmm_dist_local(const dsmm_dist *A, dsmm_idx *row0, dsmm_idx *col0);
+
+/* A distributed dense matrix (tall-skinny B and C of SpMM), tiled like dsmm_dist; pr x 1 is
+ * the 1D row layout. Each tile is row-major with ld == its column count. Opaque. */
+typedef struct dsmm_dist_dense dsmm_dist_dense;
+
+/* dsmm_dist_dense_create: zeros. dsmm_dist_dense_scatter / _gather: from / to rank root. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_dense_create(dsmm_ctx *ctx, dsmm_idx nrows,
+                                                           dsmm_idx ncols, dsmm_type type, int pr,
+                                                           int pc, dsmm_dist_dense **out);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_dense_scatter(dsmm_ctx *ctx, int root,
+                                                            const dsmm_dense *B, int pr, int pc,
+                                                            dsmm_dist_dense **out);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_dense_gather(dsmm_ctx *ctx, const dsmm_dist_dense *B,
+                                                           int root, dsmm_dense **out);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_dense_redistribute(dsmm_ctx *ctx,
+                                                                 const dsmm_dist_dense *B, int pr,
+                                                                 int pc, dsmm_dist_dense **out);
+DSMM_API void dsmm_dist_dense_destroy(dsmm_dist_dense **B);
+/* dsmm_dist_dense_local: this rank's tile (writable) and the global index of its first row
+ * and column. */
+DSMM_API dsmm_dense *dsmm_dist_dense_local(dsmm_dist_dense *B, dsmm_idx *row0, dsmm_idx *col0);
+DSMM_API void dsmm_dist_dense_dims(const dsmm_dist_dense *B, dsmm_idx *nrows, dsmm_idx *ncols,
+                                   int *pr, int *pc);
+
+/* Distributed algorithms (names shared by the CLI: --algo summa). */
+typedef enum dsmm_dist_alg {
+    DSMM_DIST_AUTO = 0, // SUMMA (the only one built so far)
+    DSMM_DIST_SUMMA = 1 // bulk-synchronous Sparse SUMMA (HipMCL §II; RDMA paper §2)
+} dsmm_dist_alg;
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_alg_from_name(const char *name, dsmm_dist_alg *alg);
+DSMM_API const char *dsmm_dist_alg_name(dsmm_dist_alg alg);
+
+/* Options of dsmm_spgemm_ex / dsmm_spmm_ex; dsmm_dist_opts_init sets the defaults. */
+typedef struct dsmm_dist_opts {
+    dsmm_dist_alg alg;
+    int prefetch;            // 1: post stage s+1's broadcasts (MPI_Ibcast) before multiplying
+                             // stage s, overlapping communication with computation
+    dsmm_spgemm_opts spgemm; // local SpGEMM kernel options (alg, semiring, type); a mask and
+                             // transpose_b are not supported in distributed products
+    dsmm_spmm_opts spmm;     // local SpMM kernel options (alg, k_block); alpha, beta and
+                             // transpose_a are not supported in distributed products
+    dsmm_stats *stats;       // non-NULL: filled with the run's statistics on every rank
+} dsmm_dist_opts;
+DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
+
+/* dsmm_spgemm: C = A * B for distributed matrices on the same grid (C on that grid).
+ * Collective on the communicator of ctx.
+ * Ownership: *C is new and belongs to the caller (dsmm_dist_destroy); A and B are only read.
+ * Errors: DSMM_ERR_DIM if A's columns are not B's rows; DSMM_ERR_ARG for different grids or
+ *         unsupported options; DSMM_ERR_NOMEM; DSMM_ERR_MPI.
+ *         On error *C is NULL and every rank returns the same status. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                const dsmm_dist *B, dsmm_dist **C);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                   const dsmm_dist *B, const dsmm_dist_opts *opts,
+                                                   dsmm_dist **C);
+
+/* dsmm_spmm: C = A * B, A distributed sparse, B distributed dense on A's grid (B's rows in
+ * pr blocks, its columns in pc blocks; 1D when pc == 1); C is new, on the same grid, of B's
+ * type. Collective. Errors and ownership as dsmm_spgemm. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm(dsmm_ctx *ctx, const dsmm_dist *A,
+                                              const dsmm_dist_dense *B, dsmm_dist_dense **C);
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                 const dsmm_dist_dense *B,
+                                                 const dsmm_dist_opts *opts, dsmm_dist_dense **C);
+
+/* ------------------------------------------------------------------------------------------ */
 /* MPI                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 

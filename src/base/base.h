@@ -153,6 +153,7 @@ void dsmmi_json_str(dsmmi_json *j, const char *key, const char *v);
 void dsmmi_json_int(dsmmi_json *j, const char *key, int64_t v);
 void dsmmi_json_num(dsmmi_json *j, const char *key, double v); // NaN/Inf written as null
 void dsmmi_json_bool(dsmmi_json *j, const char *key, int v);
+void dsmmi_json_raw(dsmmi_json *j, const char *key, const char *v); // v: valid JSON, copied as is
 
 /* Atomic output file: written to "<path>.tmp.<pid>" and renamed over path on commit, so a
  * failed run leaves no file. path "-" writes to stdout directly. */
@@ -168,5 +169,9 @@ void dsmmi_outfile_abort(dsmm_ctx *ctx, dsmmi_outfile *o);         // closes; re
 
 /* Size of a value type in bytes (0 for pattern). */
 size_t dsmmi_type_size(dsmm_type t);
+
+/* dsmmi_stats_set_raw: key -> a JSON value built by the caller (arrays, objects), written as
+ * is (ranks_detail, stages of distributed operations). */
+dsmm_status dsmmi_stats_set_raw(dsmm_stats *s, const char *key, const char *json);
 
 #endif // DSMM_BASE_H

@@ -139,6 +139,12 @@ void dsmmi_json_num(dsmmi_json *j, const char *k, double v)
     puts_(j, b);
 }
 
+void dsmmi_json_raw(dsmmi_json *j, const char *k, const char *v)
+{
+    key(j, k);
+    puts_(j, v);
+}
+
 void dsmmi_json_bool(dsmmi_json *j, const char *k, int v)
 {
     key(j, k);

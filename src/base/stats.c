@@ -7,7 +7,7 @@
 
 #define STATS_MAGIC 0x64736d6d73746174ULL
 
-typedef enum { KV_NUM, KV_INT, KV_STR } kv_kind;
+typedef enum { KV_NUM, KV_INT, KV_STR, KV_RAW } kv_kind;
 
 typedef struct kv {
     char *key;
@@ -66,7 +66,7 @@ static dsmm_status set(dsmm_stats *s, const char *key, kv_kind kind, double num,
     kv *e = find_or_add(s, key, &st);
     if (e == NULL) return st;
     char *copy = NULL;
-    if (kind == KV_STR) {
+    if (kind == KV_STR || kind == KV_RAW) {
         copy = dsmmi_strdup(s->ctx, str ? str : "");
         if (copy == NULL) return DSMM_ERR_NOMEM;
     }
@@ -149,6 +149,12 @@ dsmm_status dsmm_stats_set_str(dsmm_stats *s, const char *key, const char *v)
     return set(s, key, KV_STR, 0, 0, v);
 }
 
+dsmm_status dsmmi_stats_set_raw(dsmm_stats *s, const char *key, const char *json)
+{
+    if (json == NULL) return DSMM_ERR_ARG;
+    return set(s, key, KV_RAW, 0, 0, json);
+}
+
 dsmm_status dsmm_stats_json(const dsmm_stats *s, char **json)
 {
     if (s == NULL || s->magic != STATS_MAGIC || json == NULL) return DSMM_ERR_ARG;
@@ -161,6 +167,7 @@ dsmm_status dsmm_stats_json(const dsmm_stats *s, char **json)
         if (e->kind == KV_STR) dsmmi_json_str(&j, e->key, e->str);
         if (e->kind == KV_INT) dsmmi_json_int(&j, e->key, e->i);
         if (e->kind == KV_NUM) dsmmi_json_num(&j, e->key, e->num);
+        if (e->kind == KV_RAW) dsmmi_json_raw(&j, e->key, e->str);
     }
     dsmmi_json_end_object(&j);
     if (j.st != DSMM_OK) {
