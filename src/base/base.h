@@ -44,6 +44,11 @@ struct dsmm_ctx {
     long alloc_count; // allocations so far (atomic)
     long fail_at;     // allocation number that fails, -1 = none
     int progress_mode;
+    // Distributed settings and counts, kept here so contexts without MPI behave as one rank.
+    int grid_pr, grid_pc; // default process grid (0 x 0: as square as possible)
+    int wg_size;          // emulated workgroup size (0: from shared memory)
+    size_t chunk;         // largest message of one MPI call (0: INT_MAX rounded down to 8)
+    dsmm_traffic traffic; // this rank's counters (dsmm_ctx_traffic)
     void *comm;                       // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
 };
@@ -52,6 +57,10 @@ struct dsmm_ctx {
  * Thread-safe; the first error of a parallel region wins. */
 dsmm_status dsmmi_error(dsmm_ctx *ctx, dsmm_status code, const char *file, int line,
                         const char *fmt, ...) DSMMI_PRINTF(5, 6);
+
+/* dsmmi_error_replace: sets ctx's status and message to exactly code and msg (a whole message
+ * as dsmm_ctx_last_error returns it), replacing any earlier one (collective agreement). */
+void dsmmi_error_replace(dsmm_ctx *ctx, dsmm_status code, const char *msg);
 
 /* The three ways to reach `cleanup:` (STYLE.md §4). Each needs `dsmm_status st` in scope. */
 #define DSMM_TRY(call)                                                                             \

@@ -83,3 +83,10 @@ dsmm_status dsmmi_error(dsmm_ctx *ctx, dsmm_status code, const char *file, int l
     }
     return code;
 }
+
+void dsmmi_error_replace(dsmm_ctx *ctx, dsmm_status code, const char *msg)
+{
+    if (ctx == NULL || !dsmmi_ctx_ok(ctx)) return;
+    ctx->last_status = code;
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", msg);
+}
