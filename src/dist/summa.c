@@ -1,0 +1,175 @@
+// src/dist/summa.c: what the SUMMA products share (HipMCL §II, RDMA paper §2): the stage plan
+// over the inner dimension, the pieces of A each rank broadcasts along its grid row, their
+// wire format, and the algorithm names and options.
+//
+// On a pr x pc grid A's columns are cut into pc blocks and B's rows into pr blocks. When the
+// grid is square the two cuts agree and stage k broadcasts tile A(i, k) and tile B(k, j).
+// Otherwise the stages run over the finer split, the union of both cuts: stage s covers inner
+// indices [lo, hi), lying inside one column block kc of A and one row block kr of B, and
+// broadcasts the piece A(i, lo:hi) from grid column kc along grid row i and B(lo:hi, j) from
+// grid row kr along grid column j. At most pr + pc - 1 stages.
+#include <string.h>
+
+#include "dist/summa.h"
+
+static const char *const alg_names[] = {"auto", "summa"};
+
+dsmm_status dsmm_dist_alg_from_name(const char *name, dsmm_dist_alg *alg)
+{
+    if (name == NULL || alg == NULL) return DSMM_ERR_ARG;
+    for (int a = 0; a < (int)(sizeof alg_names / sizeof alg_names[0]); a++)
+        if (strcmp(name, alg_names[a]) == 0) {
+            *alg = (dsmm_dist_alg)a;
+            return DSMM_OK;
+        }
+    return DSMM_ERR_ARG;
+}
+
+const char *dsmm_dist_alg_name(dsmm_dist_alg alg)
+{
+    return (int)alg >= 0 && (int)alg < (int)(sizeof alg_names / sizeof alg_names[0])
+               ? alg_names[alg]
+               : "unknown";
+}
+
+void dsmm_dist_opts_init(dsmm_dist_opts *opts)
+{
+    if (opts == NULL) return;
+    memset(opts, 0, sizeof *opts);
+    opts->alg = DSMM_DIST_AUTO;
+    dsmm_spgemm_opts_init(&opts->spgemm);
+    dsmm_spmm_opts_init(&opts->spmm);
+}
+
+dsmm_status dsmmi_summa_plan_make(dsmm_ctx *ctx, dsmm_idx m, int pr, int pc, dsmmi_summa_plan *p)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *ca = NULL, *rb = NULL;
+    memset(p, 0, sizeof *p);
+    int most = pr + pc;
+    ca = dsmmi_malloc(ctx, (size_t)pc + 1, sizeof *ca);
+    rb = dsmmi_malloc(ctx, (size_t)pr + 1, sizeof *rb);
+    p->lo = dsmmi_malloc(ctx, (size_t)most, sizeof *p->lo);
+    p->hi = dsmmi_malloc(ctx, (size_t)most, sizeof *p->hi);
+    p->kc = dsmmi_malloc(ctx, (size_t)most, sizeof *p->kc);
+    p->kr = dsmmi_malloc(ctx, (size_t)most, sizeof *p->kr);
+    DSMM_CHECK(ctx, ca && rb && p->lo && p->hi && p->kc && p->kr, DSMM_ERR_NOMEM, "stage plan");
+    dsmmi_equal_split(m, pc, ca);
+    dsmmi_equal_split(m, pr, rb);
+    // Walk both cuts at once; a stage ends at the nearer of the two next boundaries.
+    int a = 0, b = 0;
+    dsmm_idx at = 0;
+    while (at < m) {
+        while (ca[a + 1] <= at) a++;
+        while (rb[b + 1] <= at) b++;
+        dsmm_idx end = ca[a + 1] < rb[b + 1] ? ca[a + 1] : rb[b + 1];
+        p->lo[p->n] = at;
+        p->hi[p->n] = end;
+        p->kc[p->n] = a;
+        p->kr[p->n] = b;
+        p->n++;
+        at = end;
+    }
+cleanup:
+    ca = dsmmi_free(ctx, ca);
+    rb = dsmmi_free(ctx, rb);
+    if (st != DSMM_OK) dsmmi_summa_plan_free(ctx, p);
+    return st;
+}
+
+void dsmmi_summa_plan_free(dsmm_ctx *ctx, dsmmi_summa_plan *p)
+{
+    p->lo = dsmmi_free(ctx, p->lo);
+    p->hi = dsmmi_free(ctx, p->hi);
+    p->kc = dsmmi_free(ctx, p->kc);
+    p->kr = dsmmi_free(ctx, p->kr);
+    p->n = 0;
+}
+
+size_t dsmmi_piece_bytes(dsmm_idx nrows, dsmm_idx nnz, dsmm_type type)
+{
+    if (nnz == 0) return 0;
+    return ((size_t)nrows + 1) * sizeof(dsmm_idx) + (size_t)nnz * dsmmi_type_size(type) +
+           (size_t)nnz * sizeof(int32_t);
+}
+
+// Wire layout: row pointers (int64, from 0), values (8- or 4-byte, so they stay aligned
+// after the row pointers), then 32-bit columns.
+dsmm_status dsmmi_piece_pack(dsmm_ctx *ctx, const dsmm_csr *P, dsmm_type type, char **buf)
+{
+    dsmm_status st = DSMM_OK;
+    *buf = NULL;
+    size_t bytes = dsmmi_piece_bytes(P->nrows, P->nnz, type);
+    if (bytes == 0) return DSMM_OK;
+    char *b = dsmmi_malloc(ctx, bytes, 1);
+    DSMM_CHECK(ctx, b != NULL, DSMM_ERR_NOMEM, "piece of %lld entries", (long long)P->nnz);
+    dsmm_idx *rp = (dsmm_idx *)b;
+    for (dsmm_idx i = 0; i <= P->nrows; i++) rp[i] = P->rowptr[i] - P->rowptr[0];
+    size_t vb = dsmmi_type_size(type);
+    char *v = b + ((size_t)P->nrows + 1) * sizeof(dsmm_idx);
+    if (vb) dsmmi_vals_convert(v, type, (const char *)P->val, P->type, P->nnz);
+    int32_t *c = (int32_t *)(v + (size_t)P->nnz * vb);
+    for (dsmm_idx k = 0; k < P->nnz; k++) c[k] = (int32_t)dsmm_csr_col(P, P->rowptr[0] + k);
+    *buf = b;
+cleanup:
+    return st;
+}
+
+void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz,
+                      dsmm_type type, dsmm_ctx *ctx, dsmm_csr *view)
+{
+    memset(view, 0, sizeof *view);
+    view->nrows = nrows;
+    view->ncols = ncols;
+    view->nnz = view->cap = nnz;
+    view->type = type;
+    view->sorted = 1;
+    view->ctx = ctx;
+    size_t vb = dsmmi_type_size(type);
+    view->rowptr = (dsmm_idx *)buf;
+    view->val = vb ? (void *)(buf + ((size_t)nrows + 1) * sizeof(dsmm_idx)) : NULL;
+    view->colidx32 = (int32_t *)(buf + ((size_t)nrows + 1) * sizeof(dsmm_idx) + (size_t)nnz * vb);
+}
+
+dsmm_status dsmmi_summa_pieces(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
+                               const dsmmi_summa_plan *p, char **pack, int64_t *nnz)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmmi_grid *g = X->grid;
+    dsmm_csr **panels = NULL;
+    dsmm_idx *bounds = NULL;
+    int first = -1, count = 0;
+    const int *owner = is_b ? p->kr : p->kc;
+    int me = is_b ? g->myrow : g->mycol;
+    for (int s = 0; s < p->n; s++) {
+        pack[s] = NULL;
+        nnz[s] = 0;
+        if (owner[s] == me) {
+            if (first < 0) first = s;
+            count++;
+        }
+    }
+    if (count == 0) return DSMM_OK;
+    bounds = dsmmi_malloc(ctx, (size_t)count + 1, sizeof *bounds);
+    DSMM_CHECK(ctx, bounds != NULL, DSMM_ERR_NOMEM, "piece bounds");
+    dsmm_idx base = is_b ? X->rb[g->myrow] : X->cb[g->mycol];
+    for (int q = 0; q < count; q++) bounds[q] = p->lo[first + q] - base;
+    bounds[count] = p->hi[first + count - 1] - base;
+    if (is_b)
+        DSMM_TRY(dsmm_csr_row_panels(ctx, X->tile, count, bounds, &panels));
+    else
+        DSMM_TRY(dsmm_csr_col_panels(ctx, X->tile, count, bounds, &panels));
+    for (int q = 0; q < count; q++) {
+        nnz[first + q] = panels[q]->nnz;
+        DSMM_TRY(dsmmi_piece_pack(ctx, panels[q], X->type, &pack[first + q]));
+    }
+cleanup:
+    if (panels) dsmm_csr_panels_free(ctx, &panels, count);
+    bounds = dsmmi_free(ctx, bounds);
+    return st;
+}
+
+void dsmmi_summa_pieces_free(dsmm_ctx *ctx, char **pack, int n)
+{
+    for (int s = 0; pack && s < n; s++) pack[s] = dsmmi_free(ctx, pack[s]);
+}

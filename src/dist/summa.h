@@ -1,0 +1,38 @@
+// src/dist/summa.h: the parts shared by the SUMMA products (summa.c): stage plan, pieces of
+// A and their wire format.
+#ifndef DSMM_DIST_SUMMA_H
+#define DSMM_DIST_SUMMA_H
+
+#include "dist/dist.h"
+
+/* Stage s covers inner indices [lo[s], hi[s]) (non-empty), inside column block kc[s] of A's
+ * pc-way split and row block kr[s] of B's pr-way split. */
+typedef struct dsmmi_summa_plan {
+    int n;
+    dsmm_idx *lo, *hi;
+    int *kc, *kr;
+} dsmmi_summa_plan;
+
+/* dsmmi_summa_plan_make: the stages for inner dimension m on a pr x pc grid (local). */
+dsmm_status dsmmi_summa_plan_make(dsmm_ctx *ctx, dsmm_idx m, int pr, int pc, dsmmi_summa_plan *p);
+void dsmmi_summa_plan_free(dsmm_ctx *ctx, dsmmi_summa_plan *p);
+
+/* dsmmi_piece_bytes: bytes of a sparse piece on the wire: (nrows + 1) 64-bit row pointers,
+ * nnz values of type (none for pattern), nnz 32-bit columns; 0 when nnz == 0 (never sent). */
+size_t dsmmi_piece_bytes(dsmm_idx nrows, dsmm_idx nnz, dsmm_type type);
+/* dsmmi_piece_pack: P (rowptr[0] == 0, columns < 2^31) in wire layout, values converted to
+ * type; *buf NULL when P is empty. */
+dsmm_status dsmmi_piece_pack(dsmm_ctx *ctx, const dsmm_csr *P, dsmm_type type, char **buf);
+/* dsmmi_piece_view: a CSR that borrows a piece's wire buffer (sorted, 32-bit columns). */
+void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz,
+                      dsmm_type type, dsmm_ctx *ctx, dsmm_csr *view);
+
+/* dsmmi_summa_pieces: this rank's pieces, packed: of A (is_b 0: columns [lo, hi) of its tile
+ * for the stages whose column block is this rank's grid column) or of B (is_b 1: rows
+ * [lo, hi) for the stages whose row block is this rank's grid row); pack[s] NULL and nnz[s] 0
+ * for the other stages. pack and nnz have p->n entries. */
+dsmm_status dsmmi_summa_pieces(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
+                               const dsmmi_summa_plan *p, char **pack, int64_t *nnz);
+void dsmmi_summa_pieces_free(dsmm_ctx *ctx, char **pack, int n);
+
+#endif // DSMM_DIST_SUMMA_H

@@ -1,0 +1,206 @@
+// src/dist/summa_spmm.c: bulk-synchronous SUMMA for C = A * B with A sparse and B, C dense
+// and tall-skinny (RDMA paper §2's bulk-synchronous baseline). Stage s broadcasts A's piece
+// along grid rows (as in summa_spgemm.c) and the dense block B(lo:hi, column block j) along
+// grid column j straight from its owner's tile (rows of a row-major tile are contiguous), and
+// every rank accumulates A_piece * B_piece into its C tile with the local SpMM
+// (dsmmi_local_spmm, beta = 1). No merge: the dense C tile is the accumulator. Prefetch as
+// in summa_spgemm.c.
+#include <string.h>
+
+#include "dist/summa.h"
+
+typedef struct run {
+    dsmmi_summa_plan plan;
+    char **apack;
+    int64_t *annz, *a_all;
+    char *abuf[2], *bbuf[2];
+    dsmmi_req areq[2], breq[2];
+    double *stage_flops;
+} run;
+
+static void run_free(dsmm_ctx *ctx, run *r)
+{
+    dsmmi_summa_pieces_free(ctx, r->apack, r->plan.n);
+    r->apack = dsmmi_free(ctx, r->apack);
+    r->annz = dsmmi_free(ctx, r->annz);
+    r->a_all = dsmmi_free(ctx, r->a_all);
+    for (int k = 0; k < 2; k++) {
+        (void)dsmmi_req_wait(ctx, &r->areq[k]);
+        (void)dsmmi_req_wait(ctx, &r->breq[k]);
+        r->abuf[k] = dsmmi_free(ctx, r->abuf[k]);
+        r->bbuf[k] = dsmmi_free(ctx, r->bbuf[k]);
+    }
+    r->stage_flops = dsmmi_free(ctx, r->stage_flops);
+    dsmmi_summa_plan_free(ctx, &r->plan);
+}
+
+static size_t a_bytes(const dsmm_dist *A, const run *r, int s)
+{
+    const dsmmi_grid *g = A->grid;
+    int S = r->plan.n, owner = g->myrow * g->pc + r->plan.kc[s];
+    return dsmmi_piece_bytes(A->rb[g->myrow + 1] - A->rb[g->myrow], r->a_all[owner * S + s],
+                             A->type);
+}
+
+// Bytes of stage s's block of B for this rank's grid column.
+static size_t b_bytes(const dsmm_dist_dense *B, const run *r, int s)
+{
+    const dsmmi_grid *g = B->grid;
+    return (size_t)(r->plan.hi[s] - r->plan.lo[s]) *
+           (size_t)(B->cb[g->mycol + 1] - B->cb[g->mycol]) * dsmmi_type_size(B->type);
+}
+
+// Where stage s's B block lives on its owner (this rank when it is in grid row kr).
+static char *b_source(const dsmm_dist_dense *B, const run *r, int s)
+{
+    const dsmmi_grid *g = B->grid;
+    size_t row = (size_t)(r->plan.lo[s] - B->rb[g->myrow]);
+    return (char *)B->tile->val + row * (size_t)B->tile->ld * dsmmi_type_size(B->type);
+}
+
+static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B, run *r,
+                        int s, int slot, int prefetch)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmmi_grid *g = A->grid;
+    int kc = r->plan.kc[s], kr = r->plan.kr[s];
+    char *abuf = g->mycol == kc ? r->apack[s] : r->abuf[slot];
+    char *bbuf = g->myrow == kr ? b_source(B, r, s) : r->bbuf[slot];
+    size_t ab = a_bytes(A, r, s), bb = b_bytes(B, r, s);
+    if (prefetch) {
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->breq[slot]));
+    } else {
+        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab));
+        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb));
+    }
+cleanup:
+    return st;
+}
+
+dsmm_status dsmm_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B,
+                      dsmm_dist_dense **C)
+{
+    return dsmm_spmm_ex(ctx, A, B, NULL, C);
+}
+
+dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B,
+                         const dsmm_dist_opts *opts, dsmm_dist_dense **C)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    dsmm_dist_dense *Cd = NULL;
+    run r;
+    memset(&r, 0, sizeof r);
+    dsmm_dist_opts o;
+    dsmmi_rank_stats rs;
+    memset(&rs, 0, sizeof rs);
+    if (!dsmmi_ctx_ok(ctx)) return DSMM_ERR_ARG;
+    DSMM_CHECK(ctx, C != NULL, DSMM_ERR_ARG, "spmm: C must be non-NULL");
+    *C = NULL;
+    if (opts)
+        o = *opts;
+    else
+        dsmm_dist_opts_init(&o);
+    DSMM_CHECK(ctx, dsmmi_dist_ok(ctx, A) && dsmmi_dense_ok(ctx, B), DSMM_ERR_ARG,
+               "spmm: A and B must be live distributed matrices of this context");
+    DSMM_CHECK(ctx, A->grid == B->grid, DSMM_ERR_ARG,
+               "spmm: A is on a %dx%d grid, B on %dx%d; redistribute B", A->grid->pr,
+               A->grid->pc, B->grid->pr, B->grid->pc);
+    DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
+               "spmm: A is %lldx%lld, B %lldx%lld: inner dimensions differ", (long long)A->nrows,
+               (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+    DSMM_CHECK(ctx, o.alg == DSMM_DIST_AUTO || o.alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
+               "spmm: unknown distributed algorithm %d", (int)o.alg);
+    DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0,
+               DSMM_ERR_ARG,
+               "spmm: transpose_a, alpha and beta are not supported in distributed products");
+    double t0 = dsmmi_wtime();
+    dsmm_traffic before = ctx->traffic;
+    const dsmmi_grid *g = A->grid;
+    int P = g->pr * g->pc, prefetch = o.prefetch != 0;
+    DSMM_TRY(dsmmi_dense_new(ctx, A->nrows, B->ncols, B->type, g->pr, g->pc, &Cd));
+
+    local = dsmmi_summa_plan_make(ctx, A->ncols, g->pr, g->pc, &r.plan);
+    int S = r.plan.n;
+    if (local == DSMM_OK) {
+        size_t n = S ? (size_t)S : 1;
+        r.apack = dsmmi_calloc(ctx, n, sizeof *r.apack);
+        r.annz = dsmmi_calloc(ctx, n, sizeof *r.annz);
+        r.a_all = dsmmi_calloc(ctx, n * (size_t)P, sizeof *r.a_all);
+        r.stage_flops = dsmmi_calloc(ctx, n, sizeof *r.stage_flops);
+        if (!r.apack || !r.annz || !r.a_all || !r.stage_flops)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spmm: %d stages", S);
+    }
+    if (local == DSMM_OK) local = dsmmi_summa_pieces(ctx, A, 0, &r.plan, r.apack, r.annz);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r.annz, S, r.a_all));
+    size_t amax = 0, bmax = 0;
+    for (int s = 0; s < S; s++) {
+        if (g->mycol != r.plan.kc[s] && a_bytes(A, &r, s) > amax) amax = a_bytes(A, &r, s);
+        if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
+    }
+    for (int k = 0; k < 1 + prefetch && local == DSMM_OK; k++) {
+        r.abuf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
+        r.bbuf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
+        if (r.abuf[k] == NULL || r.bbuf[k] == NULL)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                                "spmm: receive buffers of %zu + %zu bytes", amax, bmax);
+    }
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    rs.comm += dsmmi_wtime() - t0;
+
+    dsmm_spmm_opts lo = o.spmm;
+    lo.beta = 1.0; // C's tile starts at zero and accumulates every stage
+    dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow];
+    dsmm_idx kcols = B->cb[g->mycol + 1] - B->cb[g->mycol];
+    double t = dsmmi_wtime();
+    if (prefetch && S > 0) DSMM_TRY(post(ctx, A, B, &r, 0, 0, 1));
+    for (int s = 0; s < S; s++) {
+        int slot = prefetch ? s % 2 : 0;
+        if (prefetch) {
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.areq[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.breq[slot]));
+            if (s + 1 < S) DSMM_TRY(post(ctx, A, B, &r, s + 1, (s + 1) % 2, 1));
+        } else {
+            DSMM_TRY(post(ctx, A, B, &r, s, slot, 0));
+        }
+        double t1 = dsmmi_wtime();
+        rs.comm += t1 - t;
+        int64_t an = r.a_all[(g->myrow * g->pc + r.plan.kc[s]) * S + s];
+        if (local == DSMM_OK && an > 0 && kcols > 0) {
+            dsmm_idx w = r.plan.hi[s] - r.plan.lo[s];
+            const char *abuf = g->mycol == r.plan.kc[s] ? r.apack[s] : r.abuf[slot];
+            char *bbuf = g->myrow == r.plan.kr[s] ? b_source(B, &r, s) : r.bbuf[slot];
+            dsmm_csr Av;
+            dsmmi_piece_view(abuf, nr, w, an, A->type, ctx, &Av);
+            dsmm_dense Bv = {w, kcols, kcols, bbuf, B->type, 0, ctx};
+            dsmm_spmm_info info;
+            memset(&info, 0, sizeof info);
+            local = dsmmi_local_spmm(ctx, &Av, &Bv, Cd->tile, &lo, &info);
+            r.stage_flops[s] = info.flops;
+        }
+        t = dsmmi_wtime();
+        rs.comp += t - t1;
+    }
+    DSMM_TRY(dsmmi_barrier(ctx, &rs.wait));
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    rs.total = dsmmi_wtime() - t0;
+
+    if (o.stats) {
+        for (int s = 0; s < S; s++) rs.flops += r.stage_flops[s];
+        rs.nnz_a = A->tile->nnz;
+        rs.nnz_b = (dsmm_idx)B->tile->nrows * B->tile->ncols;
+        rs.nnz_c = (dsmm_idx)Cd->tile->nrows * Cd->tile->ncols;
+        rs.peak_bytes = (int64_t)dsmm_ctx_mem_peak(ctx);
+        dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
+        DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spmm", "summa", g, prefetch, &rs, S, r.plan.lo,
+                                  r.plan.hi, r.stage_flops, A->nnz,
+                                  (dsmm_idx)A->nrows * B->ncols));
+    }
+    *C = Cd;
+    Cd = NULL;
+cleanup:
+    dsmm_dist_dense_destroy(&Cd);
+    run_free(ctx, &r);
+    return st;
+}
