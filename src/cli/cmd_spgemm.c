@@ -198,7 +198,8 @@ int cli_spgemm(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *out = NULL, *kernel = "auto", *semiring = "auto", *mask_path = NULL;
-    int transpose_b = 0, unsorted = 0, type = 0, estimate = 0;
+    int transpose_b = 0, unsorted = 0, type = 0, estimate = 0, repeat = 1;
+    cli_dist d = {.algo = "auto", .permute_seed = -1};
     char kernels[128], semirings[128];
     alg_choices(kernels, sizeof kernels);
     semiring_choices(semirings, sizeof semirings);
@@ -219,6 +220,9 @@ int cli_spgemm(int argc, char **argv)
          CLI_ENUM, &type, 0, 0},
         {"estimate", 'e', NULL, "also estimate nnz(C) (Cohen, 16 keys); alone: only that", CLI_FLAG,
          &estimate, 0, 0},
+        CLI_DIST_OPTS(d),
+        {"repeat", 'r', "N", "distributed: run the multiply N times, report the median", CLI_INT,
+         &repeat, 1, 1000000},
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[2];
@@ -233,7 +237,13 @@ int cli_spgemm(int argc, char **argv)
     int sr_auto = strcmp(semiring, "auto") == 0;
     if (!sr_auto && dsmm_semiring_from_name(semiring, &sr) != DSMM_OK)
         return cli_usage_error(&cmd, "--semiring: '%s' is not one of %s", semiring, semirings);
-    if (out == NULL && c.stats == NULL && !estimate)
+    rc = cli_dist_resolve(&cmd, &d);
+    if (rc != CLI_OK) return rc;
+    if (d.on && (mask_path || transpose_b || unsorted || estimate))
+        return cli_usage_error(&cmd, "--mask, --transpose-b, --unsorted and --estimate are not "
+                                     "supported with --algo summa");
+    if (!d.on && repeat > 1) return cli_usage_error(&cmd, "--repeat needs --algo summa");
+    if (out == NULL && c.stats == NULL && !estimate && !d.on)
         return cli_usage_error(&cmd, "needs -o C (or --stats FILE, or --estimate)");
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
@@ -246,6 +256,16 @@ int cli_spgemm(int argc, char **argv)
     if (rc == CLI_OK) rc = cli_dir_writable(&cmd, "--stats", c.stats);
     if (rc != CLI_OK) return rc;
     int multiply = out != NULL || c.stats != NULL;
+    if (d.on) {
+        static const int dtypes[] = {-1, DSMM_DOUBLE, DSMM_FLOAT, DSMM_PATTERN};
+        dsmm_spgemm_opts so;
+        dsmm_spgemm_opts_init(&so);
+        so.alg = alg;
+        so.semiring = sr;
+        so.type = dtypes[type];
+        return cli_spgemm_dist(&cmd, &c, &d, pos[0], npos == 2 ? pos[1] : NULL, out, &so, sr_auto,
+                               repeat);
+    }
 
     static const int types[] = {-1, DSMM_DOUBLE, DSMM_FLOAT, DSMM_PATTERN};
     dsmm_ctx *ctx = NULL;

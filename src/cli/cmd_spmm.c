@@ -208,6 +208,7 @@ int cli_spmm(int argc, char **argv)
     const char *out = NULL, *b_path = NULL, *kernel = NULL;
     int64_t k = -1, seed = -1; // -1: not given
     int type = 0, layout = 0, transpose = 0, repeat = 1;
+    cli_dist d = {.algo = "auto", .permute_seed = -1};
     double bandwidth = 0.0;
     char kernels[128];
     alg_choices(kernels, sizeof kernels);
@@ -230,6 +231,7 @@ int cli_spmm(int argc, char **argv)
          &repeat, 1, 1000000},
         {"bandwidth", 0, "GBPS", "memory bandwidth for the floor (default: STREAM triad)",
          CLI_DOUBLE, &bandwidth, 1e-6, 1e9},
+        CLI_DIST_OPTS(d),
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[1];
@@ -239,6 +241,11 @@ int cli_spmm(int argc, char **argv)
     if (npos < 1) return cli_usage_error(&cmd, "needs A");
     if (b_path && k >= 0) return cli_usage_error(&cmd, "--B and --k exclude each other");
     if (b_path && seed >= 0) return cli_usage_error(&cmd, "--B and --seed exclude each other");
+    rc = cli_dist_resolve(&cmd, &d);
+    if (rc != CLI_OK) return rc;
+    if (d.on && (b_path || transpose || d.permute || bandwidth > 0))
+        return cli_usage_error(&cmd, "--B, --transpose, --permute and --bandwidth are not "
+                                     "supported with --algo summa");
     static const dsmm_spmm_alg layouts[] = {DSMM_SPMM_AUTO, DSMM_SPMM_ROW, DSMM_SPMM_COL};
     dsmm_spmm_alg alg = layouts[layout];
     if (kernel) {
@@ -262,6 +269,14 @@ int cli_spmm(int argc, char **argv)
     if (rc != CLI_OK) return rc;
 
     static const dsmm_type types[] = {DSMM_DOUBLE, DSMM_FLOAT};
+    if (d.on) {
+        dsmm_spmm_opts so;
+        dsmm_spmm_opts_init(&so);
+        so.alg = alg;
+        return cli_spmm_dist(&cmd, &c, &d, pos[0], k >= 0 ? k : DEFAULT_K,
+                             seed >= 0 ? (uint64_t)seed : DEFAULT_SEED, types[type], out, &so,
+                             repeat);
+    }
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL, *At = NULL;
     dsmm_dense *B = NULL, *C = NULL;

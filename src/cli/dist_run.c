@@ -1,0 +1,378 @@
+// src/cli/dist_run.c: the distributed paths of `dsmm spgemm` and `dsmm spmm` (--algo summa,
+// or an MPI launch with more than one process): MPI start-up, the context over
+// MPI_COMM_WORLD with the grid and workgroup options, parallel reading, the product repeated
+// --repeat times (median reported), optional random symmetric permutation, parallel output,
+// the statistics JSON (rank 0 writes it) and a short summary with the component breakdown.
+// Every rank runs the same steps; a failure anywhere is agreed by the library, so every rank
+// prints nothing partial and exits 1 (rank 0 prints the message).
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsmm_config.h"
+#if DSMM_HAVE_MPI
+#include <mpi.h> // before dsmm.h, which then declares dsmm_ctx_create_mpi
+#endif
+#include "cli/cli.h"
+#include "dist/dist.h"
+
+int cli_dist_launched(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
+                                 "MPI_LOCALNRANKS", "SLURM_NTASKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 1) return 1;
+    }
+    return 0;
+}
+
+int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
+{
+    d->permute = d->permute_seed >= 0;
+    if (strcmp(d->algo, "local") == 0) {
+        if (cli_dist_launched())
+            return cli_usage_error(cmd, "--algo local runs on one process; this launch has "
+                                        "several (use --algo summa)");
+        d->on = 0;
+    } else if (strcmp(d->algo, "auto") == 0) {
+        d->on = cli_dist_launched();
+    } else if (dsmm_dist_alg_from_name(d->algo, &d->alg) == DSMM_OK) {
+        d->on = 1;
+    } else {
+        return cli_usage_error(cmd, "--algo: '%s' is not one of auto|local|summa", d->algo);
+    }
+    if (d->grid) {
+        char x = 0;
+        if (sscanf(d->grid, "%d%c%d", &d->pr, &x, &d->pc) != 3 || (x != 'x' && x != 'X') ||
+            d->pr < 1 || d->pc < 1)
+            return cli_usage_error(cmd, "--grid: '%s' is not PRxPC (e.g. 2x3)", d->grid);
+    }
+    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute))
+        return cli_usage_error(cmd, "--grid, --prefetch, --workgroup-size and --permute need "
+                                    "--algo summa");
+    return CLI_OK;
+}
+
+// MPI up (if this build has it) and a context over all processes, set from the options.
+static int dist_ctx(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx **ctx)
+{
+    *ctx = NULL;
+#if DSMM_HAVE_MPI
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int provided = 0;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+            return cli_fail(cmd, NULL, "MPI_Init failed");
+    }
+    if (dsmm_ctx_create_mpi(MPI_COMM_WORLD, ctx) != DSMM_OK)
+        return cli_fail(cmd, NULL, "cannot create an MPI context");
+#else
+    if (dsmm_ctx_create(ctx) != DSMM_OK) return cli_fail(cmd, NULL, "cannot create a context");
+#endif
+    // Threads default to this node's cores shared among its ranks, so P ranks on a node use
+    // the cores one rank would, not P times as many threads.
+    int threads = c->threads;
+    if (threads == 0) {
+        int mine = 0, size = dsmm_ctx_size(*ctx), wg = dsmm_ctx_workgroup(*ctx, dsmm_ctx_rank(*ctx));
+        for (int r = 0; r < size; r++) mine += dsmm_ctx_workgroup(*ctx, r) == wg;
+        threads = dsmm_ctx_threads(*ctx) / (mine > 0 ? mine : 1);
+        if (threads < 1) threads = 1;
+    }
+    dsmm_status st = dsmm_ctx_set_threads(*ctx, threads);
+    if (c->mem) dsmm_ctx_set_mem_budget(*ctx, c->mem);
+    dsmm_ctx_set_log(*ctx, c->quiet ? DSMM_LOG_ERROR : c->verbose ? DSMM_LOG_DEBUG : DSMM_LOG_WARN,
+                     NULL, NULL);
+    dsmm_ctx_set_progress(*ctx, 0);
+    if (st == DSMM_OK && d->grid) st = dsmm_ctx_set_grid(*ctx, d->pr, d->pc);
+    if (st == DSMM_OK) st = dsmm_ctx_set_workgroup_size(*ctx, d->wg);
+    if (st != DSMM_OK) {
+        int rc = dsmm_ctx_rank(*ctx) == 0 ? cli_fail(cmd, *ctx, "bad option") : CLI_FAIL;
+        dsmm_ctx_destroy(ctx);
+        return rc;
+    }
+    return CLI_OK;
+}
+
+static void dist_end(dsmm_ctx **ctx)
+{
+    dsmm_ctx_destroy(ctx);
+#if DSMM_HAVE_MPI
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Finalize();
+#endif
+}
+
+static int fail(const cli_cmd *cmd, dsmm_ctx *ctx, const char *what)
+{
+    // The status and message are the same on every rank (agreed); one rank says it.
+    if (dsmm_ctx_rank(ctx) == 0) cli_fail(cmd, ctx, what);
+    return CLI_FAIL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+// Reads a number back from the stats JSON (the library fills it; the CLI prints it).
+static double json_num(const char *json, const char *path1, const char *key)
+{
+    const char *p = path1 ? strstr(json, path1) : json;
+    if (p == NULL) return 0;
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(p, pat);
+    return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+// The summary of rank 0: what ran, the time and the breakdown of the RDMA paper's Table 2.
+static void summary(FILE *f, const char *op, dsmm_ctx *ctx, const cli_dist *d, const char *json,
+                    double seconds, int repeat)
+{
+    int pr = 0, pc = 0;
+    (void)dsmmi_grid_resolve(ctx, d->grid ? d->pr : 0, d->grid ? d->pc : 0, &pr, &pc);
+    fprintf(f, "%-20s%s summa on %d ranks, grid %dx%d, %d threads, prefetch %s\n", "algorithm:",
+            op, dsmm_ctx_size(ctx), pr, pc, dsmm_ctx_threads(ctx), d->prefetch ? "on" : "off");
+    fprintf(f, "%-20s%.6f%s\n", "seconds:", seconds, repeat > 1 ? " (median)" : "");
+    fprintf(f, "%-20s%.0f\n", "flops:", json_num(json, NULL, "flops"));
+    fprintf(f, "%-20s%.0f\n", "nnz_out:", json_num(json, NULL, "nnz_out"));
+    fprintf(f, "%-20s%.0f\n", "bytes sent:", json_num(json, NULL, "bytes_sent"));
+    fprintf(f, "%-20scomp %.6f  comm %.6f  acc %.6f  wait %.6f (average over ranks)\n",
+            "breakdown:", json_num(json, "\"comp\"", "avg"), json_num(json, "\"comm\"", "avg"),
+            json_num(json, "\"acc\"", "avg"), json_num(json, "\"wait\"", "avg"));
+    fprintf(f, "%-20s%.3f end to end, %.3f worst stage (max/avg flops)\n", "load imbalance:",
+            json_num(json, NULL, "flops_max_over_avg"),
+            json_num(json, NULL, "stage_max_over_avg_worst"));
+}
+
+// Finishes the statistics on every rank; rank 0 writes them and the summary.
+static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx *ctx,
+                  dsmm_stats *s, double seconds, double io_seconds, int repeat, const char *out)
+{
+    dsmm_status st = dsmm_stats_set_num(s, "seconds", seconds);
+    if (st == DSMM_OK) st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
+    if (st == DSMM_OK) st = dsmm_stats_set_int(s, "repeat", repeat);
+    char *json = NULL;
+    if (st == DSMM_OK) st = dsmm_stats_json(s, &json);
+    if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0 && c->stats)
+        st = dsmm_stats_write(s, c->stats);
+    if (dsmmi_comm_agree(ctx, st) != DSMM_OK) {
+        json = dsmm_free(ctx, json);
+        if (out && strcmp(out, "-") != 0 && dsmm_ctx_rank(ctx) == 0) remove(out);
+        return fail(cmd, ctx, "cannot write the statistics");
+    }
+    if (!c->quiet && dsmm_ctx_rank(ctx) == 0) {
+        int busy = (out && strcmp(out, "-") == 0) || (c->stats && strcmp(c->stats, "-") == 0);
+        summary(busy ? stderr : stdout, cmd->name, ctx, d, json, seconds, repeat);
+    }
+    json = dsmm_free(ctx, json);
+    return CLI_OK;
+}
+
+int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d,
+                    const char *a_path, const char *b_path, const char *out,
+                    const dsmm_spgemm_opts *so, int semiring_auto, int repeat)
+{
+    dsmm_ctx *ctx = NULL;
+    dsmm_dist *A = NULL, *B = NULL, *Ap = NULL, *C = NULL, *Cp = NULL;
+    dsmm_idx *perm = NULL, *inv = NULL;
+    dsmm_stats *s = NULL;
+    double *times = NULL;
+    int rc = dist_ctx(cmd, c, d, &ctx);
+    if (rc != CLI_OK) {
+        dist_end(&ctx);
+        return rc;
+    }
+    dsmm_read_opts ro;
+    cli_read_opts(c, &ro);
+    double t0 = dsmmi_wtime();
+    if (dsmm_dist_read(ctx, a_path, &ro, 0, 0, &A, NULL) != DSMM_OK) {
+        rc = fail(cmd, ctx, "cannot read A");
+        goto done;
+    }
+    if (b_path && dsmm_dist_read(ctx, b_path, &ro, 0, 0, &B, NULL) != DSMM_OK) {
+        rc = fail(cmd, ctx, "cannot read B");
+        goto done;
+    }
+    double io = dsmmi_wtime() - t0;
+    const dsmm_dist *Bu = B ? B : A;
+    dsmm_dist_opts o;
+    dsmm_dist_opts_init(&o);
+    o.alg = d->alg;
+    o.prefetch = d->prefetch;
+    o.spgemm = *so;
+    if (semiring_auto)
+        o.spgemm.semiring = dsmm_dist_type(A) != DSMM_PATTERN && dsmm_dist_type(Bu) != DSMM_PATTERN
+                                ? DSMM_PLUS_TIMES
+                                : DSMM_PLUS_PAIR;
+    if (d->permute) {
+        // C = A * A on P A P^T (balanced tiles), then P^T C P: only for A * A.
+        if (B != NULL || dsmm_dist_nrows(A) != dsmm_dist_ncols(A)) {
+            if (dsmm_ctx_rank(ctx) == 0)
+                fprintf(stderr, "dsmm %s: --permute needs a square A and no B (A * A)\n",
+                        cmd->name);
+            rc = CLI_USAGE;
+            goto done;
+        }
+        if (dsmm_perm_random(ctx, dsmm_dist_nrows(A), (uint64_t)d->permute_seed, &perm) != DSMM_OK ||
+            dsmm_perm_invert(ctx, dsmm_dist_nrows(A), perm, &inv) != DSMM_OK ||
+            dsmm_dist_permute(ctx, A, perm, &Ap) != DSMM_OK) {
+            rc = fail(cmd, ctx, "cannot permute A");
+            goto done;
+        }
+    }
+    times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
+    if (times == NULL || dsmm_stats_create(ctx, "spgemm", &s) != DSMM_OK) {
+        rc = fail(cmd, ctx, "no memory for the statistics");
+        goto done;
+    }
+    o.stats = s;
+    const dsmm_dist *X = Ap ? Ap : A, *Y = Ap ? Ap : Bu;
+    for (int i = 0; i < repeat; i++) {
+        dsmm_dist_destroy(&C);
+        double t1 = dsmmi_wtime();
+        if (dsmm_spgemm_ex(ctx, X, Y, &o, &C) != DSMM_OK) {
+            rc = fail(cmd, ctx, "multiply failed");
+            goto done;
+        }
+        times[i] = dsmmi_wtime() - t1;
+    }
+    if (inv) {
+        if (dsmm_dist_permute(ctx, C, inv, &Cp) != DSMM_OK) {
+            rc = fail(cmd, ctx, "cannot undo the permutation");
+            goto done;
+        }
+        dsmm_dist_destroy(&C);
+        C = Cp;
+        Cp = NULL;
+    }
+    if (out) {
+        double t2 = dsmmi_wtime();
+        dsmm_write_opts wo;
+        dsmm_write_opts_init(&wo);
+        if (dsmm_dist_write(ctx, out, C, &wo) != DSMM_OK) {
+            rc = fail(cmd, ctx, "cannot write C");
+            goto done;
+        }
+        io += dsmmi_wtime() - t2;
+    }
+    rc = finish(cmd, c, d, ctx, s, median(times, repeat), io, repeat, out);
+done:
+    times = dsmmi_free(ctx, times);
+    dsmm_stats_destroy(&s);
+    perm = dsmm_free(ctx, perm);
+    inv = dsmm_free(ctx, inv);
+    dsmm_dist_destroy(&C);
+    dsmm_dist_destroy(&Cp);
+    dsmm_dist_destroy(&Ap);
+    dsmm_dist_destroy(&B);
+    dsmm_dist_destroy(&A);
+    dist_end(&ctx);
+    return rc;
+}
+
+// B(r, :) from the stream (seed, r), as the serial `dsmm spmm` draws it, so results do not
+// depend on the grid: a tile's columns c0.. start at position c0 of the row's stream.
+static void fill_tile(dsmm_dense *T, dsmm_idx r0, dsmm_idx c0, uint64_t seed)
+{
+    for (dsmm_idx i = 0; i < T->nrows; i++) {
+        dsmm_rng g;
+        dsmm_rng_init(&g, seed, (uint64_t)(r0 + i));
+        g.counter = (uint64_t)c0;
+        for (dsmm_idx j = 0; j < T->ncols; j++) {
+            double v = 2.0 * dsmm_rng_uniform(&g) - 1.0;
+            if (T->type == DSMM_DOUBLE)
+                ((double *)T->val)[i * T->ld + j] = v;
+            else
+                ((float *)T->val)[i * T->ld + j] = (float)v;
+        }
+    }
+}
+
+int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
+                  dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
+                  const dsmm_spmm_opts *so, int repeat)
+{
+    dsmm_ctx *ctx = NULL;
+    dsmm_dist *A = NULL;
+    dsmm_dist_dense *B = NULL, *C = NULL;
+    dsmm_dense *Cg = NULL;
+    dsmm_stats *s = NULL;
+    double *times = NULL;
+    int rc = dist_ctx(cmd, c, d, &ctx);
+    if (rc != CLI_OK) {
+        dist_end(&ctx);
+        return rc;
+    }
+    dsmm_read_opts ro;
+    cli_read_opts(c, &ro);
+    ro.type = type;
+    double t0 = dsmmi_wtime();
+    if (dsmm_dist_read(ctx, a_path, &ro, 0, 0, &A, NULL) != DSMM_OK) {
+        rc = fail(cmd, ctx, "cannot read A");
+        goto done;
+    }
+    double io = dsmmi_wtime() - t0;
+    int pr = 0, pc = 0;
+    dsmm_dist_grid(A, &pr, &pc);
+    if (dsmm_dist_dense_create(ctx, dsmm_dist_ncols(A), k, type, pr, pc, &B) != DSMM_OK) {
+        rc = fail(cmd, ctx, "cannot allocate B");
+        goto done;
+    }
+    dsmm_idx r0 = 0, c0 = 0;
+    dsmm_dense *T = dsmm_dist_dense_local(B, &r0, &c0);
+    fill_tile(T, r0, c0, seed);
+    dsmm_dist_opts o;
+    dsmm_dist_opts_init(&o);
+    o.alg = d->alg;
+    o.prefetch = d->prefetch;
+    o.spmm = *so;
+    times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
+    if (times == NULL || dsmm_stats_create(ctx, "spmm", &s) != DSMM_OK) {
+        rc = fail(cmd, ctx, "no memory for the statistics");
+        goto done;
+    }
+    o.stats = s;
+    for (int i = 0; i < repeat; i++) {
+        dsmm_dist_dense_destroy(&C);
+        double t1 = dsmmi_wtime();
+        if (dsmm_spmm_ex(ctx, A, B, &o, &C) != DSMM_OK) {
+            rc = fail(cmd, ctx, "multiply failed");
+            goto done;
+        }
+        times[i] = dsmmi_wtime() - t1;
+    }
+    if (out) {
+        double t2 = dsmmi_wtime();
+        dsmm_status st = dsmm_dist_dense_gather(ctx, C, 0, &Cg);
+        if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0) st = dsmm_write_dense(ctx, out, Cg);
+        if (dsmmi_comm_agree(ctx, st) != DSMM_OK) {
+            rc = fail(cmd, ctx, "cannot write C");
+            goto done;
+        }
+        io += dsmmi_wtime() - t2;
+    }
+    if (dsmm_stats_set_int(s, "k", k) != DSMM_OK) {
+        rc = fail(cmd, ctx, "no memory for the statistics");
+        goto done;
+    }
+    rc = finish(cmd, c, d, ctx, s, median(times, repeat), io, repeat, out);
+done:
+    times = dsmmi_free(ctx, times);
+    dsmm_stats_destroy(&s);
+    dsmm_dense_destroy(&Cg);
+    dsmm_dist_dense_destroy(&C);
+    dsmm_dist_dense_destroy(&B);
+    dsmm_dist_destroy(&A);
+    dist_end(&ctx);
+    return rc;
+}
