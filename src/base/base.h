@@ -49,7 +49,7 @@ struct dsmm_ctx {
     int wg_size;          // emulated workgroup size (0: from shared memory)
     size_t chunk;         // largest message of one MPI call (0: INT_MAX rounded down to 8)
     dsmm_traffic traffic; // this rank's counters (dsmm_ctx_traffic)
-    void *comm;                       // comm layer state (MPI), NULL when serial
+    void *comm;           // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
 };
 

@@ -144,7 +144,27 @@ typedef struct cli_dist {
     dsmm_dist_alg alg;
 } cli_dist;
 
-#define CLI_DIST_OPTS(d)                                                                               {"algo", 0, "auto|local|summa",                                                                    "local engine, or distributed Sparse SUMMA (default auto: summa under mpirun -n P > 1)",           CLI_STRING, &(d).algo, 0, 0},                                                                         {"grid", 0, "PRxPC", "process grid (default: as square as possible)", CLI_STRING,                  &(d).grid, 0, 0},                                                                                 {"prefetch", 0, NULL, "overlap the next stage's broadcasts with this stage's multiply",             CLI_FLAG, &(d).prefetch, 0, 0},                                                                   {"workgroup-size", 0, "N", "emulate nodes of N ranks (default: ranks sharing memory)",              CLI_INT, &(d).wg, 1, 1 << 20},                                                                {                                                                                                      "permute", 0, "SEED", "random symmetric permutation for balance (A * A only)", CLI_IDX,               &(d).permute_seed, 0, 0x1p53                                                               }
+#define CLI_DIST_OPTS(d)                                                                             \
+    {"algo",                                                                                         \
+     0,                                                                                              \
+     "auto|local|summa",                                                                             \
+     "local engine, or distributed Sparse SUMMA (default auto: summa under mpirun -n P > 1)",        \
+     CLI_STRING,                                                                                     \
+     &(d).algo,                                                                                      \
+     0,                                                                                              \
+     0},                                                                                             \
+        {"grid",     0,         "PRxPC", "process grid (default: as square as possible)",            \
+         CLI_STRING, &(d).grid, 0,       0},                                                         \
+        {"prefetch", 0,                                                                              \
+         NULL,       "overlap the next stage's broadcasts with this stage's multiply",               \
+         CLI_FLAG,   &(d).prefetch,                                                                  \
+         0,          0},                                                                             \
+        {"workgroup-size", 0,       "N", "emulate nodes of N ranks (default: ranks sharing memory)", \
+         CLI_INT,          &(d).wg, 1,   1 << 20},                                                   \
+    {                                                                                                \
+        "permute", 0, "SEED", "random symmetric permutation for balance (A * A only)", CLI_IDX,      \
+            &(d).permute_seed, 0, 0x1p53                                                             \
+    }
 
 /* cli_dist_launched: 1 when an MPI launcher started several processes (its environment). */
 int cli_dist_launched(void);
@@ -152,9 +172,9 @@ int cli_dist_launched(void);
  * CLI_OK or CLI_USAGE (message printed). */
 int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d);
 /* The distributed runs (MPI started and finalised inside); exit codes as the subcommands. */
-int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d,
-                    const char *a_path, const char *b_path, const char *out,
-                    const dsmm_spgemm_opts *so, int semiring_auto, int repeat);
+int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
+                    const char *b_path, const char *out, const dsmm_spgemm_opts *so,
+                    int semiring_auto, int repeat);
 int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_spmm_opts *so, int repeat);

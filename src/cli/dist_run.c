@@ -17,8 +17,8 @@
 
 int cli_dist_launched(void)
 {
-    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
-                                 "MPI_LOCALNRANKS", "SLURM_NTASKS"};
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS",
+                                 "SLURM_NTASKS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && atoi(v) > 1) return 1;
@@ -74,14 +74,18 @@ static int dist_ctx(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     // the cores one rank would, not P times as many threads.
     int threads = c->threads;
     if (threads == 0) {
-        int mine = 0, size = dsmm_ctx_size(*ctx), wg = dsmm_ctx_workgroup(*ctx, dsmm_ctx_rank(*ctx));
+        int mine = 0, size = dsmm_ctx_size(*ctx),
+            wg = dsmm_ctx_workgroup(*ctx, dsmm_ctx_rank(*ctx));
         for (int r = 0; r < size; r++) mine += dsmm_ctx_workgroup(*ctx, r) == wg;
         threads = dsmm_ctx_threads(*ctx) / (mine > 0 ? mine : 1);
         if (threads < 1) threads = 1;
     }
     dsmm_status st = dsmm_ctx_set_threads(*ctx, threads);
     if (c->mem) dsmm_ctx_set_mem_budget(*ctx, c->mem);
-    dsmm_ctx_set_log(*ctx, c->quiet ? DSMM_LOG_ERROR : c->verbose ? DSMM_LOG_DEBUG : DSMM_LOG_WARN,
+    dsmm_ctx_set_log(*ctx,
+                     c->quiet     ? DSMM_LOG_ERROR
+                     : c->verbose ? DSMM_LOG_DEBUG
+                                  : DSMM_LOG_WARN,
                      NULL, NULL);
     dsmm_ctx_set_progress(*ctx, 0);
     if (st == DSMM_OK && d->grid) st = dsmm_ctx_set_grid(*ctx, d->pr, d->pc);
@@ -140,8 +144,8 @@ static void summary(FILE *f, const char *op, dsmm_ctx *ctx, const cli_dist *d, c
 {
     int pr = 0, pc = 0;
     (void)dsmmi_grid_resolve(ctx, d->grid ? d->pr : 0, d->grid ? d->pc : 0, &pr, &pc);
-    fprintf(f, "%-20s%s summa on %d ranks, grid %dx%d, %d threads, prefetch %s\n", "algorithm:",
-            op, dsmm_ctx_size(ctx), pr, pc, dsmm_ctx_threads(ctx), d->prefetch ? "on" : "off");
+    fprintf(f, "%-20s%s summa on %d ranks, grid %dx%d, %d threads, prefetch %s\n", "algorithm:", op,
+            dsmm_ctx_size(ctx), pr, pc, dsmm_ctx_threads(ctx), d->prefetch ? "on" : "off");
     fprintf(f, "%-20s%.6f%s\n", "seconds:", seconds, repeat > 1 ? " (median)" : "");
     fprintf(f, "%-20s%.0f\n", "flops:", json_num(json, NULL, "flops"));
     fprintf(f, "%-20s%.0f\n", "nnz_out:", json_num(json, NULL, "nnz_out"));
@@ -149,8 +153,8 @@ static void summary(FILE *f, const char *op, dsmm_ctx *ctx, const cli_dist *d, c
     fprintf(f, "%-20scomp %.6f  comm %.6f  acc %.6f  wait %.6f (average over ranks)\n",
             "breakdown:", json_num(json, "\"comp\"", "avg"), json_num(json, "\"comm\"", "avg"),
             json_num(json, "\"acc\"", "avg"), json_num(json, "\"wait\"", "avg"));
-    fprintf(f, "%-20s%.3f end to end, %.3f worst stage (max/avg flops)\n", "load imbalance:",
-            json_num(json, NULL, "flops_max_over_avg"),
+    fprintf(f, "%-20s%.3f end to end, %.3f worst stage (max/avg flops)\n",
+            "load imbalance:", json_num(json, NULL, "flops_max_over_avg"),
             json_num(json, NULL, "stage_max_over_avg_worst"));
 }
 
@@ -163,8 +167,7 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
     if (st == DSMM_OK) st = dsmm_stats_set_int(s, "repeat", repeat);
     char *json = NULL;
     if (st == DSMM_OK) st = dsmm_stats_json(s, &json);
-    if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0 && c->stats)
-        st = dsmm_stats_write(s, c->stats);
+    if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0 && c->stats) st = dsmm_stats_write(s, c->stats);
     if (dsmmi_comm_agree(ctx, st) != DSMM_OK) {
         json = dsmm_free(ctx, json);
         if (out && strcmp(out, "-") != 0 && dsmm_ctx_rank(ctx) == 0) remove(out);
@@ -178,9 +181,9 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
     return CLI_OK;
 }
 
-int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d,
-                    const char *a_path, const char *b_path, const char *out,
-                    const dsmm_spgemm_opts *so, int semiring_auto, int repeat)
+int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
+                    const char *b_path, const char *out, const dsmm_spgemm_opts *so,
+                    int semiring_auto, int repeat)
 {
     dsmm_ctx *ctx = NULL;
     dsmm_dist *A = NULL, *B = NULL, *Ap = NULL, *C = NULL, *Cp = NULL;
@@ -223,7 +226,8 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d,
             rc = CLI_USAGE;
             goto done;
         }
-        if (dsmm_perm_random(ctx, dsmm_dist_nrows(A), (uint64_t)d->permute_seed, &perm) != DSMM_OK ||
+        if (dsmm_perm_random(ctx, dsmm_dist_nrows(A), (uint64_t)d->permute_seed, &perm) !=
+                DSMM_OK ||
             dsmm_perm_invert(ctx, dsmm_dist_nrows(A), perm, &inv) != DSMM_OK ||
             dsmm_dist_permute(ctx, A, perm, &Ap) != DSMM_OK) {
             rc = fail(cmd, ctx, "cannot permute A");

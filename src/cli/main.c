@@ -16,6 +16,7 @@ static const command commands[] = {
     {"convert", cli_convert, "convert between Matrix Market, abc and binary (.gz input too)"},
     {"spgemm", cli_spgemm, "sparse x sparse product C = A * B: kernels, semirings, mask, estimate"},
     {"spmm", cli_spmm, "sparse x dense product C = A * B: GB/s and % of the bandwidth floor"},
+    {"report", cli_report, "tables from --stats JSON: comp/comm/acc/imbalance, per rank, summary"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -7,10 +7,11 @@
 #ifndef DSMM_COMM_H
 #define DSMM_COMM_H
 
-#include "base/base.h"
+#include "dsmm_config.h"
 #if DSMM_HAVE_MPI
-#include <mpi.h>
+#include <mpi.h> // before dsmm.h, which then declares dsmm_ctx_create_mpi
 #endif
+#include "base/base.h"
 
 /* dsmmi_comm_agree: the maximum of local over all ranks (collective on ctx's communicator),
  * so a collective phase fails together (STYLE.md §4). The message of the lowest failing rank

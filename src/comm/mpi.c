@@ -49,8 +49,8 @@ static dsmm_status node_workgroups(dsmm_ctx *ctx, comm_state *cs)
 {
     dsmm_status st = DSMM_OK;
     MPI_Comm node = MPI_COMM_NULL;
-    DSMM_MPI_TRY(ctx, MPI_Comm_split_type(cs->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
-                                          MPI_INFO_NULL, &node));
+    DSMM_MPI_TRY(
+        ctx, MPI_Comm_split_type(cs->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node));
     int lowest = ctx->rank;
     DSMM_MPI_TRY(ctx, MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node));
     DSMM_MPI_TRY(ctx, MPI_Allgather(&lowest, 1, MPI_INT, cs->node_wg, 1, MPI_INT, cs->comm));
@@ -146,8 +146,8 @@ dsmm_status dsmmi_comm_agree(dsmm_ctx *ctx, dsmm_status local)
     // "NAME: rank R: message (file:line)": the same text on every rank.
     const char *name = dsmm_status_name((dsmm_status)worst);
     size_t n = strlen(name);
-    const char *body = strncmp(msg, name, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2
-                                                                                      : msg;
+    const char *body =
+        strncmp(msg, name, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
     char full[MSG_BYTES + 64];
     snprintf(full, sizeof full, "%s: rank %d: %s", name, root, body);
     dsmmi_error_replace(ctx, (dsmm_status)worst, full);
@@ -273,8 +273,8 @@ dsmm_status dsmmi_ibcast(dsmm_ctx *ctx, const dsmmi_grid *g, dsmmi_dir dir, int 
     r->reqs = reqs;
     for (size_t c = 0; c < nchunks; c++) {
         size_t off = c * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-        DSMM_MPI_TRY(ctx, MPI_Ibcast((char *)buf + off, (int)n, MPI_BYTE, root, dir_comm(g, dir),
-                                     &reqs[c]));
+        DSMM_MPI_TRY(
+            ctx, MPI_Ibcast((char *)buf + off, (int)n, MPI_BYTE, root, dir_comm(g, dir), &reqs[c]));
         r->n++;
     }
     count_bcast(ctx, g, dir, root, bytes, (int64_t)nchunks);

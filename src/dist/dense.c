@@ -128,7 +128,9 @@ static dsmm_status dense_move(dsmm_ctx *ctx, size_t es, const rect *src, const c
         size_t w = (size_t)(m.c1 - m.c0) * es;
         char *o = pack + sdispl[p];
         for (dsmm_idx i = m.r0; w && i < m.r1; i++, o += w)
-            memcpy(o, sbuf + ((size_t)(i - src[me].r0) * (size_t)sld + (size_t)(m.c0 - src[me].c0)) * es,
+            memcpy(o,
+                   sbuf +
+                       ((size_t)(i - src[me].r0) * (size_t)sld + (size_t)(m.c0 - src[me].c0)) * es,
                    w);
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
@@ -138,7 +140,8 @@ static dsmm_status dense_move(dsmm_ctx *ctx, size_t es, const rect *src, const c
         rect m = meet(src[q], dst[me]);
         size_t w = (size_t)(m.c1 - m.c0) * es;
         for (dsmm_idx i = m.r0; w && i < m.r1; i++, off += w)
-            memcpy(dbuf + ((size_t)(i - dst[me].r0) * (size_t)dld + (size_t)(m.c0 - dst[me].c0)) * es,
+            memcpy(dbuf +
+                       ((size_t)(i - dst[me].r0) * (size_t)dld + (size_t)(m.c0 - dst[me].c0)) * es,
                    rbuf + off, w);
     }
 cleanup:
@@ -193,9 +196,8 @@ dsmm_status dsmm_dist_dense_scatter(dsmm_ctx *ctx, int root, const dsmm_dense *B
     local = rects(ctx, NULL, root, shape[0], shape[1], &src);
     if (local == DSMM_OK) local = rects(ctx, D, root, 0, 0, &dst);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    DSMM_TRY(dense_move(ctx, dsmmi_type_size(D->type), src,
-                        ctx->rank == root ? B->val : NULL, ctx->rank == root ? B->ld : 0, dst,
-                        D->tile->val, D->tile->ld));
+    DSMM_TRY(dense_move(ctx, dsmmi_type_size(D->type), src, ctx->rank == root ? B->val : NULL,
+                        ctx->rank == root ? B->ld : 0, dst, D->tile->val, D->tile->ld));
     *out = D;
     D = NULL;
 cleanup:

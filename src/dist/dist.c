@@ -146,14 +146,14 @@ dsmm_status dsmmi_dist_from_triples(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncol
         local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "exchange counts");
     for (dsmm_idx k = 0; local == DSMM_OK && k < n; k++) {
         if (row[k] < 0 || row[k] >= nrows || col[k] < 0 || col[k] >= ncols) {
-            local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
-                                "entry (%lld, %lld) outside the %lldx%lld matrix",
-                                (long long)row[k], (long long)col[k], (long long)nrows,
-                                (long long)ncols);
+            local =
+                dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
+                            "entry (%lld, %lld) outside the %lldx%lld matrix", (long long)row[k],
+                            (long long)col[k], (long long)nrows, (long long)ncols);
             break;
         }
-        int owner = dsmmi_block_of(nrows, g->pr, row[k]) * g->pc +
-                    dsmmi_block_of(ncols, g->pc, col[k]);
+        int owner =
+            dsmmi_block_of(nrows, g->pr, row[k]) * g->pc + dsmmi_block_of(ncols, g->pc, col[k]);
         scount[owner] += rb;
     }
     if (local == DSMM_OK) {
@@ -164,8 +164,8 @@ dsmm_status dsmmi_dist_from_triples(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncol
                                 "exchange: %zu bytes of entries", sdispl[P]);
     }
     for (dsmm_idx k = 0; local == DSMM_OK && k < n; k++) {
-        int owner = dsmmi_block_of(nrows, g->pr, row[k]) * g->pc +
-                    dsmmi_block_of(ncols, g->pc, col[k]);
+        int owner =
+            dsmmi_block_of(nrows, g->pr, row[k]) * g->pc + dsmmi_block_of(ncols, g->pc, col[k]);
         char *p = sbuf + sdispl[owner] + fill[owner];
         memcpy(p, &row[k], sizeof(dsmm_idx));
         memcpy(p + sizeof(dsmm_idx), &col[k], sizeof(dsmm_idx));
@@ -240,8 +240,8 @@ dsmm_status dsmmi_dist_triples(dsmm_ctx *ctx, const dsmm_dist *A, dsmm_idx **pro
     row = dsmmi_malloc(ctx, n ? (size_t)n : 1, sizeof *row);
     col = dsmmi_malloc(ctx, n ? (size_t)n : 1, sizeof *col);
     if (T->type != DSMM_PATTERN) val = dsmmi_malloc(ctx, n ? (size_t)n : 1, sizeof *val);
-    DSMM_CHECK(ctx, row && col && (val || T->type == DSMM_PATTERN), DSMM_ERR_NOMEM,
-               "%lld entries", (long long)n);
+    DSMM_CHECK(ctx, row && col && (val || T->type == DSMM_PATTERN), DSMM_ERR_NOMEM, "%lld entries",
+               (long long)n);
     for (dsmm_idx i = 0; i < T->nrows; i++)
         for (dsmm_idx k = T->rowptr[i]; k < T->rowptr[i + 1]; k++) {
             row[k] = r0 + i;
@@ -291,10 +291,9 @@ dsmm_status dsmm_dist_from_coo(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, co
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     dsmm_type type = (dsmm_type)hi[2];
     dsmm_idx n = T ? T->nnz : 0;
-    DSMM_TRY(dsmmi_dist_from_triples(ctx, nrows, ncols, type, n, T ? T->row : NULL,
-                                     T ? T->col : NULL, T ? T->val : NULL,
-                                     T ? T->type : DSMM_PATTERN, dup, "dist_from_coo", pr, pc,
-                                     out));
+    DSMM_TRY(dsmmi_dist_from_triples(
+        ctx, nrows, ncols, type, n, T ? T->row : NULL, T ? T->col : NULL, T ? T->val : NULL,
+        T ? T->type : DSMM_PATTERN, dup, "dist_from_coo", pr, pc, out));
 cleanup:
     return st;
 }

@@ -115,8 +115,8 @@ cleanup:
     return st;
 }
 
-void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz,
-                      dsmm_type type, dsmm_ctx *ctx, dsmm_csr *view)
+void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz, dsmm_type type,
+                      dsmm_ctx *ctx, dsmm_csr *view)
 {
     memset(view, 0, sizeof *view);
     view->nrows = nrows;

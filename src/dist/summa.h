@@ -24,8 +24,8 @@ size_t dsmmi_piece_bytes(dsmm_idx nrows, dsmm_idx nnz, dsmm_type type);
  * type; *buf NULL when P is empty. */
 dsmm_status dsmmi_piece_pack(dsmm_ctx *ctx, const dsmm_csr *P, dsmm_type type, char **buf);
 /* dsmmi_piece_view: a CSR that borrows a piece's wire buffer (sorted, 32-bit columns). */
-void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz,
-                      dsmm_type type, dsmm_ctx *ctx, dsmm_csr *view);
+void dsmmi_piece_view(const char *buf, dsmm_idx nrows, dsmm_idx ncols, dsmm_idx nnz, dsmm_type type,
+                      dsmm_ctx *ctx, dsmm_csr *view);
 
 /* dsmmi_summa_pieces: this rank's pieces, packed: of A (is_b 0: columns [lo, hi) of its tile
  * for the stages whose column block is this rank's grid column) or of B (is_b 1: rows

@@ -33,15 +33,14 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
                "spgemm: A is on a %dx%d grid, B on %dx%d; redistribute one of them", A->grid->pr,
                A->grid->pc, B->grid->pr, B->grid->pc);
     DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
-               "spgemm: A is %lldx%lld, B %lldx%lld: inner dimensions differ",
-               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows,
-               (long long)B->ncols);
+               "spgemm: A is %lldx%lld, B %lldx%lld: inner dimensions differ", (long long)A->nrows,
+               (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     DSMM_CHECK(ctx, o->alg == DSMM_DIST_AUTO || o->alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
                "spgemm: unknown distributed algorithm %d", (int)o->alg);
     DSMM_CHECK(ctx, o->spgemm.mask == NULL && !o->spgemm.transpose_b, DSMM_ERR_ARG,
                "spgemm: a mask and transpose_b are not supported in distributed products");
-    DSMM_CHECK(ctx, o->spgemm.type == -1 || dsmmi_type_ok((dsmm_type)o->spgemm.type),
-               DSMM_ERR_ARG, "spgemm: invalid value type %d for C", o->spgemm.type);
+    DSMM_CHECK(ctx, o->spgemm.type == -1 || dsmmi_type_ok((dsmm_type)o->spgemm.type), DSMM_ERR_ARG,
+               "spgemm: invalid value type %d for C", o->spgemm.type);
     DSMM_CHECK(ctx, (int)o->spgemm.semiring >= 0 && o->spgemm.semiring < DSMM_SEMIRING_COUNT,
                DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)o->spgemm.semiring);
 cleanup:
@@ -161,9 +160,9 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
     int P = g->pr * g->pc, prefetch = o.prefetch != 0;
-    dsmm_type type = o.spgemm.type != -1 ? (dsmm_type)o.spgemm.type
+    dsmm_type type = o.spgemm.type != -1                                ? (dsmm_type)o.spgemm.type
                      : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
-                                                                         : DSMM_DOUBLE;
+                                                                        : DSMM_DOUBLE;
     dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow], nc = B->cb[g->mycol + 1] - B->cb[g->mycol];
     int bits = nc <= INT32_MAX ? 32 : 64;
 
@@ -256,8 +255,8 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         rs.nnz_c = Cd->tile->nnz;
         rs.peak_bytes = (int64_t)dsmm_ctx_mem_peak(ctx);
         dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
-        DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S,
-                                  r.plan.lo, r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
+        DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S, r.plan.lo,
+                                  r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
     }
     *C = Cd;
     Cd = NULL;

@@ -58,8 +58,8 @@ static char *b_source(const dsmm_dist_dense *B, const run *r, int s)
     return (char *)B->tile->val + row * (size_t)B->tile->ld * dsmmi_type_size(B->type);
 }
 
-static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B, run *r,
-                        int s, int slot, int prefetch)
+static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B, run *r, int s,
+                        int slot, int prefetch)
 {
     dsmm_status st = DSMM_OK;
     const dsmmi_grid *g = A->grid;
@@ -104,15 +104,14 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     DSMM_CHECK(ctx, dsmmi_dist_ok(ctx, A) && dsmmi_dense_ok(ctx, B), DSMM_ERR_ARG,
                "spmm: A and B must be live distributed matrices of this context");
     DSMM_CHECK(ctx, A->grid == B->grid, DSMM_ERR_ARG,
-               "spmm: A is on a %dx%d grid, B on %dx%d; redistribute B", A->grid->pr,
-               A->grid->pc, B->grid->pr, B->grid->pc);
+               "spmm: A is on a %dx%d grid, B on %dx%d; redistribute B", A->grid->pr, A->grid->pc,
+               B->grid->pr, B->grid->pc);
     DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
                "spmm: A is %lldx%lld, B %lldx%lld: inner dimensions differ", (long long)A->nrows,
                (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     DSMM_CHECK(ctx, o.alg == DSMM_DIST_AUTO || o.alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
                "spmm: unknown distributed algorithm %d", (int)o.alg);
-    DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0,
-               DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0, DSMM_ERR_ARG,
                "spmm: transpose_a, alpha and beta are not supported in distributed products");
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
@@ -194,8 +193,7 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
         rs.peak_bytes = (int64_t)dsmm_ctx_mem_peak(ctx);
         dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spmm", "summa", g, prefetch, &rs, S, r.plan.lo,
-                                  r.plan.hi, r.stage_flops, A->nnz,
-                                  (dsmm_idx)A->nrows * B->ncols));
+                                  r.plan.hi, r.stage_flops, A->nnz, (dsmm_idx)A->nrows * B->ncols));
     }
     *C = Cd;
     Cd = NULL;
