@@ -368,4 +368,25 @@ int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a);
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Merging partial results (merge.c)                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* dsmmi_csr_merge: C = P[0] (+) P[1] (+) ... (+) P[n-1], entry-wise with the add of semiring sr
+ * (plus for PLUS_TIMES and PLUS_PAIR, min for MIN_PLUS, max for MAX_TIMES); NULL parts are
+ * skipped; all parts nrows x ncols with sorted rows (any column width, any value type;
+ * pattern parts count as 1). A k-way heap merge per row (HipMCL §II's baseline of Sparse
+ * SUMMA): a binary heap of the parts' row cursors keyed by (column, part); one part is copied,
+ * two take a linear two-way merge; two passes over rows (count, then fill) parallel over rows
+ * with OpenMP, rows balanced by their total input length. Equal columns combine in part
+ * order, so C is the same at any thread count. Entries are structural (zeros kept).
+ * C: new, nrows x ncols, type `type` (PATTERN: no values), columns col_bits wide (32 needs
+ * ncols <= INT32_MAX), rows sorted. Values accumulate in double. n == 0 (or only NULL or empty
+ * parts): an empty nrows x ncols matrix. P and the parts are only read.
+ * Errors: DSMM_ERR_ARG (a part not nrows x ncols, unsorted part, n < 0, bad sr/type/bits);
+ * DSMM_ERR_NOMEM. On error *C is NULL. */
+dsmm_status dsmmi_csr_merge(dsmm_ctx *ctx, const dsmm_csr *const *P, int n, dsmm_idx nrows,
+                            dsmm_idx ncols, dsmm_semiring sr, dsmm_type type, int col_bits,
+                            dsmm_csr **C);
+
 #endif // DSMM_KERNELS_H
