@@ -44,6 +44,58 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
 dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
                             dsmm_csr **A, dsmm_file_info *info);
 
+/* Matrix Market pieces for readers that parse a file in parts (dist/read.c: every rank reads
+ * the header, then parses the entry lines of its byte range). The checks and messages are those
+ * of dsmmi_mtx_parse, which is built from the same calls. */
+
+/* The header: banner, comments and the size line. */
+typedef struct dsmmi_mtx_header {
+    int array; // "array" (dense) layout
+    dsmm_mm_field field;
+    dsmm_mm_symmetry sym;
+    dsmm_idx nrows, ncols, stored; // stored: entry lines (values of an array file) declared
+    size_t data_off;               // first byte after the size line
+    dsmm_idx size_line;            // 1-based line number of the size line
+} dsmmi_mtx_header;
+
+/* dsmmi_mtx_header_parse: the header at the start of src. partial != 0: src holds only a
+ * prefix of the file; when that prefix ends before the size line is complete, *more is set
+ * to 1 and nothing is recorded (read a longer prefix and call again; with the whole file,
+ * pass partial = 0). Errors: DSMM_ERR_FORMAT (file:line and the problem),
+ * DSMM_ERR_UNSUPPORTED (complex, hermitian). */
+dsmm_status dsmmi_mtx_header_parse(dsmm_ctx *ctx, const dsmmi_source *src, int partial,
+                                   dsmmi_mtx_header *h, int *more);
+
+/* dsmmi_mtx_check_fits: DSMM_ERR_NOMEM when h declares more entries than `avail` bytes of data
+ * section can hold (a wrong size line or a truncated file, caught before any allocation). */
+dsmm_status dsmmi_mtx_check_fits(dsmm_ctx *ctx, const char *name, const dsmmi_mtx_header *h,
+                                 size_t avail);
+
+/* Ranges of entry lines: [p, end) holds whole lines (only a range that ends the file may end
+ * without a newline), the byte at end is readable and is NUL or the first byte of the next
+ * line, and p starts line number `line` of the file (for messages). nthreads 0: the
+ * context's. */
+
+/* dsmmi_mtx_count_lines: the number of entry lines (neither blank nor comments) in [p, end).
+ * Errors: DSMM_ERR_FORMAT for a line longer than DSMMI_MAX_LINE. */
+dsmm_status dsmmi_mtx_count_lines(dsmm_ctx *ctx, const char *name, const char *p, const char *end,
+                                  dsmm_idx line, int nthreads, dsmm_idx *count);
+
+/* dsmmi_mtx_parse_lines: the entries of the coordinate lines in [p, end) as 0-based global
+ * triples (new arrays, dsmmi_free; *V NULL for pattern files, else doubles), validated as
+ * dsmmi_mtx_parse does (index range, value syntax, NaN/Inf and float range per opts, triangle
+ * of symmetric and skew files). Symmetric and skew storage is expanded: each off-diagonal
+ * entry k is followed by its mirror (j, i, v or -v), so rows keep file order. *n: triples.
+ * Errors: DSMM_ERR_FORMAT "name:line: problem" (the first bad line); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_mtx_parse_lines(dsmm_ctx *ctx, const char *name, const dsmmi_mtx_header *h,
+                                  const dsmm_read_opts *opts, const char *p, const char *end,
+                                  dsmm_idx line, dsmm_idx *n, dsmm_idx **I, dsmm_idx **J,
+                                  double **V);
+
+/* dsmmi_mtx_entry_offset: the offset from p of the start of entry line number `which`
+ * (0-based) in [p, end), or end - p when there are fewer (error paths only). */
+size_t dsmmi_mtx_entry_offset(const char *p, const char *end, dsmm_idx which);
+
 /* Writers to an open stream (dsmm_write handles the atomic file). */
 dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_write_opts *o);
 dsmm_status dsmmi_mtx_write_dense(dsmm_ctx *ctx, FILE *f, const dsmm_dense *D);

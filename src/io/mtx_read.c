@@ -24,14 +24,7 @@
 #define ALWAYS_INLINE inline
 #endif
 
-typedef struct mtx_header {
-    int array;
-    dsmm_mm_field field;
-    dsmm_mm_symmetry sym;
-    dsmm_idx nrows, ncols, stored;
-    size_t data_off;    // first byte after the size line
-    dsmm_idx size_line; // 1-based line number of the size line
-} mtx_header;
+typedef dsmmi_mtx_header mtx_header;
 
 // First error of one thread: where (byte offset of the line) and what.
 typedef struct thread_err {
@@ -241,13 +234,27 @@ slow:;
 /* Header                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static dsmm_status parse_header(dsmm_ctx *ctx, const dsmmi_source *src, mtx_header *h)
+// partial: src is a prefix of the file, so only its complete lines are looked at, and running
+// out of them before the size line sets *more instead of failing.
+static dsmm_status parse_header(dsmm_ctx *ctx, const dsmmi_source *src, int partial, mtx_header *h,
+                                int *more)
 {
     dsmm_status st = DSMM_OK;
     const char *buf = src->buf, *end = src->buf + src->len, *name = src->name;
     char tok[160];
 
     memset(h, 0, sizeof *h);
+    *more = 0;
+    if (partial) {
+        const char *last = end;
+        while (last > buf && last[-1] != '\n') last--;
+        // No complete line yet: ask for more, unless the first line is already too long.
+        if (last == buf && src->len <= DSMMI_MAX_LINE) {
+            *more = 1;
+            return DSMM_OK;
+        }
+        if (last > buf) end = last;
+    }
     const char *e = line_end(buf, end);
     DSMM_CHECK(ctx, (size_t)(e - buf) <= DSMMI_MAX_LINE, DSMM_ERR_FORMAT,
                "%s:1: line longer than 1 MiB", name);
@@ -327,6 +334,10 @@ static dsmm_status parse_header(dsmm_ctx *ctx, const dsmmi_source *src, mtx_head
     dsmm_idx line = 1;
     p = e < end ? e + 1 : end;
     for (;;) {
+        if (partial && p >= end) {
+            *more = 1;
+            return DSMM_OK;
+        }
         DSMM_CHECK(ctx, p < end, DSMM_ERR_FORMAT,
                    "%s:%lld: missing size line (the file ends after the header)", name,
                    (long long)line + (e < end ? 1 : 0));
@@ -400,18 +411,38 @@ cleanup:
     return st;
 }
 
+dsmm_status dsmmi_mtx_header_parse(dsmm_ctx *ctx, const dsmmi_source *src, int partial,
+                                   dsmmi_mtx_header *h, int *more)
+{
+    dsmm_status st = DSMM_OK;
+    int dummy = 0;
+    DSMM_CHECK(ctx, src != NULL && src->buf != NULL && h != NULL, DSMM_ERR_ARG,
+               "mtx header: source and header must be non-NULL");
+    DSMM_TRY(parse_header(ctx, src, partial, h, more ? more : &dummy));
+cleanup:
+    return st;
+}
+
+dsmm_status dsmmi_mtx_check_fits(dsmm_ctx *ctx, const char *name, const dsmmi_mtx_header *h,
+                                 size_t avail)
+{
+    dsmm_status st = DSMM_OK;
+    size_t min_len = h->array ? 2 : 4; // "1\n" and "1 1\n"
+    DSMM_CHECK(ctx, (size_t)h->stored <= (avail + 1) / min_len, DSMM_ERR_NOMEM,
+               "%s:%lld: declares %lld entries but only %zu bytes follow (each entry needs at "
+               "least %zu): a wrong size line or a truncated file",
+               name, (long long)h->size_line, (long long)h->stored, avail, min_len);
+cleanup:
+    return st;
+}
+
 // Rejects declared sizes the input cannot hold or the budget cannot afford, before any
 // allocation: a 40-byte file declaring 10^15 entries must fail at once.
 static dsmm_status check_declared(dsmm_ctx *ctx, const dsmmi_source *src, const mtx_header *h,
                                   size_t bytes_per_entry)
 {
     dsmm_status st = DSMM_OK;
-    size_t avail = src->len - h->data_off;
-    size_t min_len = h->array ? 2 : 4; // "1\n" and "1 1\n"
-    DSMM_CHECK(ctx, (size_t)h->stored <= (avail + 1) / min_len, DSMM_ERR_NOMEM,
-               "%s:%lld: declares %lld entries but only %zu bytes follow (each entry needs at "
-               "least %zu): a wrong size line or a truncated file",
-               src->name, (long long)h->size_line, (long long)h->stored, avail, min_len);
+    DSMM_TRY(dsmmi_mtx_check_fits(ctx, src->name, h, src->len - h->data_off));
     size_t need = 0, rows = 0;
     // Row pointers and cursors (or the dense array) come on top of the entries.
     size_t per_row = h->array ? 0 : 2 * sizeof(dsmm_idx);
@@ -572,22 +603,131 @@ static void parse_array_chunk(const parse_job *J, const char *p, const char *end
 
 #undef LINE_ERR
 
-// Byte offset of the start of entry line number `which` (0-based) in the data section, or the
-// end of the input. Error paths only.
-static size_t offset_of_entry(const dsmmi_source *src, size_t from, dsmm_idx which)
+size_t dsmmi_mtx_entry_offset(const char *p, const char *end, dsmm_idx which)
 {
-    const char *p = src->buf + from, *end = src->buf + src->len;
+    const char *start = p;
     dsmm_idx n = 0;
     while (p < end) {
         const char *e = line_end(p, end);
         const char *q = skip_ws(p);
         if (q < e && *q != '%') {
-            if (n == which) return (size_t)(p - src->buf);
+            if (n == which) return (size_t)(p - start);
             n++;
         }
         p = e + 1;
     }
-    return src->len;
+    return (size_t)(end - start);
+}
+
+// Byte offset of the start of entry line number `which` (0-based) in the data section, or the
+// end of the input. Error paths only.
+static size_t offset_of_entry(const dsmmi_source *src, size_t from, dsmm_idx which)
+{
+    return from + dsmmi_mtx_entry_offset(src->buf + from, src->buf + src->len, which);
+}
+
+// A range [lo, hi) of buf cut at line starts into n chunks, one per thread: pass 1 fills
+// cnt[t + 1] with the entry lines of chunk t and then turns cnt into prefix sums, so pass 2
+// parses chunk t into slots cnt[t] .. cnt[t + 1]. Byte lo starts line line0 of the file.
+typedef struct chunks {
+    int n;
+    size_t lo;
+    dsmm_idx line0;
+    size_t *cut;
+    dsmm_idx *cnt;
+    thread_err *errs;
+} chunks;
+
+static void chunks_free(dsmm_ctx *ctx, chunks *c)
+{
+    c->cut = dsmmi_free(ctx, c->cut);
+    c->cnt = dsmmi_free(ctx, c->cnt);
+    c->errs = dsmmi_free(ctx, c->errs);
+}
+
+// The file line of byte off (error paths only).
+static dsmm_idx line_at(const char *buf, const chunks *c, size_t off)
+{
+    return c->line0 + dsmmi_line_of(buf + c->lo, off - c->lo) - 1;
+}
+
+// The first error of the chunks (in file order), recorded in ctx with its line.
+static dsmm_status chunk_error(dsmm_ctx *ctx, const char *name, const char *buf, const chunks *c)
+{
+    dsmm_status st = DSMM_OK;
+    for (int t = 0; t < c->n; t++)
+        if (c->errs[t].set)
+            DSMM_FAIL(ctx, c->errs[t].code, "%s:%lld: %s", name,
+                      (long long)line_at(buf, c, c->errs[t].off), c->errs[t].msg);
+cleanup:
+    return st;
+}
+
+// Pass 1 over [lo, hi) of buf (see chunks); over-long lines fail here.
+static dsmm_status count_range(dsmm_ctx *ctx, const char *name, const char *buf, size_t lo,
+                               size_t hi, dsmm_idx line0, int nthreads, chunks *c)
+{
+    dsmm_status st = DSMM_OK;
+
+    memset(c, 0, sizeof *c);
+    if (nthreads < 1) nthreads = 1;
+    if (hi - lo < ((size_t)1 << 16)) nthreads = 1; // not worth waking threads
+    c->n = nthreads;
+    c->lo = lo;
+    c->line0 = line0;
+    c->cut = dsmmi_malloc(ctx, (size_t)nthreads + 1, sizeof *c->cut);
+    c->cnt = dsmmi_calloc(ctx, (size_t)nthreads + 1, sizeof *c->cnt);
+    c->errs = dsmmi_calloc(ctx, (size_t)nthreads, sizeof *c->errs);
+    DSMM_CHECK(ctx, c->cut && c->cnt && c->errs, DSMM_ERR_NOMEM, "%s: parser state", name);
+    size_t *cut = c->cut;
+    dsmm_idx *cnt = c->cnt;
+    thread_err *errs = c->errs;
+    cut[0] = lo;
+    for (int t = 1; t < nthreads; t++) {
+        size_t x = lo + (hi - lo) / (size_t)nthreads * (size_t)t;
+        if (x < cut[t - 1]) x = cut[t - 1];
+        const char *nl = memchr(buf + x, '\n', hi - x);
+        cut[t] = nl ? (size_t)(nl - buf) + 1 : hi;
+    }
+    cut[nthreads] = hi;
+
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
+#endif
+    for (int t = 0; t < nthreads; t++)
+        cnt[t + 1] = count_chunk(buf, buf + cut[t], buf + cut[t + 1], &errs[t]);
+    DSMM_TRY(chunk_error(ctx, name, buf, c));
+    for (int t = 0; t < nthreads; t++) cnt[t + 1] += cnt[t];
+cleanup:
+    return st;
+}
+
+// Pass 2: parses the chunks counted by count_range into I/J/V (cnt[n] slots).
+static dsmm_status parse_range(dsmm_ctx *ctx, const char *name, const char *buf,
+                               const mtx_header *h, const dsmm_read_opts *opts, const chunks *c,
+                               dsmm_idx *I, dsmm_idx *J, double *V)
+{
+    parse_job job = {buf,
+                     h,
+                     h->array ? 0 : (opts->base == 0 ? 0 : 1),
+                     opts->allow_nonfinite,
+                     opts->type == DSMM_FLOAT,
+                     I,
+                     J,
+                     V};
+    const size_t *cut = c->cut;
+    const dsmm_idx *cnt = c->cnt;
+    thread_err *errs = c->errs;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(c->n) schedule(static, 1)
+#endif
+    for (int t = 0; t < c->n; t++) {
+        if (h->array)
+            parse_array_chunk(&job, buf + cut[t], buf + cut[t + 1], cnt[t], cnt[t + 1], &errs[t]);
+        else
+            parse_coord_chunk(&job, buf + cut[t], buf + cut[t + 1], cnt[t], cnt[t + 1], &errs[t]);
+    }
+    return chunk_error(ctx, name, buf, c);
 }
 
 // Runs both passes over the data section; on success I/J/V hold h->stored entries.
@@ -596,38 +736,12 @@ static dsmm_status parse_data(dsmm_ctx *ctx, const dsmmi_source *src, const mtx_
                               double *V)
 {
     dsmm_status st = DSMM_OK;
-    size_t *cut = NULL;
-    dsmm_idx *cnt = NULL;
-    thread_err *errs = NULL;
+    chunks c = {0};
     const char *buf = src->buf, *name = src->name;
-    size_t data_len = src->len - h->data_off;
 
-    if (data_len < ((size_t)1 << 16)) nthreads = 1; // not worth waking threads
-    cut = dsmmi_malloc(ctx, (size_t)nthreads + 1, sizeof *cut);
-    cnt = dsmmi_calloc(ctx, (size_t)nthreads + 1, sizeof *cnt);
-    errs = dsmmi_calloc(ctx, (size_t)nthreads, sizeof *errs);
-    DSMM_CHECK(ctx, cut && cnt && errs, DSMM_ERR_NOMEM, "%s: parser state", name);
-    cut[0] = h->data_off;
-    for (int t = 1; t < nthreads; t++) {
-        size_t c = h->data_off + data_len / (size_t)nthreads * (size_t)t;
-        if (c < cut[t - 1]) c = cut[t - 1];
-        const char *nl = memchr(buf + c, '\n', src->len - c);
-        cut[t] = nl ? (size_t)(nl - buf) + 1 : src->len;
-    }
-    cut[nthreads] = src->len;
-
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
-#endif
-    for (int t = 0; t < nthreads; t++)
-        cnt[t + 1] = count_chunk(buf, buf + cut[t], buf + cut[t + 1], &errs[t]);
-    for (int t = 0; t < nthreads; t++) {
-        if (errs[t].set)
-            DSMM_FAIL(ctx, errs[t].code, "%s:%lld: %s", name,
-                      (long long)dsmmi_line_of(buf, errs[t].off), errs[t].msg);
-        cnt[t + 1] += cnt[t];
-    }
-    dsmm_idx found = cnt[nthreads];
+    // The data section starts on the line after the size line (or is empty).
+    DSMM_TRY(count_range(ctx, name, buf, h->data_off, src->len, h->size_line + 1, nthreads, &c));
+    dsmm_idx found = c.cnt[c.n];
     if (found < h->stored) {
         size_t last = src->len > 0 && buf[src->len - 1] == '\n' ? src->len - 1 : src->len;
         DSMM_FAIL(ctx, DSMM_ERR_FORMAT, "%s:%lld: file ends after %lld of %lld entries", name,
@@ -641,32 +755,99 @@ static dsmm_status parse_data(dsmm_ctx *ctx, const dsmmi_source *src, const mtx_
                   name, (long long)dsmmi_line_of(buf, off), (long long)h->stored,
                   (long long)h->stored);
     }
-
-    parse_job job = {buf,
-                     h,
-                     h->array ? 0 : (opts->base == 0 ? 0 : 1),
-                     opts->allow_nonfinite,
-                     opts->type == DSMM_FLOAT,
-                     I,
-                     J,
-                     V};
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
-#endif
-    for (int t = 0; t < nthreads; t++) {
-        if (h->array)
-            parse_array_chunk(&job, buf + cut[t], buf + cut[t + 1], cnt[t], cnt[t + 1], &errs[t]);
-        else
-            parse_coord_chunk(&job, buf + cut[t], buf + cut[t + 1], cnt[t], cnt[t + 1], &errs[t]);
-    }
-    for (int t = 0; t < nthreads; t++)
-        if (errs[t].set)
-            DSMM_FAIL(ctx, errs[t].code, "%s:%lld: %s", name,
-                      (long long)dsmmi_line_of(buf, errs[t].off), errs[t].msg);
+    DSMM_TRY(parse_range(ctx, name, buf, h, opts, &c, I, J, V));
 cleanup:
-    cut = dsmmi_free(ctx, cut);
-    cnt = dsmmi_free(ctx, cnt);
-    errs = dsmmi_free(ctx, errs);
+    chunks_free(ctx, &c);
+    return st;
+}
+
+static int threads_of(dsmm_ctx *ctx, int threads)
+{
+    int n = threads > 0 ? threads : dsmmi_threads(ctx);
+    return n < 1 ? 1 : n;
+}
+
+dsmm_status dsmmi_mtx_count_lines(dsmm_ctx *ctx, const char *name, const char *p, const char *end,
+                                  dsmm_idx line, int nthreads, dsmm_idx *count)
+{
+    dsmm_status st = DSMM_OK;
+    chunks c = {0};
+
+    DSMM_CHECK(ctx, p != NULL && end >= p && count != NULL, DSMM_ERR_ARG,
+               "mtx count: bad line range");
+    *count = 0;
+    DSMM_TRY(count_range(ctx, name, p, 0, (size_t)(end - p), line, threads_of(ctx, nthreads), &c));
+    *count = c.cnt[c.n];
+cleanup:
+    chunks_free(ctx, &c);
+    return st;
+}
+
+dsmm_status dsmmi_mtx_parse_lines(dsmm_ctx *ctx, const char *name, const dsmmi_mtx_header *h,
+                                  const dsmm_read_opts *opts, const char *p, const char *end,
+                                  dsmm_idx line, dsmm_idx *n, dsmm_idx **I, dsmm_idx **J,
+                                  double **V)
+{
+    dsmm_status st = DSMM_OK;
+    chunks c = {0};
+    dsmm_idx *ii = NULL, *jj = NULL;
+    double *vv = NULL;
+
+    DSMM_CHECK(ctx, h != NULL && opts != NULL && p != NULL && end >= p && n && I && J && V,
+               DSMM_ERR_ARG, "mtx parse: bad arguments");
+    *n = 0;
+    *I = *J = NULL;
+    *V = NULL;
+    DSMM_CHECK(ctx, !h->array, DSMM_ERR_ARG, "%s: parse_lines needs a coordinate file", name);
+    DSMM_TRY(
+        count_range(ctx, name, p, 0, (size_t)(end - p), line, threads_of(ctx, opts->threads), &c));
+    const dsmm_idx found = c.cnt[c.n];
+    const int sym = h->sym != DSMM_MM_GENERAL;
+    // Room for the mirrors, filled from the back below.
+    size_t cap = (size_t)found * (sym ? 2 : 1);
+    if (cap == 0) cap = 1;
+    ii = dsmmi_malloc(ctx, cap, sizeof *ii);
+    jj = dsmmi_malloc(ctx, cap, sizeof *jj);
+    DSMM_CHECK(ctx, ii && jj, DSMM_ERR_NOMEM, "%s: %lld entries", name, (long long)found);
+    if (h->field != DSMM_MM_PATTERN) {
+        vv = dsmmi_malloc(ctx, cap, sizeof *vv);
+        DSMM_CHECK(ctx, vv != NULL, DSMM_ERR_NOMEM, "%s: %lld values", name, (long long)found);
+    }
+    DSMM_TRY(parse_range(ctx, name, p, h, opts, &c, ii, jj, vv));
+    dsmm_idx total = found;
+    if (sym) {
+        dsmm_idx off = 0;
+        for (dsmm_idx k = 0; k < found; k++) off += ii[k] != jj[k];
+        total = found + off;
+        // Expands in place from the back: slot w >= k always, so nothing unread is overwritten.
+        const double sgn = h->sym == DSMM_MM_SKEW ? -1.0 : 1.0;
+        dsmm_idx w = total;
+        for (dsmm_idx k = found - 1; k >= 0; k--) {
+            dsmm_idx i = ii[k], j = jj[k];
+            double x = vv ? vv[k] : 0.0;
+            if (i != j) {
+                w--;
+                ii[w] = j;
+                jj[w] = i;
+                if (vv) vv[w] = sgn * x;
+            }
+            w--;
+            ii[w] = i;
+            jj[w] = j;
+            if (vv) vv[w] = x;
+        }
+    }
+    *n = total;
+    *I = ii;
+    *J = jj;
+    *V = vv;
+    ii = jj = NULL;
+    vv = NULL;
+cleanup:
+    chunks_free(ctx, &c);
+    ii = dsmmi_free(ctx, ii);
+    jj = dsmmi_free(ctx, jj);
+    vv = dsmmi_free(ctx, vv);
     return st;
 }
 
@@ -849,7 +1030,8 @@ dsmm_status dsmmi_mtx_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
 
     if (A) *A = NULL;
     if (D) *D = NULL;
-    DSMM_TRY(parse_header(ctx, src, &h));
+    int more = 0;
+    DSMM_TRY(parse_header(ctx, src, 0, &h, &more));
     info->format = DSMM_FORMAT_MTX;
     info->array = h.array;
     info->field = h.field;
