@@ -115,16 +115,25 @@ static int fail(const cli_cmd *cmd, dsmm_ctx *ctx, const char *what)
     return CLI_FAIL;
 }
 
-static int cmp_double(const void *a, const void *b)
+// The run whose time is the (lower) median: its statistics are the ones reported, so
+// "seconds" and the breakdown describe the same run.
+static int median_run(const double *t, int n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        int below = 0, equal_before = 0;
+        for (int j = 0; j < n; j++) {
+            below += t[j] < t[i];
+            equal_before += t[j] == t[i] && j < i;
+        }
+        if (below + equal_before == (n - 1) / 2) best = i;
+    }
+    return best;
 }
 
-static double median(double *t, int n)
+static void stats_free(dsmm_stats **all, int n)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    for (int i = 0; all && i < n; i++) dsmm_stats_destroy(&all[i]);
 }
 
 // Reads a number back from the stats JSON (the library fills it; the CLI prints it).
@@ -158,12 +167,13 @@ static void summary(FILE *f, const char *op, dsmm_ctx *ctx, const cli_dist *d, c
             json_num(json, NULL, "stage_max_over_avg_worst"));
 }
 
-// Finishes the statistics on every rank; rank 0 writes them and the summary.
+// Finishes the statistics on every rank; rank 0 writes them and the summary. With --repeat,
+// s is the record of the run with the median time (on rank 0's clock).
 static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx *ctx,
-                  dsmm_stats *s, double seconds, double io_seconds, int repeat, const char *out)
+                  dsmm_stats *s, double io_seconds, int repeat, const char *out)
 {
-    dsmm_status st = dsmm_stats_set_num(s, "seconds", seconds);
-    if (st == DSMM_OK) st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
+    // "seconds" stays the library's: the slowest rank's time in this (median) run.
+    dsmm_status st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
     if (st == DSMM_OK) st = dsmm_stats_set_int(s, "repeat", repeat);
     char *json = NULL;
     if (st == DSMM_OK) st = dsmm_stats_json(s, &json);
@@ -175,7 +185,8 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
     }
     if (!c->quiet && dsmm_ctx_rank(ctx) == 0) {
         int busy = (out && strcmp(out, "-") == 0) || (c->stats && strcmp(c->stats, "-") == 0);
-        summary(busy ? stderr : stdout, cmd->name, ctx, d, json, seconds, repeat);
+        summary(busy ? stderr : stdout, cmd->name, ctx, d, json, json_num(json, NULL, "seconds"),
+                repeat);
     }
     json = dsmm_free(ctx, json);
     return CLI_OK;
@@ -188,7 +199,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     dsmm_ctx *ctx = NULL;
     dsmm_dist *A = NULL, *B = NULL, *Ap = NULL, *C = NULL, *Cp = NULL;
     dsmm_idx *perm = NULL, *inv = NULL;
-    dsmm_stats *s = NULL;
+    dsmm_stats **all = NULL; // one record per run
     double *times = NULL;
     int rc = dist_ctx(cmd, c, d, &ctx);
     if (rc != CLI_OK) {
@@ -235,14 +246,18 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         }
     }
     times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
-    if (times == NULL || dsmm_stats_create(ctx, "spgemm", &s) != DSMM_OK) {
+    all = dsmmi_calloc(ctx, (size_t)repeat, sizeof *all);
+    dsmm_status sst = times && all ? DSMM_OK : DSMM_ERR_NOMEM;
+    for (int i = 0; sst == DSMM_OK && i < repeat; i++)
+        sst = dsmm_stats_create(ctx, "spgemm", &all[i]);
+    if (sst != DSMM_OK) {
         rc = fail(cmd, ctx, "no memory for the statistics");
         goto done;
     }
-    o.stats = s;
     const dsmm_dist *X = Ap ? Ap : A, *Y = Ap ? Ap : Bu;
     for (int i = 0; i < repeat; i++) {
         dsmm_dist_destroy(&C);
+        o.stats = all[i];
         double t1 = dsmmi_wtime();
         if (dsmm_spgemm_ex(ctx, X, Y, &o, &C) != DSMM_OK) {
             rc = fail(cmd, ctx, "multiply failed");
@@ -269,10 +284,12 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         }
         io += dsmmi_wtime() - t2;
     }
-    rc = finish(cmd, c, d, ctx, s, median(times, repeat), io, repeat, out);
+    int mid = median_run(times, repeat);
+    rc = finish(cmd, c, d, ctx, all[mid], io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
-    dsmm_stats_destroy(&s);
+    stats_free(all, repeat);
+    all = dsmmi_free(ctx, all);
     perm = dsmm_free(ctx, perm);
     inv = dsmm_free(ctx, inv);
     dsmm_dist_destroy(&C);
@@ -310,7 +327,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     dsmm_dist *A = NULL;
     dsmm_dist_dense *B = NULL, *C = NULL;
     dsmm_dense *Cg = NULL;
-    dsmm_stats *s = NULL;
+    dsmm_stats **all = NULL; // one record per run
     double *times = NULL;
     int rc = dist_ctx(cmd, c, d, &ctx);
     if (rc != CLI_OK) {
@@ -341,13 +358,17 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     o.prefetch = d->prefetch;
     o.spmm = *so;
     times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
-    if (times == NULL || dsmm_stats_create(ctx, "spmm", &s) != DSMM_OK) {
+    all = dsmmi_calloc(ctx, (size_t)repeat, sizeof *all);
+    dsmm_status sst = times && all ? DSMM_OK : DSMM_ERR_NOMEM;
+    for (int i = 0; sst == DSMM_OK && i < repeat; i++)
+        sst = dsmm_stats_create(ctx, "spmm", &all[i]);
+    if (sst != DSMM_OK) {
         rc = fail(cmd, ctx, "no memory for the statistics");
         goto done;
     }
-    o.stats = s;
     for (int i = 0; i < repeat; i++) {
         dsmm_dist_dense_destroy(&C);
+        o.stats = all[i];
         double t1 = dsmmi_wtime();
         if (dsmm_spmm_ex(ctx, A, B, &o, &C) != DSMM_OK) {
             rc = fail(cmd, ctx, "multiply failed");
@@ -365,14 +386,16 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         }
         io += dsmmi_wtime() - t2;
     }
-    if (dsmm_stats_set_int(s, "k", k) != DSMM_OK) {
+    if (dsmm_stats_set_int(all[median_run(times, repeat)], "k", k) != DSMM_OK) {
         rc = fail(cmd, ctx, "no memory for the statistics");
         goto done;
     }
-    rc = finish(cmd, c, d, ctx, s, median(times, repeat), io, repeat, out);
+    int mid = median_run(times, repeat);
+    rc = finish(cmd, c, d, ctx, all[mid], io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
-    dsmm_stats_destroy(&s);
+    stats_free(all, repeat);
+    all = dsmmi_free(ctx, all);
     dsmm_dense_destroy(&Cg);
     dsmm_dist_dense_destroy(&C);
     dsmm_dist_dense_destroy(&B);

@@ -1,0 +1,100 @@
+#!/bin/bash
+# tests/cli/test_cli_dist.sh: `dsmm spgemm|spmm --algo summa` as a user runs them: one process
+# without a launcher (MPI singleton, or the serial comm layer in a build without MPI) and, when
+# mpirun exists, 2, 3 and 4 ranks with square and non-square grids, prefetch, emulated
+# workgroups and a random symmetric permutation: C equals the local engine's C (Matrix Market
+# text compared; the inputs are pattern matrices, so every sum is exact), the stats JSON has
+# the stable keys and the breakdown, `dsmm report` reads it; bad options and inputs fail with a
+# message, a non-zero exit on every rank, and no output file.
+# usage: test_cli_dist.sh DSMM_BINARY DATA_DIR [unused]
+set -u
+dsmm=$1
+data=$2
+. "$(dirname "$0")/lib.sh"
+
+expect_rc() {
+    local want=$1
+    shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "exit $rc (want $want): $* :: $(head -c 400 "$tmp/err")"; fi
+}
+expect_grep() {
+    if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 300 "$1")"; fi
+}
+same() {
+    if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi
+}
+
+A=$data/facebook-combined.mtx.gz
+R=$data/cora.adj.mtx.gz
+"$dsmm" spgemm "$A" -o "$tmp/local.mtx" -q || bad "local spgemm failed"
+"$dsmm" spgemm "$R" -o "$tmp/local_r.mtx" -q || bad "local spgemm (cora) failed"
+"$dsmm" spmm "$R" --k 8 -o "$tmp/local_m.mtx" -q || bad "local spmm failed"
+
+# One process, no launcher.
+expect_rc 0 "$dsmm" spgemm "$A" --algo summa -o "$tmp/s1.mtx" --stats "$tmp/s1.json"
+same "$tmp/local.mtx" "$tmp/s1.mtx"
+for key in '"op":"spgemm"' '"algo":"summa"' '"ranks":1' '"ranks_detail":\[' '"stages":\[' \
+    '"components":' '"nnz_out":' '"flops":'; do
+    expect_grep "$tmp/s1.json" "$key"
+done
+expect_grep "$tmp/out" "breakdown: +comp"
+expect_rc 0 "$dsmm" report "$tmp/s1.json"
+expect_grep "$tmp/out" "Comm"
+expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo summa -o "$tmp/m1.mtx" -q
+same "$tmp/local_m.mtx" "$tmp/m1.mtx"
+
+# Options that need --algo summa, bad grids and unsupported combinations: usage errors.
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --grid 1x1
+expect_grep "$tmp/err" "need --algo summa"
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --grid 2by2
+expect_grep "$tmp/err" "not PRxPC"
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo nonesuch
+expect_grep "$tmp/err" "auto\|local\|summa"
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --estimate
+expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --grid 2x2
+expect_grep "$tmp/err" "grid 2x2 does not match 1 ranks"
+expect_rc 1 "$dsmm" spgemm "$data/nonexistent.mtx" -o "$tmp/x.mtx" --algo summa
+expect_grep "$tmp/err" "nonexistent.mtx"
+[ -e "$tmp/x.mtx" ] && bad "x.mtx written by a failed run" || ok
+
+if ! "$dsmm" --version | grep -q "MPI: yes" || ! command -v mpirun >/dev/null; then
+    echo "no MPI or no mpirun: multi-rank cases skipped"
+else
+    mpi=(mpirun --oversubscribe)
+    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    run() { local n=$1; shift; "${mpi[@]}" -n "$n" "$dsmm" "$@"; }
+    for n in 2 3 4; do
+        expect_rc 0 run "$n" spgemm "$A" -o "$tmp/p$n.mtx" --stats "$tmp/p$n.json" -q
+        same "$tmp/local.mtx" "$tmp/p$n.mtx"
+        expect_grep "$tmp/p$n.json" "\"ranks\":$n"
+        expect_rc 0 run "$n" spgemm "$R" --algo summa --grid "1x$n" --prefetch -o "$tmp/q$n.mtx" -q
+        same "$tmp/local_r.mtx" "$tmp/q$n.mtx"
+        expect_rc 0 run "$n" spgemm "$R" --algo summa --grid "${n}x1" --permute 7 -o "$tmp/r$n.mtx" -q
+        same "$tmp/local_r.mtx" "$tmp/r$n.mtx"
+        expect_rc 0 run "$n" spmm "$R" --k 8 --algo summa -o "$tmp/m$n.mtx" -q
+        # dense C: summation order differs between grids; compare numerically
+        if awk 'NR==FNR { if (FNR > 2) a[FNR] = $1; next }
+                FNR > 2 { d = $1 - a[FNR]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1);
+                          if (d > 1e-12 * (s > 1 ? s : 1)) bad = 1 }
+                END { exit bad }' "$tmp/local_m.mtx" "$tmp/m$n.mtx"; then ok; else bad "spmm at $n ranks differs"; fi
+    done
+    # Emulated workgroups: with groups of 2 ranks some bytes cross groups, with groups of 4 none.
+    expect_rc 0 run 4 spgemm "$A" --workgroup-size 2 --stats "$tmp/w2.json" -q
+    expect_grep "$tmp/w2.json" '"workgroups":2'
+    expect_grep "$tmp/w2.json" '"bytes_recv_inter":[1-9]'
+    expect_rc 0 run 4 spgemm "$A" --workgroup-size 4 --stats "$tmp/w4.json" -q
+    expect_grep "$tmp/w4.json" '"workgroups":1'
+    if grep -Eq '"bytes_recv_inter":[1-9]' "$tmp/w4.json"; then bad "inter bytes in one group"; else ok; fi
+    expect_rc 0 "$dsmm" report "$tmp/w2.json" "$tmp/p4.json"
+    # A bad input: every rank fails, the message names the file and line, no output.
+    printf '%%%%MatrixMarket matrix coordinate pattern general\n4 4 3\n1 2\n2 x\n3 4\n' >"$tmp/bad.mtx"
+    expect_rc 1 run 3 spgemm "$tmp/bad.mtx" -o "$tmp/y.mtx"
+    expect_grep "$tmp/err" "bad.mtx:4"
+    [ -e "$tmp/y.mtx" ] && bad "y.mtx written by a failed run" || ok
+    # --algo local under a launch of several processes is refused.
+    expect_rc 2 run 2 spgemm "$A" --algo local -o "$tmp/z.mtx"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
