@@ -791,10 +791,12 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_from_coo(dsmm_ctx *ctx, dsmm_idx n
 
 /* dsmm_dist_read: reads a file in parallel. Matrix Market (coordinate): every rank reads and
  * parses its own byte range (gzip files: each rank decompresses, then parses its range);
- * binary: every rank reads the rows it needs; abc: rank 0 reads (labels need one
- * dictionary) and scatters. info (may be NULL) as dsmm_read fills it. Collective.
+ * binary: every rank reads the rows it needs; abc files, pipes and other non-regular files:
+ * rank 0 reads and scatters (abc labels are not returned: use dsmm_read for them). info
+ * (may be NULL) as dsmm_read fills it. Collective.
  * Errors: as dsmm_read, with the file and line of the first bad line (of the lowest rank
- * that found one) reported on every rank. */
+ * that found one) reported on every rank; DSMM_ERR_UNSUPPORTED for Matrix Market array
+ * (dense) files (dsmm_read_dense reads those). */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_read(dsmm_ctx *ctx, const char *path,
                                                    const dsmm_read_opts *opts, int pr, int pc,
                                                    dsmm_dist **out, dsmm_file_info *info);
