@@ -330,100 +330,15 @@ cleanup:
 /* Binary (layout: src/io/binary.c, docs/formats.md)                                          */
 /* ------------------------------------------------------------------------------------------ */
 
-#define BIN_MAGIC       "DSMMBIN1"
-#define BIN_VERSION     1u
-#define BIN_HEADER      64
-#define BIN_CRC_AT      48
-#define BIN_FLAG_SORTED 1u
-
-#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) &&                                    \
-    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define BIN_BIG_ENDIAN 1
-#else
-#define BIN_BIG_ENDIAN 0
-#endif
-
-static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = (uint32_t)crc32(crc, b, chunk);
-        b += chunk;
-        n -= chunk;
-    }
-    return crc;
-}
-
-static uint64_t get_u64(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint32_t get_u32(const char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-typedef struct bin_header {
-    uint32_t flags;
-    dsmm_type type;
-    int64_t nrows, ncols, nnz;
-} bin_header;
-
-// The serial reader's header and size checks (binary.c), with its messages.
-static dsmm_status bin_header_read(dsmm_ctx *ctx, const input *in, bin_header *bh)
+// The header, parsed and checked by the serial reader's code (io.h), with its messages.
+static dsmm_status bin_header_read(dsmm_ctx *ctx, const input *in, dsmmi_bin_header *bh)
 {
     dsmm_status st = DSMM_OK;
-    const char *name = in->path;
-    char h[BIN_HEADER];
+    char h[DSMMI_BIN_HEADER];
 
     memset(h, 0, sizeof h);
-    DSMM_CHECK(ctx, !BIN_BIG_ENDIAN, DSMM_ERR_UNSUPPORTED,
-               "%s: dsmm binary files are little-endian; this host is big-endian", name);
-    DSMM_TRY(in_read(ctx, in, 0, in->size < BIN_HEADER ? in->size : BIN_HEADER, h));
-    DSMM_CHECK(ctx, in->size >= 8 && memcmp(h, BIN_MAGIC, 8) == 0, DSMM_ERR_FORMAT,
-               "%s: not a dsmm binary file (no DSMMBIN1 magic)", name);
-    DSMM_CHECK(ctx, in->size >= BIN_HEADER + 8, DSMM_ERR_FORMAT,
-               "%s: truncated: %zu bytes, a dsmm binary file has at least %d", name, in->size,
-               BIN_HEADER + 8);
-    uint32_t version = get_u32(h + 8);
-    DSMM_CHECK(ctx, version == BIN_VERSION, DSMM_ERR_FORMAT,
-               "%s: binary version %u not supported (this dsmm reads %u)", name, version,
-               BIN_VERSION);
-    DSMM_CHECK(ctx, get_u64(h + BIN_CRC_AT) == crc_update(0, h, BIN_CRC_AT), DSMM_ERR_FORMAT,
-               "%s: header checksum mismatch: file is corrupt", name);
-    uint32_t flags = get_u32(h + 12), vtype = get_u32(h + 16), iw = get_u32(h + 20);
-    int64_t nrows = (int64_t)get_u64(h + 24), ncols = (int64_t)get_u64(h + 32),
-            nnz = (int64_t)get_u64(h + 40);
-    DSMM_CHECK(ctx, (flags & ~BIN_FLAG_SORTED) == 0, DSMM_ERR_FORMAT, "%s: unknown flags 0x%x",
-               name, flags);
-    DSMM_CHECK(ctx, vtype <= 2, DSMM_ERR_FORMAT, "%s: unknown value type %u", name, vtype);
-    DSMM_CHECK(ctx, iw == 8, DSMM_ERR_FORMAT, "%s: index width %u not supported (8)", name, iw);
-    DSMM_CHECK(ctx, get_u64(h + 56) == 0, DSMM_ERR_FORMAT, "%s: reserved header bytes not zero",
-               name);
-    DSMM_CHECK(ctx, nrows >= 0 && ncols >= 0 && nnz >= 0, DSMM_ERR_FORMAT,
-               "%s: negative size %lld x %lld, nnz %lld", name, (long long)nrows, (long long)ncols,
-               (long long)nnz);
-    size_t vsize = dsmmi_type_size((dsmm_type)vtype);
-    size_t avail = (in->size - BIN_HEADER - 8) / 8;
-    DSMM_CHECK(ctx, (uint64_t)nrows < avail && (uint64_t)nnz <= avail, DSMM_ERR_FORMAT,
-               "%s: truncated or corrupt: %lld rows and %lld entries do not fit in %zu bytes", name,
-               (long long)nrows, (long long)nnz, in->size);
-    size_t payload = ((size_t)nrows + 1) * 8 + (size_t)nnz * (8 + vsize);
-    DSMM_CHECK(ctx, payload == in->size - BIN_HEADER - 8, DSMM_ERR_FORMAT,
-               "%s: %zu bytes, expected %zu for %lld x %lld with %lld entries (truncated?)", name,
-               in->size, payload + BIN_HEADER + 8, (long long)nrows, (long long)ncols,
-               (long long)nnz);
-    bh->flags = flags;
-    bh->type = (dsmm_type)vtype;
-    bh->nrows = nrows;
-    bh->ncols = ncols;
-    bh->nnz = nnz;
+    DSMM_TRY(in_read(ctx, in, 0, in->size < sizeof h ? in->size : sizeof h, h));
+    DSMM_TRY(dsmmi_bin_header_parse(ctx, in->path, h, in->size, bh));
 cleanup:
     return st;
 }
@@ -435,7 +350,7 @@ static dsmm_status read_bin(dsmm_ctx *ctx, const input *in, const dsmm_read_opts
     dsmm_idx *bounds = NULL, *rp = NULL, *I = NULL, *J = NULL;
     int64_t *cols = NULL, *all = NULL;
     char *vals = NULL;
-    bin_header bh;
+    dsmmi_bin_header bh;
     const int P = dsmm_ctx_size(ctx), r = dsmm_ctx_rank(ctx);
     const char *name = in->path;
 
@@ -455,8 +370,8 @@ static dsmm_status read_bin(dsmm_ctx *ctx, const input *in, const dsmm_read_opts
         dsmmi_equal_split(bh.nrows, P, bounds);
         r0 = bounds[r];
         r1 = bounds[r + 1];
-        local =
-            in_read(ctx, in, BIN_HEADER + (size_t)r0 * 8, ((size_t)(r1 - r0) + 1) * 8, (char *)rp);
+        local = in_read(ctx, in, bh.rowptr_off + (size_t)r0 * 8, ((size_t)(r1 - r0) + 1) * 8,
+                        (char *)rp);
     }
     for (dsmm_idx i = r0; local == DSMM_OK && i <= r1; i++) {
         dsmm_idx v = rp[i - r0];
@@ -490,7 +405,7 @@ static dsmm_status read_bin(dsmm_ctx *ctx, const input *in, const dsmm_read_opts
     k0 = rp[0];
     k1 = rp[r1 - r0];
     const size_t vsize = dsmmi_type_size(bh.type), m = (size_t)(k1 - k0);
-    const size_t ci0 = BIN_HEADER + ((size_t)bh.nrows + 1) * 8, v0 = ci0 + (size_t)bh.nnz * 8;
+    const size_t ci0 = bh.colidx_off, v0 = bh.val_off;
     cols = dsmmi_malloc(ctx, m ? m : 1, sizeof *cols);
     vals = vsize ? dsmmi_malloc(ctx, m ? m : 1, vsize) : NULL;
     all = dsmmi_malloc(ctx, (size_t)P * 6, sizeof *all);
@@ -501,12 +416,12 @@ static dsmm_status read_bin(dsmm_ctx *ctx, const input *in, const dsmm_read_opts
     if (local == DSMM_OK && vsize)
         local = in_read(ctx, in, v0 + (size_t)k0 * vsize, m * vsize, vals);
     uint64_t trailer = 0;
-    if (local == DSMM_OK) local = in_read(ctx, in, in->size - 8, 8, (char *)&trailer);
+    if (local == DSMM_OK) local = in_read(ctx, in, bh.trailer_off, 8, (char *)&trailer);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     size_t rp_len = (size_t)(r1 - r0 + (r == P - 1 ? 1 : 0)) * 8;
-    int64_t piece[6] = {(int64_t)crc_update(0, rp, rp_len),      (int64_t)rp_len,
-                        (int64_t)crc_update(0, cols, m * 8),     (int64_t)(m * 8),
-                        (int64_t)crc_update(0, vals, m * vsize), (int64_t)(m * vsize)};
+    int64_t piece[6] = {(int64_t)dsmmi_crc32(0, rp, rp_len),      (int64_t)rp_len,
+                        (int64_t)dsmmi_crc32(0, cols, m * 8),     (int64_t)(m * 8),
+                        (int64_t)dsmmi_crc32(0, vals, m * vsize), (int64_t)(m * vsize)};
     DSMM_TRY(dsmmi_allgather_i64(ctx, piece, 6, all));
     uLong crc = 0;
     for (int part = 0; part < 3; part++)
@@ -536,7 +451,7 @@ static dsmm_status read_bin(dsmm_ctx *ctx, const input *in, const dsmm_read_opts
                                     (long long)bh.ncols - 1);
                 break;
             }
-            if ((bh.flags & BIN_FLAG_SORTED) && k > rp[i - r0] - k0 && J[k] <= J[k - 1]) {
+            if (bh.sorted && k > rp[i - r0] - k0 && J[k] <= J[k - 1]) {
                 local = dsmmi_error(ctx, DSMM_ERR_FORMAT, __FILE__, __LINE__,
                                     "%s: invalid matrix: row %lld: colidx[%lld] = %lld <= "
                                     "colidx[%lld] = %lld: columns not strictly increasing "

@@ -1,58 +1,18 @@
 // src/dist/write.c: dsmm_dist_write: writing a distributed matrix. Matrix Market is written in
-// parallel: the matrix moves to the 1D row layout, every rank formats its rows exactly as the
-// serial writer (io/mtx_write.c) would, an exclusive prefix sum of the byte counts gives each
-// rank its offset (rank 0's bytes start with the header), and every rank writes its bytes at
-// its offset into "<path>.tmp.<pid of rank 0>" (MPI_File_write_at_all; stdio for a context
-// without MPI), which rank 0 renames over path once every rank has succeeded, so the file
-// appears whole or not at all. The default symmetric = -1 asks whether A == A^T: each
-// off-diagonal entry is sent to the owner of its mirror, which looks it up. Other formats (and
-// standard output) go through rank 0: gather, then dsmm_write there.
+// parallel: the matrix moves to the 1D row layout, every rank formats its rows with the serial
+// writer's own formatters (io.h: dsmmi_mtx_format_header, dsmmi_mtx_format_rows), so both give
+// the same bytes, an exclusive prefix sum of the byte counts gives each rank its offset (rank
+// 0's bytes start with the header), and every rank writes its bytes at its offset into
+// "<path>.tmp.<pid of rank 0>" (MPI_File_write_at_all; stdio for a context without MPI), which
+// rank 0 renames over path once every rank has succeeded, so the file appears whole or not at
+// all. The default symmetric = -1 asks whether A == A^T: each off-diagonal entry is sent to
+// the owner of its mirror, which looks it up. Other formats (and standard output) go through
+// rank 0: gather, then dsmm_write there.
 #include <errno.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dist/dist.h"
-
-/* ------------------------------------------------------------------------------------------ */
-/* Formatting: the serial writer's rules (io/mtx_write.c: fmt_idx, format_float, format_value),*/
-/* which it keeps static; both must give the same bytes for the same matrix.                  */
-/* ------------------------------------------------------------------------------------------ */
-
-static int fmt_idx(char *out, long long v)
-{
-    char t[24];
-    int n = 0, k = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        t[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) out[k++] = '-';
-    while (n) out[k++] = t[--n];
-    out[k] = '\0';
-    return k;
-}
-
-static int format_float(char *buf, float v)
-{
-    if (!isfinite(v) || (fabsf(v) < 16777216.0f && v == (float)(long long)v))
-        return dsmmi_format_double(buf, (double)v);
-    for (int prec = 6; prec < 9; prec++) {
-        int n = snprintf(buf, 32, "%.*g", prec, (double)v);
-        if ((float)strtod(buf, NULL) == v) return n;
-    }
-    return snprintf(buf, 32, "%.9g", (double)v);
-}
-
-static int format_value(char *buf, const dsmm_csr *A, dsmm_idx k, int precision)
-{
-    if (precision > 0)
-        return snprintf(buf, 32, "%.*g", precision > 17 ? 17 : precision, dsmm_csr_value(A, k));
-    if (A->type == DSMM_FLOAT) return format_float(buf, ((const float *)A->val)[k]);
-    return dsmmi_format_double(buf, dsmm_csr_value(A, k));
-}
 
 // A growing text buffer.
 typedef struct text {
@@ -74,37 +34,17 @@ cleanup:
     return st;
 }
 
-static dsmm_status text_put(dsmm_ctx *ctx, text *t, const char *s, size_t len)
-{
-    dsmm_status st = DSMM_OK;
-    DSMM_TRY(text_room(ctx, t, len));
-    memcpy(t->buf + t->n, s, len);
-    t->n += len;
-cleanup:
-    return st;
-}
-
-// The serial writer's banner, comment lines and size line.
+// The serial writer's banner, comment lines and size line (io.h formats them).
 static dsmm_status put_header(dsmm_ctx *ctx, text *t, const dsmm_dist *A, int sym,
                               const char *comment, dsmm_idx count)
 {
     dsmm_status st = DSMM_OK;
-    char line[160];
-    int n = snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate %s %s\n",
-                     dsmm_dist_type(A) == DSMM_PATTERN ? "pattern" : "real",
-                     sym ? "symmetric" : "general");
-    DSMM_TRY(text_put(ctx, t, line, (size_t)n));
-    for (const char *p = comment; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == 0 || p[0] != '%') DSMM_TRY(text_put(ctx, t, "%", 1));
-        DSMM_TRY(text_put(ctx, t, p, len));
-        DSMM_TRY(text_put(ctx, t, "\n", 1));
-        p += len + (e ? 1 : 0);
-    }
-    n = snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)dsmm_dist_nrows(A),
-                 (long long)dsmm_dist_ncols(A), (long long)count);
-    DSMM_TRY(text_put(ctx, t, line, (size_t)n));
+    const dsmm_type type = dsmm_dist_type(A);
+    const dsmm_idx nrows = dsmm_dist_nrows(A), ncols = dsmm_dist_ncols(A);
+    size_t len = dsmmi_mtx_format_header(NULL, 0, type, sym, comment, nrows, ncols, count);
+    DSMM_TRY(text_room(ctx, t, len + 1));
+    t->n +=
+        dsmmi_mtx_format_header(t->buf + t->n, len + 1, type, sym, comment, nrows, ncols, count);
 cleanup:
     return st;
 }
@@ -113,28 +53,11 @@ cleanup:
 static dsmm_status put_rows(dsmm_ctx *ctx, text *t, const dsmm_dist *R, int sym, int precision)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_idx row0 = 0, col0 = 0;
-    const dsmm_csr *T = dsmm_dist_local(R, &row0, &col0);
-    for (dsmm_idx i = 0; i < T->nrows; i++) {
-        char ib[24];
-        const dsmm_idx gi = row0 + i;
-        int il = fmt_idx(ib, (long long)gi + 1);
-        for (dsmm_idx k = T->rowptr[i]; k < T->rowptr[i + 1]; k++) {
-            dsmm_idx j = col0 + dsmm_csr_col(T, k);
-            if (sym && j > gi) continue;
-            DSMM_TRY(text_room(ctx, t, 128));
-            char *p = t->buf + t->n;
-            memcpy(p, ib, (size_t)il);
-            p += il;
-            *p++ = ' ';
-            p += fmt_idx(p, (long long)j + 1);
-            if (T->type != DSMM_PATTERN) {
-                *p++ = ' ';
-                p += format_value(p, T, k, precision);
-            }
-            *p++ = '\n';
-            t->n = (size_t)(p - t->buf);
-        }
+    dsmmi_mtx_rows rows = {NULL, 0, 0, sym, precision, 0, 0};
+    rows.A = dsmm_dist_local(R, &rows.row0, &rows.col0);
+    while (rows.i < rows.A->nrows) {
+        DSMM_TRY(text_room(ctx, t, DSMMI_MTX_LINE_MAX));
+        t->n += dsmmi_mtx_format_rows(&rows, t->buf + t->n, t->cap - t->n);
     }
 cleanup:
     return st;

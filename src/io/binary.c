@@ -12,7 +12,7 @@
 
 #define BIN_MAGIC       "DSMMBIN1"
 #define BIN_VERSION     1u
-#define BIN_HEADER      64
+#define BIN_HEADER      DSMMI_BIN_HEADER
 #define BIN_CRC_AT      48 // the header crc covers bytes [0, 48)
 #define BIN_FLAG_SORTED 1u
 
@@ -24,7 +24,7 @@
 #endif
 
 // zlib's crc32 takes a 32-bit length, so large payloads go in chunks.
-static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
+uint32_t dsmmi_crc32(uint32_t crc, const void *p, size_t n)
 {
     const unsigned char *b = p;
     while (n > 0) {
@@ -57,27 +57,23 @@ static uint64_t get_u64(const char *p)
     return v;
 }
 
-dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
-                            dsmm_csr **out, dsmm_file_info *info)
+dsmm_status dsmmi_bin_header_parse(dsmm_ctx *ctx, const char *name, const char *h, size_t size,
+                                   dsmmi_bin_header *bh)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_csr *A = NULL, *B = NULL;
-    const char *name = src->name ? src->name : "(buffer)";
-    const char *h = src->buf;
 
-    *out = NULL;
     DSMM_CHECK(ctx, !BIN_BIG_ENDIAN, DSMM_ERR_UNSUPPORTED,
                "%s: dsmm binary files are little-endian; this host is big-endian", name);
-    DSMM_CHECK(ctx, src->len >= 8 && memcmp(h, BIN_MAGIC, 8) == 0, DSMM_ERR_FORMAT,
+    DSMM_CHECK(ctx, size >= 8 && memcmp(h, BIN_MAGIC, 8) == 0, DSMM_ERR_FORMAT,
                "%s: not a dsmm binary file (no DSMMBIN1 magic)", name);
-    DSMM_CHECK(ctx, src->len >= BIN_HEADER + 8, DSMM_ERR_FORMAT,
-               "%s: truncated: %zu bytes, a dsmm binary file has at least %d", name, src->len,
+    DSMM_CHECK(ctx, size >= BIN_HEADER + 8, DSMM_ERR_FORMAT,
+               "%s: truncated: %zu bytes, a dsmm binary file has at least %d", name, size,
                BIN_HEADER + 8);
     uint32_t version = get_u32(h + 8);
     DSMM_CHECK(ctx, version == BIN_VERSION, DSMM_ERR_FORMAT,
                "%s: binary version %u not supported (this dsmm reads %u)", name, version,
                BIN_VERSION);
-    DSMM_CHECK(ctx, get_u64(h + BIN_CRC_AT) == crc_update(0, h, BIN_CRC_AT), DSMM_ERR_FORMAT,
+    DSMM_CHECK(ctx, get_u64(h + BIN_CRC_AT) == dsmmi_crc32(0, h, BIN_CRC_AT), DSMM_ERR_FORMAT,
                "%s: header checksum mismatch: file is corrupt", name);
     uint32_t flags = get_u32(h + 12), vtype = get_u32(h + 16), iw = get_u32(h + 20);
     int64_t nrows = get_i64(h + 24), ncols = get_i64(h + 32), nnz = get_i64(h + 40);
@@ -91,30 +87,58 @@ dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
                "%s: negative size %lld x %lld, nnz %lld", name, (long long)nrows, (long long)ncols,
                (long long)nnz);
 
-    // Payload bytes, computed in units the buffer length bounds, so nothing overflows.
+    // Payload bytes, computed in units the file size bounds, so nothing overflows.
     dsmm_type type = (dsmm_type)vtype;
     size_t vsize = dsmmi_type_size(type);
-    size_t avail = (src->len - BIN_HEADER - 8) / 8;
+    size_t avail = (size - BIN_HEADER - 8) / 8;
     DSMM_CHECK(ctx, (uint64_t)nrows < avail && (uint64_t)nnz <= avail, DSMM_ERR_FORMAT,
                "%s: truncated or corrupt: %lld rows and %lld entries do not fit in %zu bytes", name,
-               (long long)nrows, (long long)nnz, src->len);
+               (long long)nrows, (long long)nnz, size);
     size_t payload = ((size_t)nrows + 1) * 8 + (size_t)nnz * (8 + vsize);
-    DSMM_CHECK(ctx, payload == src->len - BIN_HEADER - 8, DSMM_ERR_FORMAT,
+    DSMM_CHECK(ctx, payload == size - BIN_HEADER - 8, DSMM_ERR_FORMAT,
                "%s: %zu bytes, expected %zu for %lld x %lld with %lld entries (truncated?)", name,
-               src->len, payload + BIN_HEADER + 8, (long long)nrows, (long long)ncols,
-               (long long)nnz);
-    const char *pay = h + BIN_HEADER;
-    DSMM_CHECK(ctx, get_u64(pay + payload) == crc_update(0, pay, payload), DSMM_ERR_FORMAT,
-               "%s: checksum mismatch: file is corrupt", name);
+               size, payload + BIN_HEADER + 8, (long long)nrows, (long long)ncols, (long long)nnz);
+    memset(bh, 0, sizeof *bh);
+    bh->type = type;
+    bh->index_width = (int)iw;
+    bh->sorted = (flags & BIN_FLAG_SORTED) != 0;
+    bh->nrows = nrows;
+    bh->ncols = ncols;
+    bh->nnz = nnz;
+    bh->rowptr_off = BIN_HEADER;
+    bh->colidx_off = bh->rowptr_off + ((size_t)nrows + 1) * 8;
+    bh->val_off = bh->colidx_off + (size_t)nnz * 8;
+    bh->trailer_off = BIN_HEADER + payload;
+    bh->payload = payload;
+cleanup:
+    return st;
+}
 
-    DSMM_TRY(dsmm_csr_create(ctx, nrows, ncols, nnz, type, &A));
-    memcpy(A->rowptr, pay, ((size_t)nrows + 1) * 8);
+dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
+                            dsmm_csr **out, dsmm_file_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *A = NULL, *B = NULL;
+    const char *name = src->name ? src->name : "(buffer)";
+    dsmmi_bin_header bh;
+
+    *out = NULL;
+    DSMM_TRY(dsmmi_bin_header_parse(ctx, name, src->buf, src->len, &bh));
+    const char *pay = src->buf + bh.rowptr_off;
+    DSMM_CHECK(ctx, get_u64(src->buf + bh.trailer_off) == dsmmi_crc32(0, pay, bh.payload),
+               DSMM_ERR_FORMAT, "%s: checksum mismatch: file is corrupt", name);
+
+    const dsmm_type type = bh.type;
+    const dsmm_idx nrows = bh.nrows, nnz = bh.nnz;
+    DSMM_TRY(dsmm_csr_create(ctx, nrows, bh.ncols, nnz, type, &A));
+    memcpy(A->rowptr, src->buf + bh.rowptr_off, ((size_t)nrows + 1) * 8);
+    size_t vsize = dsmmi_type_size(type);
     if (nnz > 0) {
-        memcpy(A->colidx, pay + ((size_t)nrows + 1) * 8, (size_t)nnz * 8);
-        if (vsize) memcpy(A->val, pay + ((size_t)nrows + 1 + (size_t)nnz) * 8, (size_t)nnz * vsize);
+        memcpy(A->colidx, src->buf + bh.colidx_off, (size_t)nnz * 8);
+        if (vsize) memcpy(A->val, src->buf + bh.val_off, (size_t)nnz * vsize);
     }
     A->nnz = nnz;
-    A->sorted = (flags & BIN_FLAG_SORTED) != 0;
+    A->sorted = bh.sorted;
     if (dsmm_csr_check(ctx, A) != DSMM_OK) {
         char why[DSMMI_ERRMSG_MAX];
         snprintf(why, sizeof why, "%s", dsmm_ctx_last_error(ctx));
@@ -136,7 +160,7 @@ dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
         info->field = type == DSMM_PATTERN ? DSMM_MM_PATTERN : DSMM_MM_REAL;
         info->symmetry = DSMM_MM_GENERAL;
         info->nrows = nrows;
-        info->ncols = ncols;
+        info->ncols = bh.ncols;
         info->stored = nnz;
         info->bytes = src->len;
         info->gzipped = src->gzipped;
@@ -151,7 +175,7 @@ cleanup:
 
 static int put(FILE *f, const void *p, size_t n, uint32_t *crc)
 {
-    if (crc) *crc = crc_update(*crc, p, n);
+    if (crc) *crc = dsmmi_crc32(*crc, p, n);
     return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
 }
 
@@ -192,7 +216,7 @@ dsmm_status dsmmi_bin_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A)
     memcpy(h + 24, &A->nrows, 8);
     memcpy(h + 32, &A->ncols, 8);
     memcpy(h + 40, &A->nnz, 8);
-    uint64_t hcrc = crc_update(0, h, BIN_CRC_AT);
+    uint64_t hcrc = dsmmi_crc32(0, h, BIN_CRC_AT);
     memcpy(h + BIN_CRC_AT, &hcrc, 8);
 
     uint32_t crc = 0;

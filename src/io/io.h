@@ -96,12 +96,66 @@ dsmm_status dsmmi_mtx_parse_lines(dsmm_ctx *ctx, const char *name, const dsmmi_m
  * (0-based) in [p, end), or end - p when there are fewer (error paths only). */
 size_t dsmmi_mtx_entry_offset(const char *p, const char *end, dsmm_idx which);
 
+/* Matrix Market text exactly as dsmmi_mtx_write writes it, for writers that assemble the file
+ * in parts (dist/write.c: every rank formats its rows into its own buffer). */
+
+/* dsmmi_mtx_format_header: the banner ("coordinate", "pattern" or "real", "symmetric" or
+ * "general"), the comment lines (each given a leading '%' if it lacks one; may be NULL) and
+ * the size line of an nrows x ncols matrix with `count` entry lines. Like snprintf: returns
+ * the length, and out holds the whole header, NUL-terminated, only when it is < cap. */
+size_t dsmmi_mtx_format_header(char *out, size_t cap, dsmm_type type, int sym, const char *comment,
+                               dsmm_idx nrows, dsmm_idx ncols, dsmm_idx count);
+
+// The longest entry line dsmmi_mtx_format_rows writes: two indices, a value and the newline.
+#define DSMMI_MTX_LINE_MAX 128
+
+/* A cursor over the entry lines of A, a whole matrix or one rank's rows of a larger one. */
+typedef struct dsmmi_mtx_rows {
+    const dsmm_csr *A;
+    dsmm_idx row0, col0; // global index of A's first row and column (0 for a whole matrix)
+    int lower;           // symmetric output: only entries with global column <= global row
+    int precision;       // dsmm_write_opts.precision: > 0 digits ("%.*g", at most 17), 0 shortest
+    dsmm_idx i, k;       // the next line comes from row i, entry k; start both at 0
+} dsmmi_mtx_rows;
+
+/* dsmmi_mtx_format_rows: lines "i j[ value]\n" (1-based global indices; no value for pattern
+ * matrices) from r's position on into out[0..cap), advancing r; returns the bytes written.
+ * Stops when A's rows are done (r->i == A->nrows) or less than DSMMI_MTX_LINE_MAX bytes are
+ * left; no NUL is added. Progress needs cap >= DSMMI_MTX_LINE_MAX. */
+size_t dsmmi_mtx_format_rows(dsmmi_mtx_rows *r, char *out, size_t cap);
+
 /* Writers to an open stream (dsmm_write handles the atomic file). */
 dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_write_opts *o);
 dsmm_status dsmmi_mtx_write_dense(dsmm_ctx *ctx, FILE *f, const dsmm_dense *D);
 dsmm_status dsmmi_abc_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_labels *labels,
                             const dsmm_write_opts *o);
 dsmm_status dsmmi_bin_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A);
+
+/* The dsmm binary format (binary.c, docs/formats.md): a 64-byte header, the payload (rowptr
+ * and colidx as 8-byte integers, then the values) and an 8-byte trailer holding the crc32 of
+ * the payload. */
+#define DSMMI_BIN_HEADER 64
+
+/* A checked header and where the file's parts lie. */
+typedef struct dsmmi_bin_header {
+    dsmm_type type;             // value type
+    int index_width;            // bytes of a row pointer or column (8)
+    int sorted;                 // flag: columns strictly increasing within each row
+    dsmm_idx nrows, ncols, nnz; // >= 0
+    size_t rowptr_off, colidx_off, val_off, trailer_off; // byte offsets in the file
+    size_t payload;                                      // trailer_off - rowptr_off
+} dsmmi_bin_header;
+
+/* dsmmi_bin_header_parse: parses and checks h, the first min(size, DSMMI_BIN_HEADER) bytes of
+ * a binary file of `size` bytes: magic, version, header checksum, flags, value type, index
+ * width, reserved bytes, and sizes that fit the file exactly (so nothing is allocated for a
+ * corrupt or hostile file). The payload checksum and the matrix invariants are the caller's.
+ * Errors: DSMM_ERR_UNSUPPORTED (big-endian host); DSMM_ERR_FORMAT "name: problem". */
+dsmm_status dsmmi_bin_header_parse(dsmm_ctx *ctx, const char *name, const char *h, size_t size,
+                                   dsmmi_bin_header *bh);
+
+/* dsmmi_crc32: zlib's crc32 of p[0..n) continuing crc (0 to start), for any n. */
+uint32_t dsmmi_crc32(uint32_t crc, const void *p, size_t n);
 
 /* Labels: a dictionary name <-> index in insertion order (hash table + arena). */
 dsmm_status dsmmi_labels_create(dsmm_ctx *ctx, dsmm_labels **L);

@@ -1,5 +1,6 @@
 // src/io/mtx_write.c: Matrix Market writer (coordinate real|pattern general|symmetric, and
-// array for dense matrices) with shortest round-trip decimals and its own output buffer.
+// array for dense matrices) with shortest round-trip decimals and its own output buffer. The
+// header and entry-line formatters are shared with the parallel writer (dist/write.c).
 // Columns are read through dsmm_csr_col, so 32- and 64-bit matrices give the same bytes.
 #include <errno.h>
 #include <math.h>
@@ -117,24 +118,77 @@ static int is_symmetric(const dsmm_csr *A, int threads)
     return !asym;
 }
 
-static void put_comment(wbuf *w, const char *comment)
+// Appends s[0..len) at out + n when it fits with a NUL after it; returns the new length.
+static size_t emit(char *out, size_t cap, size_t n, const char *s, size_t len)
 {
-    const char *p = comment;
-    while (*p) {
+    if (n + len < cap) memcpy(out + n, s, len);
+    return n + len;
+}
+
+size_t dsmmi_mtx_format_header(char *out, size_t cap, dsmm_type type, int sym, const char *comment,
+                               dsmm_idx nrows, dsmm_idx ncols, dsmm_idx count)
+{
+    char line[160];
+    int len = snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate %s %s\n",
+                       type == DSMM_PATTERN ? "pattern" : "real", sym ? "symmetric" : "general");
+    size_t n = emit(out, cap, 0, line, (size_t)len);
+    for (const char *p = comment; p && *p;) {
         const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == 0 || p[0] != '%') wput(w, "%", 1);
-        wput(w, p, len);
-        wput(w, "\n", 1);
-        p += len + (e ? 1 : 0);
+        size_t plen = e ? (size_t)(e - p) : strlen(p);
+        if (plen == 0 || p[0] != '%') n = emit(out, cap, n, "%", 1);
+        n = emit(out, cap, n, p, plen);
+        n = emit(out, cap, n, "\n", 1);
+        p += plen + (e ? 1 : 0);
     }
+    len = snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)nrows, (long long)ncols,
+                   (long long)count);
+    n = emit(out, cap, n, line, (size_t)len);
+    if (n < cap) out[n] = '\0';
+    return n;
+}
+
+// The cursor and options live in locals: stores through out (a char pointer) may alias r.
+size_t dsmmi_mtx_format_rows(dsmmi_mtx_rows *r, char *out, size_t cap)
+{
+    const dsmm_csr *A = r->A;
+    const dsmm_idx *rowptr = A->rowptr, row0 = r->row0, col0 = r->col0;
+    const int lower = r->lower, precision = r->precision, pattern = A->type == DSMM_PATTERN;
+    dsmm_idx i = r->i, k = r->k;
+    char *p = out, ib[24];
+    int il = 0; // length of ib, the text of row index row0 + i + 1 (0: not formatted yet)
+    while (i < A->nrows) {
+        if (k >= rowptr[i + 1]) {
+            i++;
+            il = 0;
+            continue;
+        }
+        const dsmm_idx j = col0 + dsmm_csr_col(A, k);
+        if (lower && j > row0 + i) {
+            k++;
+            continue;
+        }
+        if (cap - (size_t)(p - out) < DSMMI_MTX_LINE_MAX) break;
+        if (il == 0) il = fmt_idx(ib, (long long)(row0 + i) + 1);
+        memcpy(p, ib, (size_t)il);
+        p += il;
+        *p++ = ' ';
+        p += fmt_idx(p, (long long)j + 1);
+        if (!pattern) {
+            *p++ = ' ';
+            p += format_value(p, A, k, precision);
+        }
+        *p++ = '\n';
+        k++;
+    }
+    r->i = i;
+    r->k = k;
+    return (size_t)(p - out);
 }
 
 dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_write_opts *o)
 {
     dsmm_status st = DSMM_OK;
     wbuf w = {f, NULL, 0, (size_t)1 << 18, 0};
-    char line[160];
 
     DSMM_CHECK(ctx, f != NULL && A != NULL, DSMM_ERR_ARG, "stream and matrix must be non-NULL");
     int sym = o ? o->symmetric : -1;
@@ -146,8 +200,6 @@ dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsm
                    "symmetric output asked for, but the matrix is not symmetric (or its rows "
                    "are not sorted)");
     }
-    w.buf = dsmmi_malloc(ctx, w.cap, 1);
-    DSMM_CHECK(ctx, w.buf != NULL, DSMM_ERR_NOMEM, "write buffer");
     dsmm_idx count = A->nnz;
     if (sym) {
         count = 0;
@@ -155,32 +207,18 @@ dsmm_status dsmmi_mtx_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsm
             for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
                 count += dsmm_csr_col(A, k) <= i;
     }
-    int n = snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate %s %s\n",
-                     A->type == DSMM_PATTERN ? "pattern" : "real", sym ? "symmetric" : "general");
-    wput(&w, line, (size_t)n);
-    if (o && o->comment) put_comment(&w, o->comment);
-    n = snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)A->nrows, (long long)A->ncols,
-                 (long long)count);
-    wput(&w, line, (size_t)n);
-    for (dsmm_idx i = 0; i < A->nrows && !w.err; i++) {
-        char ib[24];
-        int il = fmt_idx(ib, (long long)i + 1);
-        for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            dsmm_idx j = dsmm_csr_col(A, k);
-            if (sym && j > i) continue;
-            if (w.n + 128 > w.cap) wflush(&w);
-            char *p = w.buf + w.n;
-            memcpy(p, ib, (size_t)il);
-            p += il;
-            *p++ = ' ';
-            p += fmt_idx(p, (long long)j + 1);
-            if (A->type != DSMM_PATTERN) {
-                *p++ = ' ';
-                p += format_value(p, A, k, precision);
-            }
-            *p++ = '\n';
-            w.n = (size_t)(p - w.buf);
-        }
+    const char *comment = o ? o->comment : NULL;
+    size_t hlen =
+        dsmmi_mtx_format_header(NULL, 0, A->type, sym, comment, A->nrows, A->ncols, count);
+    if (hlen >= w.cap) w.cap = hlen + 1; // a long comment: the header still goes in one piece
+    w.buf = dsmmi_malloc(ctx, w.cap, 1);
+    DSMM_CHECK(ctx, w.buf != NULL, DSMM_ERR_NOMEM, "write buffer");
+    w.n = dsmmi_mtx_format_header(w.buf, w.cap, A->type, sym, comment, A->nrows, A->ncols, count);
+    dsmmi_mtx_rows rows = {A, 0, 0, sym, precision, 0, 0};
+    while (!w.err) {
+        w.n += dsmmi_mtx_format_rows(&rows, w.buf + w.n, w.cap - w.n);
+        if (rows.i == A->nrows) break;
+        wflush(&w);
     }
     wflush(&w);
     DSMM_CHECK(ctx, !w.err, DSMM_ERR_IO, "writing Matrix Market failed: %s", strerror(w.err));
