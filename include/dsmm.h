@@ -782,8 +782,9 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_scatter(dsmm_ctx *ctx, int root, c
 
 /* dsmm_dist_from_coo: an nrows x ncols matrix from entries that any rank may hold (global
  * indices in T; T may be NULL or empty on some ranks); repeated (i, j), also across ranks,
- * follow dup. Collective. Errors: DSMM_ERR_ARG (entry outside the matrix, repeated entry
- * with DSMM_DUP_ERROR, ranks disagreeing on the shape); DSMM_ERR_NOMEM. */
+ * follow dup. Collective. Errors: DSMM_ERR_ARG (entry outside the matrix, ranks disagreeing
+ * on the shape); DSMM_ERR_FORMAT (repeated entry with DSMM_DUP_ERROR, as dsmm_coo_to_csr);
+ * DSMM_ERR_NOMEM. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_from_coo(dsmm_ctx *ctx, dsmm_idx nrows,
                                                        dsmm_idx ncols, const dsmm_coo *T,
                                                        dsmm_dup dup, int pr, int pc,

@@ -34,27 +34,30 @@ dsmm_status dsmmi_dense_new(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     dsmm_dist_dense *B = NULL;
+    const dsmmi_grid *g = NULL;
     *out = NULL;
     DSMM_CHECK(ctx, nrows >= 0 && ncols >= 0, DSMM_ERR_ARG, "negative dimensions %lldx%lld",
                (long long)nrows, (long long)ncols);
     DSMM_CHECK(ctx, type == DSMM_FLOAT || type == DSMM_DOUBLE, DSMM_ERR_ARG,
                "dense values must be float or double, not %s", dsmm_type_name(type));
+    // Grid first (collective when new); allocations are local and agreed (see dist.c).
+    DSMM_TRY(dsmmi_grid_get(ctx, pr, pc, &g));
     B = dsmmi_calloc(ctx, 1, sizeof *B);
-    DSMM_CHECK(ctx, B != NULL, DSMM_ERR_NOMEM, "distributed dense matrix");
-    B->magic = DSMMI_DENSE_MAGIC;
-    B->ctx = ctx;
-    B->nrows = nrows;
-    B->ncols = ncols;
-    B->type = type;
-    DSMM_TRY(dsmmi_grid_get(ctx, pr, pc, &B->grid));
-    B->rb = dsmmi_malloc(ctx, (size_t)B->grid->pr + 1, sizeof *B->rb);
-    B->cb = dsmmi_malloc(ctx, (size_t)B->grid->pc + 1, sizeof *B->cb);
-    if (B->rb == NULL || B->cb == NULL)
-        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "tile bounds");
+    if (B != NULL) {
+        B->magic = DSMMI_DENSE_MAGIC;
+        B->ctx = ctx;
+        B->nrows = nrows;
+        B->ncols = ncols;
+        B->type = type;
+        B->grid = g;
+        B->rb = dsmmi_malloc(ctx, (size_t)g->pr + 1, sizeof *B->rb);
+        B->cb = dsmmi_malloc(ctx, (size_t)g->pc + 1, sizeof *B->cb);
+    }
+    if (B == NULL || B->rb == NULL || B->cb == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "distributed dense matrix");
     if (local == DSMM_OK) {
-        dsmmi_equal_split(nrows, B->grid->pr, B->rb);
-        dsmmi_equal_split(ncols, B->grid->pc, B->cb);
-        const dsmmi_grid *g = B->grid;
+        dsmmi_equal_split(nrows, g->pr, B->rb);
+        dsmmi_equal_split(ncols, g->pc, B->cb);
         local = dsmm_dense_create(ctx, B->rb[g->myrow + 1] - B->rb[g->myrow],
                                   B->cb[g->mycol + 1] - B->cb[g->mycol], type, &B->tile);
     }

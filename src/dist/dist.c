@@ -33,25 +33,32 @@ cleanup:
 dsmm_status dsmmi_dist_new(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_type type, int pr,
                            int pc, dsmm_dist **out)
 {
-    dsmm_status st = DSMM_OK;
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
     dsmm_dist *A = NULL;
+    const dsmmi_grid *g = NULL;
     *out = NULL;
     DSMM_CHECK(ctx, nrows >= 0 && ncols >= 0, DSMM_ERR_ARG, "negative dimensions %lldx%lld",
                (long long)nrows, (long long)ncols);
     DSMM_CHECK(ctx, dsmmi_type_ok(type), DSMM_ERR_ARG, "bad value type %d", (int)type);
+    // The grid first (collective when new), then local allocations, agreed: a rank that runs
+    // out of memory here must not leave the others waiting in the next collective.
+    DSMM_TRY(dsmmi_grid_get(ctx, pr, pc, &g));
     A = dsmmi_calloc(ctx, 1, sizeof *A);
-    DSMM_CHECK(ctx, A != NULL, DSMM_ERR_NOMEM, "distributed matrix");
-    A->magic = DSMMI_DIST_MAGIC;
-    A->ctx = ctx;
-    A->nrows = nrows;
-    A->ncols = ncols;
-    A->type = type;
-    DSMM_TRY(dsmmi_grid_get(ctx, pr, pc, &A->grid));
-    A->rb = dsmmi_malloc(ctx, (size_t)A->grid->pr + 1, sizeof *A->rb);
-    A->cb = dsmmi_malloc(ctx, (size_t)A->grid->pc + 1, sizeof *A->cb);
-    DSMM_CHECK(ctx, A->rb != NULL && A->cb != NULL, DSMM_ERR_NOMEM, "tile bounds");
-    dsmmi_equal_split(nrows, A->grid->pr, A->rb);
-    dsmmi_equal_split(ncols, A->grid->pc, A->cb);
+    if (A != NULL) {
+        A->magic = DSMMI_DIST_MAGIC;
+        A->ctx = ctx;
+        A->nrows = nrows;
+        A->ncols = ncols;
+        A->type = type;
+        A->grid = g;
+        A->rb = dsmmi_malloc(ctx, (size_t)g->pr + 1, sizeof *A->rb);
+        A->cb = dsmmi_malloc(ctx, (size_t)g->pc + 1, sizeof *A->cb);
+    }
+    if (A == NULL || A->rb == NULL || A->cb == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "distributed matrix");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    dsmmi_equal_split(nrows, g->pr, A->rb);
+    dsmmi_equal_split(ncols, g->pc, A->cb);
     *out = A;
     A = NULL;
 cleanup:
