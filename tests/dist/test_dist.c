@@ -267,10 +267,12 @@ static int test_from_coo_errors(void)
 
     // Each entry once, spread over the ranks.
     CHECK_ALL_OK(ctx, dsmm_coo_create(ctx, A->nrows, A->ncols, 0, DSMM_DOUBLE, &T));
+    dsmm_status pst = DSMM_OK;
     for (dsmm_idx i = 0; i < A->nrows; i++)
         for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            if ((int)(k % g_size) == g_rank)
-                CHECK_ALL_OK(ctx, dsmm_coo_push(T, i, dsmm_csr_col(A, k), dsmm_csr_value(A, k)));
+            if ((int)(k % g_size) == g_rank && pst == DSMM_OK)
+                pst = dsmm_coo_push(T, i, dsmm_csr_col(A, k), dsmm_csr_value(A, k));
+    CHECK_ALL_OK(ctx, pst);
     CHECK_ALL_OK(ctx, dsmm_dist_from_coo(ctx, A->nrows, A->ncols, T, DSMM_DUP_ERROR, pr, pc, &D));
     CHECK_ALL(dist_equals(ctx, D, A, 0, "from_coo DUP_ERROR without repeats"));
     dsmm_dist_destroy(&D);
@@ -316,11 +318,12 @@ static int test_from_coo_errors(void)
         CHECK_ALL(D == NULL);
         dsmm_ctx_clear_error(ctx);
     }
-    // The repeat under DSMM_DUP_ERROR: DSMM_ERR_ARG on every rank (dsmm.h's doc block of
-    // dsmm_dist_from_coo).
+    // The repeat under DSMM_DUP_ERROR: DSMM_ERR_FORMAT on every rank (dsmm.h's doc block of
+    // dsmm_dist_from_coo, as dsmm_coo_to_csr), naming the entry.
     D = (dsmm_dist *)&D;
     CHECK_ALL_ST(ctx, dsmm_dist_from_coo(ctx, A->nrows, A->ncols, T, DSMM_DUP_ERROR, pr, pc, &D),
-                 DSMM_ERR_ARG);
+                 DSMM_ERR_FORMAT);
+    CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "repeated entry") != NULL);
     CHECK_ALL(D == NULL);
     dsmm_ctx_clear_error(ctx);
     dsmm_coo_destroy(&T);
@@ -794,6 +797,12 @@ static int test_one_rank_fails(void)
     int last = g_size - 1;
     signal(SIGALRM, on_alarm);
     alarm(60);
+    // The grid is fetched (and its communicators made) before the failures below; a fresh
+    // context, where the failure comes before the first use of the grid, is tried last.
+    dsmm_dist *W = NULL;
+    alarm_phase = "warm-up scatter";
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &W));
+    dsmm_dist_destroy(&W);
     for (int op = 0; op < 4; op++) {
         dsmm_dist *D = NULL, *E = NULL;
         dsmm_dist_dense *B = NULL;
@@ -826,13 +835,24 @@ static int test_one_rank_fails(void)
         dsmm_ctx_clear_error(ctx);
         dsmm_dist_destroy(&D);
     }
-    alarm(0);
-    signal(SIGALRM, SIG_DFL);
     // Usable afterwards.
     dsmm_dist *D = NULL;
+    alarm_phase = "scatter after the failures";
     CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, Big, 0, 0, &D));
     CHECK_ALL(dist_equals(ctx, D, Big, last, "after a one-rank failure"));
     dsmm_dist_destroy(&D);
+    // A fresh context: the last rank fails before the grid exists.
+    dsmm_ctx *ctx2 = dist_ctx();
+    CHECK_ALL(ctx2 != NULL);
+    if (g_rank == last) dsmm_ctx_set_mem_budget(ctx2, 1);
+    alarm_phase = "first scatter of a fresh context";
+    dsmm_status st = dsmm_dist_scatter(ctx2, 0, A, 0, 0, &D);
+    if (g_rank == last) dsmm_ctx_set_mem_budget(ctx2, budget);
+    CHECK_ALL_MSG(st == DSMM_ERR_NOMEM && D == NULL, "fresh-context scatter returned %s: %s",
+                  dsmm_status_name(st), dsmm_ctx_last_error(ctx2));
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+    CHECK_ALL_NO_LEAK(ctx2);
     dsmm_dense_destroy(&G);
     dsmm_csr_destroy(&A);
     dsmm_csr_destroy(&Big);
