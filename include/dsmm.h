@@ -868,16 +868,26 @@ typedef enum dsmm_dist_alg {
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_alg_from_name(const char *name, dsmm_dist_alg *alg);
 DSMM_API const char *dsmm_dist_alg_name(dsmm_dist_alg alg);
 
+/* How SUMMA SpGEMM accumulates a rank's C tile over the stages. MERGE keeps one partial
+ * product per stage and merges them at the end with a k-way heap merge (HipMCL's baseline):
+ * memory for the partial products (up to the flops). FUSED keeps the pieces it receives and
+ * multiplies once at the end, the stages concatenated: no partial products and no merge,
+ * memory for the received pieces instead (a row block of A and a column block of B). AUTO:
+ * FUSED when the received pieces fit in the memory budget, else MERGE. The broadcasts, and
+ * so the bytes moved, are the same. */
+typedef enum dsmm_dist_acc { DSMM_ACC_AUTO = 0, DSMM_ACC_MERGE, DSMM_ACC_FUSED } dsmm_dist_acc;
+
 /* Options of dsmm_spgemm_ex / dsmm_spmm_ex; dsmm_dist_opts_init sets the defaults. */
 typedef struct dsmm_dist_opts {
     dsmm_dist_alg alg;
-    int prefetch;            // 1: post stage s+1's broadcasts (MPI_Ibcast) before multiplying
-                             // stage s, overlapping communication with computation
-    dsmm_spgemm_opts spgemm; // local SpGEMM kernel options (alg, semiring, type); a mask and
-                             // transpose_b are not supported in distributed products
-    dsmm_spmm_opts spmm;     // local SpMM kernel options (alg, k_block); alpha, beta and
-                             // transpose_a are not supported in distributed products
-    dsmm_stats *stats;       // non-NULL: filled with the run's statistics on every rank
+    int prefetch;             // 1: post stage s+1's broadcasts (MPI_Ibcast) before multiplying
+                              // stage s, overlapping communication with computation
+    dsmm_dist_acc accumulate; // SpGEMM: merge partial products, or one fused multiply
+    dsmm_spgemm_opts spgemm;  // local SpGEMM kernel options (alg, semiring, type); a mask and
+                              // transpose_b are not supported in distributed products
+    dsmm_spmm_opts spmm;      // local SpMM kernel options (alg, k_block); alpha, beta and
+                              // transpose_a are not supported in distributed products
+    dsmm_stats *stats;        // non-NULL: filled with the run's statistics on every rank
 } dsmm_dist_opts;
 DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
 

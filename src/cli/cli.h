@@ -137,7 +137,7 @@ int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char
 typedef struct cli_dist {
     const char *algo; // "auto" | "local" | a dsmm_dist_alg name
     const char *grid; // "PRxPC" or NULL
-    int prefetch, wg;
+    int prefetch, wg, accumulate;
     int64_t permute_seed;
     int permute;
     int on, pr, pc;
@@ -155,6 +155,14 @@ typedef struct cli_dist {
      0},                                                                                             \
         {"grid",     0,         "PRxPC", "process grid (default: as square as possible)",            \
          CLI_STRING, &(d).grid, 0,       0},                                                         \
+        {"accumulate",                                                                               \
+         0,                                                                                          \
+         "auto|merge|fused",                                                                         \
+         "spgemm: merge partial products (k-way) or one fused multiply (default auto)",              \
+         CLI_ENUM,                                                                                   \
+         &(d).accumulate,                                                                            \
+         0,                                                                                          \
+         0},                                                                                         \
         {"prefetch", 0,                                                                              \
          NULL,       "overlap the next stage's broadcasts with this stage's multiply",               \
          CLI_FLAG,   &(d).prefetch,                                                                  \

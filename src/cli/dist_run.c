@@ -47,7 +47,7 @@ int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
             d->pr < 1 || d->pc < 1)
             return cli_usage_error(cmd, "--grid: '%s' is not PRxPC (e.g. 2x3)", d->grid);
     }
-    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute))
+    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute || d->accumulate))
         return cli_usage_error(cmd, "--grid, --prefetch, --workgroup-size and --permute need "
                                     "--algo summa");
     return CLI_OK;
@@ -223,6 +223,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     dsmm_dist_opts_init(&o);
     o.alg = d->alg;
     o.prefetch = d->prefetch;
+    o.accumulate = (dsmm_dist_acc)d->accumulate; // auto|merge|fused in enum order
     o.spgemm = *so;
     if (semiring_auto)
         o.spgemm.semiring = dsmm_dist_type(A) != DSMM_PATTERN && dsmm_dist_type(Bu) != DSMM_PATTERN

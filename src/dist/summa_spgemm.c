@@ -18,6 +18,7 @@ typedef struct run {
     int64_t *annz, *bnnz;  // this rank's piece sizes, then everyone's (P x S)
     int64_t *a_all, *b_all;
     char *abuf[2], *bbuf[2]; // receive slots (two with prefetch)
+    char **akeep, **bkeep;   // FUSED: every received piece, kept to the end
     dsmmi_req areq[2], breq[2];
     dsmm_csr **parts;
     double *stage_flops;
@@ -64,6 +65,10 @@ static void run_free(dsmm_ctx *ctx, run *r)
         r->abuf[k] = dsmmi_free(ctx, r->abuf[k]);
         r->bbuf[k] = dsmmi_free(ctx, r->bbuf[k]);
     }
+    dsmmi_summa_pieces_free(ctx, r->akeep, S);
+    dsmmi_summa_pieces_free(ctx, r->bkeep, S);
+    r->akeep = dsmmi_free(ctx, r->akeep);
+    r->bkeep = dsmmi_free(ctx, r->bkeep);
     for (int s = 0; r->parts && s < S; s++) dsmm_csr_destroy(&r->parts[s]);
     r->parts = dsmmi_free(ctx, r->parts);
     r->stage_flops = dsmmi_free(ctx, r->stage_flops);
@@ -86,6 +91,20 @@ static size_t b_bytes(const dsmm_dist *B, const run *r, int s)
     return dsmmi_piece_bytes(r->plan.hi[s] - r->plan.lo[s], r->b_all[owner * S + s], B->type);
 }
 
+// Where stage s's pieces are (or arrive): the root's own pack, the kept buffer (FUSED), or
+// the receive slot.
+static char *a_at(const dsmm_dist *A, const run *r, int s, int slot)
+{
+    if (A->grid->mycol == r->plan.kc[s]) return r->apack[s];
+    return r->akeep ? r->akeep[s] : r->abuf[slot];
+}
+
+static char *b_at(const dsmm_dist *B, const run *r, int s, int slot)
+{
+    if (B->grid->myrow == r->plan.kr[s]) return r->bpack[s];
+    return r->bkeep ? r->bkeep[s] : r->bbuf[slot];
+}
+
 // Starts (prefetch) or completes (blocking) stage s's two broadcasts into slot.
 static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r, int s,
                         int slot, int prefetch)
@@ -93,8 +112,7 @@ static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, r
     dsmm_status st = DSMM_OK;
     const dsmmi_grid *g = A->grid;
     int kc = r->plan.kc[s], kr = r->plan.kr[s];
-    char *abuf = g->mycol == kc ? r->apack[s] : r->abuf[slot];
-    char *bbuf = g->myrow == kr ? r->bpack[s] : r->bbuf[slot];
+    char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     size_t ab = a_bytes(A, r, s), bb = b_bytes(B, r, s);
     if (prefetch) {
         DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
@@ -117,8 +135,7 @@ static dsmm_status multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *
     int64_t an = r->a_all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b_all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
     if (an == 0 || bn == 0) return DSMM_OK;
-    const char *abuf = g->mycol == r->plan.kc[s] ? r->apack[s] : r->abuf[slot];
-    const char *bbuf = g->myrow == r->plan.kr[s] ? r->bpack[s] : r->bbuf[slot];
+    const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
     dsmmi_piece_view(abuf, A->rb[g->myrow + 1] - A->rb[g->myrow], w, an, A->type, ctx, &Av);
@@ -129,6 +146,98 @@ static dsmm_status multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *
     (*nparts)++;
     r->stage_flops[s] = info.flops;
 cleanup:
+    return st;
+}
+
+/* FUSED: the stages' pieces joined into this rank's row block of A (nr x m: piece s's columns
+ * shifted by lo[s]) and column block of B (m x nc: pieces stacked), multiplied once. Stage
+ * flops are counted from the pieces for the statistics. */
+static dsmm_status fused(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r,
+                         const dsmm_spgemm_opts *lo, dsmm_csr **tile, double *acc_seconds)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmmi_grid *g = A->grid;
+    int S = r->plan.n;
+    dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow], nc = B->cb[g->mycol + 1] - B->cb[g->mycol];
+    dsmm_idx m = A->ncols, an = 0, bn = 0;
+    dsmm_csr *Ar = NULL, *Bc = NULL, *views = NULL;
+    dsmm_idx *rowflops = NULL;
+    double t0 = dsmmi_wtime();
+    views = dsmmi_calloc(ctx, 2 * (size_t)(S ? S : 1), sizeof *views);
+    rowflops = dsmmi_malloc(ctx, nr ? (size_t)nr : 1, sizeof *rowflops);
+    DSMM_CHECK(ctx, views != NULL && rowflops != NULL, DSMM_ERR_NOMEM, "fused stages");
+    dsmm_csr *av = views, *bv = views + S;
+    for (int s = 0; s < S; s++) {
+        int64_t za = r->a_all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
+        int64_t zb = r->b_all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
+        dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
+        if (za) dsmmi_piece_view(a_at(A, r, s, 0), nr, w, za, A->type, ctx, &av[s]);
+        if (zb) dsmmi_piece_view(b_at(B, r, s, 0), w, nc, zb, B->type, ctx, &bv[s]);
+        an += za;
+        bn += zb;
+        if (za && zb) {
+            dsmm_idx f = 0;
+            dsmmi_spgemm_row_flops(&av[s], &bv[s], rowflops, &f);
+            r->stage_flops[s] = (double)f;
+        }
+    }
+    int abits = m <= INT32_MAX ? 32 : 64;
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, nr, m, an, A->type, abits, &Ar));
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, m, nc, bn, B->type, nc <= INT32_MAX ? 32 : 64, &Bc));
+    size_t avb = dsmmi_type_size(A->type), bvb = dsmmi_type_size(B->type);
+    // A's row block: row i takes piece 0's row i, then piece 1's, ... (columns increase).
+    dsmm_idx k = 0;
+    for (dsmm_idx i = 0; i < nr; i++) {
+        Ar->rowptr[i] = k;
+        for (int s = 0; s < S; s++) {
+            if (av[s].nnz == 0) continue;
+            dsmm_idx b = av[s].rowptr[i], e = av[s].rowptr[i + 1], lo_s = r->plan.lo[s];
+            for (dsmm_idx q = b; q < e; q++, k++) {
+                if (abits == 32)
+                    Ar->colidx32[k] = (int32_t)(av[s].colidx32[q] + lo_s);
+                else
+                    Ar->colidx[k] = av[s].colidx32[q] + lo_s;
+            }
+            if (avb)
+                memcpy((char *)Ar->val + (size_t)(k - (e - b)) * avb,
+                       (const char *)av[s].val + (size_t)b * avb, (size_t)(e - b) * avb);
+        }
+    }
+    Ar->rowptr[nr] = k;
+    Ar->nnz = k;
+    Ar->sorted = 1;
+    // B's column block: the pieces' rows one after another.
+    k = 0;
+    for (int s = 0; s < S; s++) {
+        dsmm_idx w = r->plan.hi[s] - r->plan.lo[s], lo_s = r->plan.lo[s];
+        for (dsmm_idx i = 0; i < w; i++)
+            Bc->rowptr[lo_s + i] = k + (bv[s].nnz ? bv[s].rowptr[i] : 0);
+        if (bv[s].nnz) {
+            for (dsmm_idx q = 0; q < bv[s].nnz; q++) {
+                if (Bc->colidx32)
+                    Bc->colidx32[k + q] = bv[s].colidx32[q];
+                else
+                    Bc->colidx[k + q] = bv[s].colidx32[q];
+            }
+            if (bvb) memcpy((char *)Bc->val + (size_t)k * bvb, bv[s].val, (size_t)bv[s].nnz * bvb);
+            k += bv[s].nnz;
+        }
+    }
+    Bc->rowptr[m] = k;
+    Bc->nnz = k;
+    Bc->sorted = 1;
+    // Pieces no longer needed: free them before the multiply allocates C.
+    dsmmi_summa_pieces_free(ctx, r->akeep, S);
+    dsmmi_summa_pieces_free(ctx, r->bkeep, S);
+    *acc_seconds = dsmmi_wtime() - t0;
+    dsmm_spgemm_info info;
+    memset(&info, 0, sizeof info);
+    DSMM_TRY(dsmmi_local_spgemm(ctx, Ar, Bc, lo, DSMMI_SPGEMM_FULL, tile, &info));
+cleanup:
+    dsmm_csr_destroy(&Ar);
+    dsmm_csr_destroy(&Bc);
+    views = dsmmi_free(ctx, views);
+    rowflops = dsmmi_free(ctx, rowflops);
     return st;
 }
 
@@ -193,7 +302,34 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         if (g->mycol != r.plan.kc[s] && a_bytes(A, &r, s) > amax) amax = a_bytes(A, &r, s);
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
-    for (int k = 0; k < 1 + prefetch && local == DSMM_OK; k++) {
+    // The accumulation is a local choice: the broadcasts are the same either way.
+    size_t keep = 0;
+    for (int s = 0; s < S; s++) {
+        if (g->mycol != r.plan.kc[s]) keep += a_bytes(A, &r, s);
+        if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
+    }
+    int fuse = o.accumulate == DSMM_ACC_FUSED;
+    if (o.accumulate == DSMM_ACC_AUTO) {
+        // Twice the pieces: they are joined into one row block of A and column block of B.
+        size_t budget = dsmm_ctx_mem_budget(ctx), used = dsmm_ctx_mem_in_use(ctx);
+        fuse = budget == 0 || (used <= budget && 2 * keep <= budget - used);
+    }
+    if (fuse && local == DSMM_OK) {
+        r.akeep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.akeep);
+        r.bkeep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.bkeep);
+        if (r.akeep == NULL || r.bkeep == NULL)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spgemm: %d stages", S);
+        for (int s = 0; local == DSMM_OK && s < S; s++) {
+            size_t ab = g->mycol != r.plan.kc[s] ? a_bytes(A, &r, s) : 0;
+            size_t bb = g->myrow != r.plan.kr[s] ? b_bytes(B, &r, s) : 0;
+            if (ab) r.akeep[s] = dsmmi_malloc(ctx, ab, 1);
+            if (bb) r.bkeep[s] = dsmmi_malloc(ctx, bb, 1);
+            if ((ab && r.akeep[s] == NULL) || (bb && r.bkeep[s] == NULL))
+                local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                                    "spgemm: %zu bytes of received pieces", keep);
+        }
+    }
+    for (int k = 0; !fuse && k < 1 + prefetch && local == DSMM_OK; k++) {
         r.abuf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
         r.bbuf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
         if (r.abuf[k] == NULL || r.bbuf[k] == NULL)
@@ -223,13 +359,16 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         }
         double t1 = dsmmi_wtime();
         rs.comm += t1 - t;
-        if (local == DSMM_OK) local = multiply(ctx, A, B, &r, s, slot, &lo, &nparts);
+        if (local == DSMM_OK && !fuse) local = multiply(ctx, A, B, &r, s, slot, &lo, &nparts);
         t = dsmmi_wtime();
         rs.comp += t - t1;
     }
 
-    // Merge the partial products (the accumulation of the breakdown).
-    if (local == DSMM_OK) {
+    // Merge the partial products (the accumulation of the breakdown), or the fused multiply.
+    double fused_acc = 0;
+    if (local == DSMM_OK && fuse) {
+        local = fused(ctx, A, B, &r, &lo, &tile, &fused_acc);
+    } else if (local == DSMM_OK) {
         if (nparts == 1) {
             tile = r.parts[0];
             r.parts[0] = NULL;
@@ -240,7 +379,12 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     }
     for (int s = 0; s < S; s++) dsmm_csr_destroy(&r.parts[s]);
     double t2 = dsmmi_wtime();
-    rs.acc = t2 - t;
+    if (fuse) {
+        rs.acc = fused_acc;
+        rs.comp += t2 - t - fused_acc;
+    } else {
+        rs.acc = t2 - t;
+    }
     DSMM_TRY(dsmmi_barrier(ctx, &rs.wait));
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_dist_new(ctx, A->nrows, B->ncols, type, g->pr, g->pc, &Cd));
@@ -257,6 +401,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S, r.plan.lo,
                                   r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
+        DSMM_TRY(dsmm_stats_set_str(o.stats, "accumulate", fuse ? "fused" : "merge"));
     }
     *C = Cd;
     Cd = NULL;

@@ -117,11 +117,18 @@ static int spgemm_vs_serial(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
     dsmm_dist_opts_init(&o);
     o.prefetch = prefetch;
     o.spgemm.semiring = sr;
-    CHECK_ALL_OK(ctx, dsmm_spgemm_ex(ctx, DA, DB, &o, &DC));
-    int gpr = 0, gpc = 0;
-    dsmm_dist_grid(DC, &gpr, &gpc);
-    CHECK_ALL_MSG(gpr == pr && gpc == pc, "%s: C on %d x %d", what, gpr, gpc);
-    CHECK_ALL_MSG(dist_near(ctx, DC, Cs, (int)(info.nnz % g_size), rtol, what), "%s", what);
+    // Both accumulations: partial products merged, and one fused multiply per rank.
+    static const dsmm_dist_acc accs[] = {DSMM_ACC_MERGE, DSMM_ACC_FUSED, DSMM_ACC_AUTO};
+    for (int a = 0; a < 3; a++) {
+        o.accumulate = accs[a];
+        dsmm_dist_destroy(&DC);
+        CHECK_ALL_OK(ctx, dsmm_spgemm_ex(ctx, DA, DB, &o, &DC));
+        int gpr = 0, gpc = 0;
+        dsmm_dist_grid(DC, &gpr, &gpc);
+        CHECK_ALL_MSG(gpr == pr && gpc == pc, "%s: C on %d x %d", what, gpr, gpc);
+        CHECK_ALL_MSG(dist_near(ctx, DC, Cs, (int)(info.nnz % g_size), rtol, what),
+                      "%s, accumulate %d", what, (int)accs[a]);
+    }
     // The inputs are only read (checked once per pair and grid).
     if (prefetch) {
         CHECK_ALL_MSG(dist_equals(ctx, DA, A, 0, what), "%s: A changed", what);
