@@ -12,16 +12,6 @@ dsmm=$1
 data=$2
 . "$(dirname "$0")/lib.sh"
 
-expect_rc() {
-    local want=$1
-    shift
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else bad "exit $rc (want $want): $* :: $(head -c 400 "$tmp/err")"; fi
-}
-expect_grep() {
-    if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 300 "$1")"; fi
-}
 same() {
     if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi
 }

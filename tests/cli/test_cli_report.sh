@@ -14,20 +14,6 @@ data=$2
 . "$(dirname "$0")/lib.sh"
 fx=$data/stats-summa-4.json
 
-# expect_rc RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err; checks the exit code.
-expect_rc() {
-    local want=$1
-    shift
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else bad "exit $rc (want $want): $* :: $(head -c 300 "$tmp/err")"; fi
-}
-
-# expect_grep FILE REGEX: FILE has a line matching REGEX (extended).
-expect_grep() {
-    if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 400 "$1")"; fi
-}
-
 # expect_line FILE TEXT: FILE has a line that is exactly TEXT.
 expect_line() {
     if grep -Fxq -- "$2" "$1"; then ok; else bad "$1 lacks the line '$2': $(head -c 400 "$1")"; fi

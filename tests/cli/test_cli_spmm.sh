@@ -15,28 +15,6 @@ data=$2
 seed=${DSMM_TEST_SEED:-$(($(date +%s) ^ ($$ << 20)))}
 echo "seed $seed (replay with DSMM_TEST_SEED=$seed)"
 
-# expect_rc RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err; checks the exit code.
-expect_rc() {
-    local want=$1
-    shift
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else bad "exit $rc (want $want): $* :: $(head -c 300 "$tmp/err")"; fi
-}
-
-# expect_grep FILE REGEX: FILE has a line matching REGEX (extended).
-expect_grep() {
-    if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 300 "$1")"; fi
-}
-
-# expect_none FILE...: none of the files exists (nor a temporary next to it).
-expect_none() {
-    local f
-    for f in "$@"; do
-        if [ -e "$f" ] || compgen -G "$f.tmp.*" >/dev/null; then bad "$f was left behind"; else ok; fi
-    done
-}
-
 # The naive reference, in awk. ref MODE A B: op(A) * B as a Matrix Market array (column-major,
 # %.17g), MODE n (A) or t (A^T); A is a coordinate file (real, integer or pattern; general,
 # symmetric or skew; .gz too), B an array file.
