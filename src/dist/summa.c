@@ -173,3 +173,12 @@ void dsmmi_summa_pieces_free(dsmm_ctx *ctx, char **pack, int n)
 {
     for (int s = 0; pack && s < n; s++) pack[s] = dsmmi_free(ctx, pack[s]);
 }
+
+size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const int64_t *a_all,
+                           int s)
+{
+    const dsmmi_grid *g = A->grid;
+    int owner = g->myrow * g->pc + p->kc[s];
+    return dsmmi_piece_bytes(A->rb[g->myrow + 1] - A->rb[g->myrow], a_all[owner * p->n + s],
+                             A->type);
+}

@@ -35,4 +35,9 @@ dsmm_status dsmmi_summa_pieces(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
                                const dsmmi_summa_plan *p, char **pack, int64_t *nnz);
 void dsmmi_summa_pieces_free(dsmm_ctx *ctx, char **pack, int n);
 
+/* dsmmi_summa_a_bytes: bytes of stage s's piece of A for this rank's grid row, from the
+ * all-gathered piece sizes a_all (P x p->n). */
+size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const int64_t *a_all,
+                           int s);
+
 #endif // DSMM_DIST_SUMMA_H

@@ -75,14 +75,7 @@ static void run_free(dsmm_ctx *ctx, run *r)
     dsmmi_summa_plan_free(ctx, &r->plan);
 }
 
-// Bytes of stage s's A piece for this rank's grid row and B piece for its grid column.
-static size_t a_bytes(const dsmm_dist *A, const run *r, int s)
-{
-    const dsmmi_grid *g = A->grid;
-    int S = r->plan.n, owner = g->myrow * g->pc + r->plan.kc[s];
-    return dsmmi_piece_bytes(A->rb[g->myrow + 1] - A->rb[g->myrow], r->a_all[owner * S + s],
-                             A->type);
-}
+// Bytes of stage s's B piece for this rank's grid column.
 
 static size_t b_bytes(const dsmm_dist *B, const run *r, int s)
 {
@@ -113,7 +106,7 @@ static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, r
     const dsmmi_grid *g = A->grid;
     int kc = r->plan.kc[s], kr = r->plan.kr[s];
     char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
-    size_t ab = a_bytes(A, r, s), bb = b_bytes(B, r, s);
+    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a_all, s), bb = b_bytes(B, r, s);
     if (prefetch) {
         DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
         DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->breq[slot]));
@@ -299,13 +292,14 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     DSMM_TRY(dsmmi_allgather_i64(ctx, r.bnnz, S, r.b_all));
     size_t amax = 0, bmax = 0;
     for (int s = 0; s < S; s++) {
-        if (g->mycol != r.plan.kc[s] && a_bytes(A, &r, s) > amax) amax = a_bytes(A, &r, s);
+        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
+        if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
     // The accumulation is a local choice: the broadcasts are the same either way.
     size_t keep = 0;
     for (int s = 0; s < S; s++) {
-        if (g->mycol != r.plan.kc[s]) keep += a_bytes(A, &r, s);
+        if (g->mycol != r.plan.kc[s]) keep += dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
         if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
     }
     int fuse = o.accumulate == DSMM_ACC_FUSED;
@@ -320,7 +314,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         if (r.akeep == NULL || r.bkeep == NULL)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spgemm: %d stages", S);
         for (int s = 0; local == DSMM_OK && s < S; s++) {
-            size_t ab = g->mycol != r.plan.kc[s] ? a_bytes(A, &r, s) : 0;
+            size_t ab = g->mycol != r.plan.kc[s] ? dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s) : 0;
             size_t bb = g->myrow != r.plan.kr[s] ? b_bytes(B, &r, s) : 0;
             if (ab) r.akeep[s] = dsmmi_malloc(ctx, ab, 1);
             if (bb) r.bkeep[s] = dsmmi_malloc(ctx, bb, 1);

@@ -34,14 +34,6 @@ static void run_free(dsmm_ctx *ctx, run *r)
     dsmmi_summa_plan_free(ctx, &r->plan);
 }
 
-static size_t a_bytes(const dsmm_dist *A, const run *r, int s)
-{
-    const dsmmi_grid *g = A->grid;
-    int S = r->plan.n, owner = g->myrow * g->pc + r->plan.kc[s];
-    return dsmmi_piece_bytes(A->rb[g->myrow + 1] - A->rb[g->myrow], r->a_all[owner * S + s],
-                             A->type);
-}
-
 // Bytes of stage s's block of B for this rank's grid column.
 static size_t b_bytes(const dsmm_dist_dense *B, const run *r, int s)
 {
@@ -66,7 +58,7 @@ static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense
     int kc = r->plan.kc[s], kr = r->plan.kr[s];
     char *abuf = g->mycol == kc ? r->apack[s] : r->abuf[slot];
     char *bbuf = g->myrow == kr ? b_source(B, r, s) : r->bbuf[slot];
-    size_t ab = a_bytes(A, r, s), bb = b_bytes(B, r, s);
+    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a_all, s), bb = b_bytes(B, r, s);
     if (prefetch) {
         DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
         DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->breq[slot]));
@@ -135,7 +127,8 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     DSMM_TRY(dsmmi_allgather_i64(ctx, r.annz, S, r.a_all));
     size_t amax = 0, bmax = 0;
     for (int s = 0; s < S; s++) {
-        if (g->mycol != r.plan.kc[s] && a_bytes(A, &r, s) > amax) amax = a_bytes(A, &r, s);
+        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
+        if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
     for (int k = 0; k < 1 + prefetch && local == DSMM_OK; k++) {
