@@ -1,5 +1,6 @@
 // tests/comm/test_comm.c: MPI contexts on 1..4 ranks: duplicated communicator, rank/size,
-// collective status agreement (one failing rank makes every rank fail), count conversion.
+// collective status agreement (one failing rank makes every rank fail with its message), count
+// conversion.
 #include <mpi.h>
 #include <stdio.h>
 
@@ -29,16 +30,24 @@ static int test_agree(void)
     dsmm_ctx_set_log(ctx, DSMM_LOG_ERROR, NULL, NULL);
     int size = dsmm_ctx_size(ctx), rank = dsmm_ctx_rank(ctx);
     CHECK_EQ_IDX(dsmmi_comm_agree(ctx, DSMM_OK), DSMM_OK);
-    // The last rank fails; everyone must see the failure, and ranks that did not fail say so.
-    dsmm_status local = rank == size - 1 ? DSMM_ERR_IO : DSMM_OK;
+    // The last rank fails; every rank must see the failure with the failing rank's message.
+    dsmm_status local = DSMM_OK;
+    if (rank == size - 1)
+        local = dsmmi_error(ctx, DSMM_ERR_IO, __FILE__, __LINE__, "graph.mtx:17: bad line");
     dsmm_status st = dsmmi_comm_agree(ctx, local);
     CHECK_EQ_IDX(st, DSMM_ERR_IO);
-    if (local == DSMM_OK) CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "another rank failed");
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "graph.mtx:17: bad line");
+    if (size > 1) {
+        char want[64];
+        snprintf(want, sizeof want, "DSMM_ERR_IO: rank %d: graph.mtx", size - 1);
+        CHECK_CONTAINS(dsmm_ctx_last_error(ctx), want);
+    }
     dsmm_ctx_clear_error(ctx);
     // The maximum status wins when several ranks fail differently.
     local = rank == 0 ? DSMM_ERR_ARG : DSMM_ERR_NOMEM;
     st = dsmmi_comm_agree(ctx, local);
     CHECK_EQ_IDX(st, size > 1 ? DSMM_ERR_NOMEM : DSMM_ERR_ARG);
+    if (size > 1) CHECK_EQ_IDX(dsmm_ctx_last_status(ctx), st); // one rank: local stays as is
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
