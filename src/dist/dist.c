@@ -121,6 +121,37 @@ static size_t rec_bytes(int vals)
     return 2 * sizeof(dsmm_idx) + (vals ? sizeof(double) : 0);
 }
 
+static void put_rec(char *p, dsmm_idx i, dsmm_idx j, double v, int vals)
+{
+    memcpy(p, &i, sizeof i);
+    memcpy(p + sizeof i, &j, sizeof j);
+    if (vals) memcpy(p + 2 * sizeof i, &v, sizeof v);
+}
+
+// The records of buf[0..bytes) as triples of an nrows x ncols matrix, indices shifted by
+// (-r0, -c0) into it (new *T).
+static dsmm_status recs_to_coo(dsmm_ctx *ctx, const char *buf, size_t bytes, int vals,
+                               dsmm_idx nrows, dsmm_idx ncols, dsmm_idx r0, dsmm_idx c0,
+                               dsmm_coo **T)
+{
+    dsmm_status st = DSMM_OK;
+    size_t rb = rec_bytes(vals);
+    dsmm_idx m = (dsmm_idx)(bytes / rb);
+    DSMM_TRY(dsmm_coo_create(ctx, nrows, ncols, m, vals ? DSMM_DOUBLE : DSMM_PATTERN, T));
+    for (dsmm_idx k = 0; k < m; k++) {
+        const char *p = buf + (size_t)k * rb;
+        dsmm_idx i, j;
+        memcpy(&i, p, sizeof i);
+        memcpy(&j, p + sizeof i, sizeof j);
+        (*T)->row[k] = i - r0;
+        (*T)->col[k] = j - c0;
+        if (vals) memcpy((double *)(*T)->val + k, p + 2 * sizeof i, sizeof(double));
+    }
+    (*T)->nnz = m;
+cleanup:
+    return st;
+}
+
 static double val_at(const void *val, dsmm_type t, dsmm_idx k)
 {
     if (val == NULL || t == DSMM_PATTERN) return 1.0;
@@ -173,13 +204,7 @@ dsmm_status dsmmi_dist_from_triples(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncol
     for (dsmm_idx k = 0; local == DSMM_OK && k < n; k++) {
         int owner =
             dsmmi_block_of(nrows, g->pr, row[k]) * g->pc + dsmmi_block_of(ncols, g->pc, col[k]);
-        char *p = sbuf + sdispl[owner] + fill[owner];
-        memcpy(p, &row[k], sizeof(dsmm_idx));
-        memcpy(p + sizeof(dsmm_idx), &col[k], sizeof(dsmm_idx));
-        if (vals) {
-            double v = val_at(val, vtype, k);
-            memcpy(p + 2 * sizeof(dsmm_idx), &v, sizeof v);
-        }
+        put_rec(sbuf + sdispl[owner] + fill[owner], row[k], col[k], val_at(val, vtype, k), vals);
         fill[owner] += rb;
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
@@ -193,19 +218,8 @@ dsmm_status dsmmi_dist_from_triples(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncol
     tile_shape(A, &r0, &nr, &c0, &nc);
     size_t total = 0;
     for (int p = 0; p < P; p++) total += rcount[p];
-    dsmm_idx m = (dsmm_idx)(total / rb);
-    local = dsmm_coo_create(ctx, nr, nc, m, vals ? DSMM_DOUBLE : DSMM_PATTERN, &T);
+    local = recs_to_coo(ctx, rbuf, total, vals, nr, nc, r0, c0, &T);
     if (local == DSMM_OK) {
-        for (dsmm_idx k = 0; k < m; k++) {
-            const char *p = rbuf + (size_t)k * rb;
-            dsmm_idx i, j;
-            memcpy(&i, p, sizeof i);
-            memcpy(&j, p + sizeof i, sizeof j);
-            T->row[k] = i - r0;
-            T->col[k] = j - c0;
-            if (vals) memcpy((double *)T->val + k, p + 2 * sizeof i, sizeof(double));
-        }
-        T->nnz = m;
         rbuf = dsmmi_free(ctx, rbuf);
         dsmm_idx dr = -1, dc = -1;
         local = dsmmi_coo_to_csr(ctx, T, dup, type, &tile, &dr, &dc);
@@ -438,8 +452,6 @@ cleanup:
 dsmm_status dsmm_dist_gather(dsmm_ctx *ctx, const dsmm_dist *A, int root, dsmm_csr **out)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
-    dsmm_idx *row = NULL, *col = NULL, n = 0;
-    double *val = NULL;
     size_t *scount = NULL, *sdispl = NULL, *rcount = NULL;
     char *sbuf = NULL, *rbuf = NULL;
     dsmm_coo *T = NULL;
@@ -451,49 +463,38 @@ dsmm_status dsmm_dist_gather(dsmm_ctx *ctx, const dsmm_dist *A, int root, dsmm_c
                ctx->size - 1);
     int P = ctx->size, vals = A->type != DSMM_PATTERN;
     size_t rb = rec_bytes(vals);
-    local = dsmmi_dist_triples(ctx, A, &row, &col, &val, &n);
+    // This rank's entries, with global indices, packed straight from its tile for the root.
+    const dsmm_csr *tl = A->tile;
+    dsmm_idx n = tl->nnz, r0, nr, c0, nc;
+    tile_shape(A, &r0, &nr, &c0, &nc);
     scount = dsmmi_calloc(ctx, (size_t)P, sizeof *scount);
     sdispl = dsmmi_calloc(ctx, (size_t)P + 1, sizeof *sdispl);
     rcount = dsmmi_calloc(ctx, (size_t)P, sizeof *rcount);
     sbuf = dsmmi_malloc(ctx, n ? (size_t)n * rb : 1, 1);
-    if (local == DSMM_OK && (!scount || !sdispl || !rcount || !sbuf))
+    if (!scount || !sdispl || !rcount || !sbuf)
         local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "gather: %lld entries",
                             (long long)n);
     if (local == DSMM_OK) {
         scount[root] = (size_t)n * rb;
         for (int p = 0; p < P; p++) sdispl[p + 1] = sdispl[p] + scount[p];
-        for (dsmm_idx k = 0; k < n; k++) {
-            char *p = sbuf + (size_t)k * rb;
-            memcpy(p, &row[k], sizeof(dsmm_idx));
-            memcpy(p + sizeof(dsmm_idx), &col[k], sizeof(dsmm_idx));
-            if (vals) memcpy(p + 2 * sizeof(dsmm_idx), &val[k], sizeof(double));
-        }
+        for (dsmm_idx i = 0; i < tl->nrows; i++)
+            for (dsmm_idx k = tl->rowptr[i]; k < tl->rowptr[i + 1]; k++)
+                put_rec(sbuf + (size_t)k * rb, r0 + i, c0 + dsmm_csr_col(tl, k),
+                        vals ? dsmm_csr_value(tl, k) : 1.0, vals);
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_exchange(ctx, sbuf, scount, sdispl, &rbuf, rcount));
     if (ctx->rank == root) {
         size_t total = 0;
         for (int p = 0; p < P; p++) total += rcount[p];
-        dsmm_idx m = (dsmm_idx)(total / rb);
-        local = dsmm_coo_create(ctx, A->nrows, A->ncols, m, vals ? DSMM_DOUBLE : DSMM_PATTERN, &T);
-        if (local == DSMM_OK) {
-            for (dsmm_idx k = 0; k < m; k++) {
-                const char *p = rbuf + (size_t)k * rb;
-                memcpy(&T->row[k], p, sizeof(dsmm_idx));
-                memcpy(&T->col[k], p + sizeof(dsmm_idx), sizeof(dsmm_idx));
-                if (vals) memcpy((double *)T->val + k, p + 2 * sizeof(dsmm_idx), sizeof(double));
-            }
-            T->nnz = m;
+        local = recs_to_coo(ctx, rbuf, total, vals, A->nrows, A->ncols, 0, 0, &T);
+        if (local == DSMM_OK)
             local = dsmmi_coo_to_csr(ctx, T, DSMM_DUP_ERROR, A->type, out, NULL, NULL);
-        }
     }
     st = dsmmi_comm_agree(ctx, local);
     if (st != DSMM_OK) dsmm_csr_destroy(out);
 cleanup:
     dsmm_coo_destroy(&T);
-    row = dsmmi_free(ctx, row);
-    col = dsmmi_free(ctx, col);
-    val = dsmmi_free(ctx, val);
     scount = dsmmi_free(ctx, scount);
     sdispl = dsmmi_free(ctx, sdispl);
     rcount = dsmmi_free(ctx, rcount);
