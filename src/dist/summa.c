@@ -182,3 +182,37 @@ size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const 
     return dsmmi_piece_bytes(A->rb[g->myrow + 1] - A->rb[g->myrow], a_all[owner * p->n + s],
                              A->type);
 }
+
+dsmm_status dsmmi_summa_side_make(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
+                                  const dsmmi_summa_plan *p, dsmmi_summa_side *side)
+{
+    dsmm_status st = DSMM_OK;
+    size_t n = p->n ? (size_t)p->n : 1, P = (size_t)X->grid->pr * (size_t)X->grid->pc;
+    side->pack = dsmmi_calloc(ctx, n, sizeof *side->pack);
+    side->nnz = dsmmi_calloc(ctx, n, sizeof *side->nnz);
+    side->all = dsmmi_calloc(ctx, n * P, sizeof *side->all);
+    DSMM_CHECK(ctx, side->pack && side->nnz && side->all, DSMM_ERR_NOMEM, "%d stages", p->n);
+    DSMM_TRY(dsmmi_summa_pieces(ctx, X, is_b, p, side->pack, side->nnz));
+cleanup:
+    return st;
+}
+
+char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slot)
+{
+    if (own) return side->pack[s];
+    return side->keep ? side->keep[s] : side->buf[slot];
+}
+
+void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side)
+{
+    dsmmi_summa_pieces_free(ctx, side->pack, n);
+    dsmmi_summa_pieces_free(ctx, side->keep, n);
+    side->pack = dsmmi_free(ctx, side->pack);
+    side->keep = dsmmi_free(ctx, side->keep);
+    side->nnz = dsmmi_free(ctx, side->nnz);
+    side->all = dsmmi_free(ctx, side->all);
+    for (int k = 0; k < 2; k++) {
+        (void)dsmmi_req_wait(ctx, &side->req[k]);
+        side->buf[k] = dsmmi_free(ctx, side->buf[k]);
+    }
+}

@@ -35,6 +35,28 @@ dsmm_status dsmmi_summa_pieces(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
                                const dsmmi_summa_plan *p, char **pack, int64_t *nnz);
 void dsmmi_summa_pieces_free(dsmm_ctx *ctx, char **pack, int n);
 
+/* One operand's pieces during a SUMMA run: this rank's own (pack, nnz: p->n each), everyone's
+ * sizes (all: P x p->n, all-gathered from nnz), and the receiving side: two slots with their
+ * requests (the second for prefetch) or, for a fused multiply, every received piece (keep).
+ * SpMM's dense B uses only buf and req. */
+typedef struct dsmmi_summa_side {
+    char **pack;
+    int64_t *nnz, *all;
+    char *buf[2];
+    dsmmi_req req[2];
+    char **keep;
+} dsmmi_summa_side;
+
+/* dsmmi_summa_side_make: allocates pack, nnz and all and packs this rank's pieces of X
+ * (dsmmi_summa_pieces). Local: the caller agrees, then all-gathers nnz into all. */
+dsmm_status dsmmi_summa_side_make(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
+                                  const dsmmi_summa_plan *p, dsmmi_summa_side *side);
+/* dsmmi_summa_piece_at: where stage s's piece of this side is or arrives: its own pack when
+ * this rank is the stage's root (own), else the kept buffer (fused) or the receive slot. */
+char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slot);
+/* dsmmi_summa_side_free: completes pending requests and frees everything in side (n stages). */
+void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side);
+
 /* dsmmi_summa_a_bytes: bytes of stage s's piece of A for this rank's grid row, from the
  * all-gathered piece sizes a_all (P x p->n). */
 size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const int64_t *a_all,

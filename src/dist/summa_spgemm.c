@@ -14,12 +14,7 @@
 // What one rank holds during the run.
 typedef struct run {
     dsmmi_summa_plan plan;
-    char **apack, **bpack; // this rank's own pieces (roots)
-    int64_t *annz, *bnnz;  // this rank's piece sizes, then everyone's (P x S)
-    int64_t *a_all, *b_all;
-    char *abuf[2], *bbuf[2]; // receive slots (two with prefetch)
-    char **akeep, **bkeep;   // FUSED: every received piece, kept to the end
-    dsmmi_req areq[2], breq[2];
+    dsmmi_summa_side a, b; // A's and B's pieces: own, sizes, receive slots, kept (FUSED)
     dsmm_csr **parts;
     double *stage_flops;
 } run;
@@ -51,24 +46,8 @@ cleanup:
 static void run_free(dsmm_ctx *ctx, run *r)
 {
     int S = r->plan.n;
-    dsmmi_summa_pieces_free(ctx, r->apack, S);
-    dsmmi_summa_pieces_free(ctx, r->bpack, S);
-    r->apack = dsmmi_free(ctx, r->apack);
-    r->bpack = dsmmi_free(ctx, r->bpack);
-    r->annz = dsmmi_free(ctx, r->annz);
-    r->bnnz = dsmmi_free(ctx, r->bnnz);
-    r->a_all = dsmmi_free(ctx, r->a_all);
-    r->b_all = dsmmi_free(ctx, r->b_all);
-    for (int k = 0; k < 2; k++) {
-        (void)dsmmi_req_wait(ctx, &r->areq[k]);
-        (void)dsmmi_req_wait(ctx, &r->breq[k]);
-        r->abuf[k] = dsmmi_free(ctx, r->abuf[k]);
-        r->bbuf[k] = dsmmi_free(ctx, r->bbuf[k]);
-    }
-    dsmmi_summa_pieces_free(ctx, r->akeep, S);
-    dsmmi_summa_pieces_free(ctx, r->bkeep, S);
-    r->akeep = dsmmi_free(ctx, r->akeep);
-    r->bkeep = dsmmi_free(ctx, r->bkeep);
+    dsmmi_summa_side_free(ctx, S, &r->a);
+    dsmmi_summa_side_free(ctx, S, &r->b);
     for (int s = 0; r->parts && s < S; s++) dsmm_csr_destroy(&r->parts[s]);
     r->parts = dsmmi_free(ctx, r->parts);
     r->stage_flops = dsmmi_free(ctx, r->stage_flops);
@@ -81,21 +60,18 @@ static size_t b_bytes(const dsmm_dist *B, const run *r, int s)
 {
     const dsmmi_grid *g = B->grid;
     int S = r->plan.n, owner = r->plan.kr[s] * g->pc + g->mycol;
-    return dsmmi_piece_bytes(r->plan.hi[s] - r->plan.lo[s], r->b_all[owner * S + s], B->type);
+    return dsmmi_piece_bytes(r->plan.hi[s] - r->plan.lo[s], r->b.all[owner * S + s], B->type);
 }
 
-// Where stage s's pieces are (or arrive): the root's own pack, the kept buffer (FUSED), or
-// the receive slot.
+// Where stage s's pieces are (or arrive).
 static char *a_at(const dsmm_dist *A, const run *r, int s, int slot)
 {
-    if (A->grid->mycol == r->plan.kc[s]) return r->apack[s];
-    return r->akeep ? r->akeep[s] : r->abuf[slot];
+    return dsmmi_summa_piece_at(&r->a, A->grid->mycol == r->plan.kc[s], s, slot);
 }
 
 static char *b_at(const dsmm_dist *B, const run *r, int s, int slot)
 {
-    if (B->grid->myrow == r->plan.kr[s]) return r->bpack[s];
-    return r->bkeep ? r->bkeep[s] : r->bbuf[slot];
+    return dsmmi_summa_piece_at(&r->b, B->grid->myrow == r->plan.kr[s], s, slot);
 }
 
 // Starts (prefetch) or completes (blocking) stage s's two broadcasts into slot.
@@ -106,10 +82,10 @@ static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, r
     const dsmmi_grid *g = A->grid;
     int kc = r->plan.kc[s], kr = r->plan.kr[s];
     char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
-    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a_all, s), bb = b_bytes(B, r, s);
+    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a.all, s), bb = b_bytes(B, r, s);
     if (prefetch) {
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->breq[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->a.req[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->b.req[slot]));
     } else {
         DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab));
         DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb));
@@ -125,8 +101,8 @@ static dsmm_status multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *
     dsmm_status st = DSMM_OK;
     const dsmmi_grid *g = A->grid;
     int S = r->plan.n;
-    int64_t an = r->a_all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
-    int64_t bn = r->b_all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
+    int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
+    int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
     if (an == 0 || bn == 0) return DSMM_OK;
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
@@ -161,8 +137,8 @@ static dsmm_status fused(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, 
     DSMM_CHECK(ctx, views != NULL && rowflops != NULL, DSMM_ERR_NOMEM, "fused stages");
     dsmm_csr *av = views, *bv = views + S;
     for (int s = 0; s < S; s++) {
-        int64_t za = r->a_all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
-        int64_t zb = r->b_all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
+        int64_t za = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
+        int64_t zb = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
         dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
         if (za) dsmmi_piece_view(a_at(A, r, s, 0), nr, w, za, A->type, ctx, &av[s]);
         if (zb) dsmmi_piece_view(b_at(B, r, s, 0), w, nc, zb, B->type, ctx, &bv[s]);
@@ -220,8 +196,8 @@ static dsmm_status fused(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, 
     Bc->nnz = k;
     Bc->sorted = 1;
     // Pieces no longer needed: free them before the multiply allocates C.
-    dsmmi_summa_pieces_free(ctx, r->akeep, S);
-    dsmmi_summa_pieces_free(ctx, r->bkeep, S);
+    dsmmi_summa_pieces_free(ctx, r->a.keep, S);
+    dsmmi_summa_pieces_free(ctx, r->b.keep, S);
     *acc_seconds = dsmmi_wtime() - t0;
     dsmm_spgemm_info info;
     memset(&info, 0, sizeof info);
@@ -261,7 +237,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
-    int P = g->pr * g->pc, prefetch = o.prefetch != 0;
+    int prefetch = o.prefetch != 0;
     dsmm_type type = o.spgemm.type != -1                                ? (dsmm_type)o.spgemm.type
                      : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
                                                                         : DSMM_DOUBLE;
@@ -273,33 +249,26 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     int S = r.plan.n;
     if (local == DSMM_OK) {
         size_t n = S ? (size_t)S : 1;
-        r.apack = dsmmi_calloc(ctx, n, sizeof *r.apack);
-        r.bpack = dsmmi_calloc(ctx, n, sizeof *r.bpack);
-        r.annz = dsmmi_calloc(ctx, n, sizeof *r.annz);
-        r.bnnz = dsmmi_calloc(ctx, n, sizeof *r.bnnz);
-        r.a_all = dsmmi_calloc(ctx, n * (size_t)P, sizeof *r.a_all);
-        r.b_all = dsmmi_calloc(ctx, n * (size_t)P, sizeof *r.b_all);
         r.parts = dsmmi_calloc(ctx, n, sizeof *r.parts);
         r.stage_flops = dsmmi_calloc(ctx, n, sizeof *r.stage_flops);
-        if (!r.apack || !r.bpack || !r.annz || !r.bnnz || !r.a_all || !r.b_all || !r.parts ||
-            !r.stage_flops)
+        if (!r.parts || !r.stage_flops)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spgemm: %d stages", S);
     }
-    if (local == DSMM_OK) local = dsmmi_summa_pieces(ctx, A, 0, &r.plan, r.apack, r.annz);
-    if (local == DSMM_OK) local = dsmmi_summa_pieces(ctx, B, 1, &r.plan, r.bpack, r.bnnz);
+    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r.plan, &r.a);
+    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, B, 1, &r.plan, &r.b);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    DSMM_TRY(dsmmi_allgather_i64(ctx, r.annz, S, r.a_all));
-    DSMM_TRY(dsmmi_allgather_i64(ctx, r.bnnz, S, r.b_all));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r.a.nnz, S, r.a.all));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r.b.nnz, S, r.b.all));
     size_t amax = 0, bmax = 0;
     for (int s = 0; s < S; s++) {
-        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
+        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a.all, s);
         if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
     // The accumulation is a local choice: the broadcasts are the same either way.
     size_t keep = 0;
     for (int s = 0; s < S; s++) {
-        if (g->mycol != r.plan.kc[s]) keep += dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
+        if (g->mycol != r.plan.kc[s]) keep += dsmmi_summa_a_bytes(A, &r.plan, r.a.all, s);
         if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
     }
     int fuse = o.accumulate == DSMM_ACC_FUSED;
@@ -309,24 +278,24 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         fuse = budget == 0 || (used <= budget && 2 * keep <= budget - used);
     }
     if (fuse && local == DSMM_OK) {
-        r.akeep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.akeep);
-        r.bkeep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.bkeep);
-        if (r.akeep == NULL || r.bkeep == NULL)
+        r.a.keep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.a.keep);
+        r.b.keep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.b.keep);
+        if (r.a.keep == NULL || r.b.keep == NULL)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spgemm: %d stages", S);
         for (int s = 0; local == DSMM_OK && s < S; s++) {
-            size_t ab = g->mycol != r.plan.kc[s] ? dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s) : 0;
+            size_t ab = g->mycol != r.plan.kc[s] ? dsmmi_summa_a_bytes(A, &r.plan, r.a.all, s) : 0;
             size_t bb = g->myrow != r.plan.kr[s] ? b_bytes(B, &r, s) : 0;
-            if (ab) r.akeep[s] = dsmmi_malloc(ctx, ab, 1);
-            if (bb) r.bkeep[s] = dsmmi_malloc(ctx, bb, 1);
-            if ((ab && r.akeep[s] == NULL) || (bb && r.bkeep[s] == NULL))
+            if (ab) r.a.keep[s] = dsmmi_malloc(ctx, ab, 1);
+            if (bb) r.b.keep[s] = dsmmi_malloc(ctx, bb, 1);
+            if ((ab && r.a.keep[s] == NULL) || (bb && r.b.keep[s] == NULL))
                 local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                                     "spgemm: %zu bytes of received pieces", keep);
         }
     }
     for (int k = 0; !fuse && k < 1 + prefetch && local == DSMM_OK; k++) {
-        r.abuf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
-        r.bbuf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
-        if (r.abuf[k] == NULL || r.bbuf[k] == NULL)
+        r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
+        r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
+        if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                                 "spgemm: receive buffers of %zu + %zu bytes", amax, bmax);
     }
@@ -345,8 +314,8 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     for (int s = 0; s < S; s++) {
         int slot = prefetch ? s % 2 : 0;
         if (prefetch) {
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.areq[slot]));
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.breq[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.a.req[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.b.req[slot]));
             if (s + 1 < S) DSMM_TRY(post(ctx, A, B, &r, s + 1, (s + 1) % 2, 1));
         } else {
             DSMM_TRY(post(ctx, A, B, &r, s, slot, 0));

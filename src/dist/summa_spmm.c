@@ -11,25 +11,14 @@
 
 typedef struct run {
     dsmmi_summa_plan plan;
-    char **apack;
-    int64_t *annz, *a_all;
-    char *abuf[2], *bbuf[2];
-    dsmmi_req areq[2], breq[2];
+    dsmmi_summa_side a, b; // A's pieces; B's receive slots (its blocks are sent from the tile)
     double *stage_flops;
 } run;
 
 static void run_free(dsmm_ctx *ctx, run *r)
 {
-    dsmmi_summa_pieces_free(ctx, r->apack, r->plan.n);
-    r->apack = dsmmi_free(ctx, r->apack);
-    r->annz = dsmmi_free(ctx, r->annz);
-    r->a_all = dsmmi_free(ctx, r->a_all);
-    for (int k = 0; k < 2; k++) {
-        (void)dsmmi_req_wait(ctx, &r->areq[k]);
-        (void)dsmmi_req_wait(ctx, &r->breq[k]);
-        r->abuf[k] = dsmmi_free(ctx, r->abuf[k]);
-        r->bbuf[k] = dsmmi_free(ctx, r->bbuf[k]);
-    }
+    dsmmi_summa_side_free(ctx, r->plan.n, &r->a);
+    dsmmi_summa_side_free(ctx, r->plan.n, &r->b);
     r->stage_flops = dsmmi_free(ctx, r->stage_flops);
     dsmmi_summa_plan_free(ctx, &r->plan);
 }
@@ -50,18 +39,29 @@ static char *b_source(const dsmm_dist_dense *B, const run *r, int s)
     return (char *)B->tile->val + row * (size_t)B->tile->ld * dsmmi_type_size(B->type);
 }
 
+// Where stage s's pieces are (or arrive): A's as in summa_spgemm.c, B's block in its owner's
+// tile or in the receive slot.
+static char *a_at(const dsmm_dist *A, const run *r, int s, int slot)
+{
+    return dsmmi_summa_piece_at(&r->a, A->grid->mycol == r->plan.kc[s], s, slot);
+}
+
+static char *b_at(const dsmm_dist_dense *B, const run *r, int s, int slot)
+{
+    return B->grid->myrow == r->plan.kr[s] ? b_source(B, r, s) : r->b.buf[slot];
+}
+
 static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B, run *r, int s,
                         int slot, int prefetch)
 {
     dsmm_status st = DSMM_OK;
     const dsmmi_grid *g = A->grid;
     int kc = r->plan.kc[s], kr = r->plan.kr[s];
-    char *abuf = g->mycol == kc ? r->apack[s] : r->abuf[slot];
-    char *bbuf = g->myrow == kr ? b_source(B, r, s) : r->bbuf[slot];
-    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a_all, s), bb = b_bytes(B, r, s);
+    char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
+    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a.all, s), bb = b_bytes(B, r, s);
     if (prefetch) {
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->areq[slot]));
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->breq[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->a.req[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->b.req[slot]));
     } else {
         DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab));
         DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb));
@@ -108,33 +108,29 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
-    int P = g->pr * g->pc, prefetch = o.prefetch != 0;
+    int prefetch = o.prefetch != 0;
     DSMM_TRY(dsmmi_dense_new(ctx, A->nrows, B->ncols, B->type, g->pr, g->pc, &Cd));
 
     local = dsmmi_summa_plan_make(ctx, A->ncols, g->pr, g->pc, &r.plan);
     int S = r.plan.n;
     if (local == DSMM_OK) {
-        size_t n = S ? (size_t)S : 1;
-        r.apack = dsmmi_calloc(ctx, n, sizeof *r.apack);
-        r.annz = dsmmi_calloc(ctx, n, sizeof *r.annz);
-        r.a_all = dsmmi_calloc(ctx, n * (size_t)P, sizeof *r.a_all);
-        r.stage_flops = dsmmi_calloc(ctx, n, sizeof *r.stage_flops);
-        if (!r.apack || !r.annz || !r.a_all || !r.stage_flops)
+        r.stage_flops = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.stage_flops);
+        if (!r.stage_flops)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spmm: %d stages", S);
     }
-    if (local == DSMM_OK) local = dsmmi_summa_pieces(ctx, A, 0, &r.plan, r.apack, r.annz);
+    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r.plan, &r.a);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    DSMM_TRY(dsmmi_allgather_i64(ctx, r.annz, S, r.a_all));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r.a.nnz, S, r.a.all));
     size_t amax = 0, bmax = 0;
     for (int s = 0; s < S; s++) {
-        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a_all, s);
+        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a.all, s);
         if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
     for (int k = 0; k < 1 + prefetch && local == DSMM_OK; k++) {
-        r.abuf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
-        r.bbuf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
-        if (r.abuf[k] == NULL || r.bbuf[k] == NULL)
+        r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
+        r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
+        if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                                 "spmm: receive buffers of %zu + %zu bytes", amax, bmax);
     }
@@ -150,19 +146,19 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     for (int s = 0; s < S; s++) {
         int slot = prefetch ? s % 2 : 0;
         if (prefetch) {
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.areq[slot]));
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.breq[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.a.req[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r.b.req[slot]));
             if (s + 1 < S) DSMM_TRY(post(ctx, A, B, &r, s + 1, (s + 1) % 2, 1));
         } else {
             DSMM_TRY(post(ctx, A, B, &r, s, slot, 0));
         }
         double t1 = dsmmi_wtime();
         rs.comm += t1 - t;
-        int64_t an = r.a_all[(g->myrow * g->pc + r.plan.kc[s]) * S + s];
+        int64_t an = r.a.all[(g->myrow * g->pc + r.plan.kc[s]) * S + s];
         if (local == DSMM_OK && an > 0 && kcols > 0) {
             dsmm_idx w = r.plan.hi[s] - r.plan.lo[s];
-            const char *abuf = g->mycol == r.plan.kc[s] ? r.apack[s] : r.abuf[slot];
-            char *bbuf = g->myrow == r.plan.kr[s] ? b_source(B, &r, s) : r.bbuf[slot];
+            const char *abuf = a_at(A, &r, s, slot);
+            char *bbuf = b_at(B, &r, s, slot);
             dsmm_csr Av;
             dsmmi_piece_view(abuf, nr, w, an, A->type, ctx, &Av);
             dsmm_dense Bv = {w, kcols, kcols, bbuf, B->type, 0, ctx};
