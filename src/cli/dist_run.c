@@ -13,6 +13,7 @@
 #include <mpi.h> // before dsmm.h, which then declares dsmm_ctx_create_mpi
 #endif
 #include "cli/cli.h"
+#include "cli/json_read.h"
 #include "dist/dist.h"
 
 int cli_dist_launched(void)
@@ -115,19 +116,24 @@ static int fail(const cli_cmd *cmd, dsmm_ctx *ctx, const char *what)
     return CLI_FAIL;
 }
 
-// The run whose time is the (lower) median: its statistics are the ones reported, so
-// "seconds" and the breakdown describe the same run.
-static int median_run(const double *t, int n)
+static int cmp_double(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The run whose time is the (lower) median: its statistics are the ones reported, so
+// "seconds" and the breakdown describe the same run (the first run with the median time).
+static int median_run(dsmm_ctx *ctx, const double *t, int n)
+{
+    double *sorted = dsmmi_malloc(ctx, (size_t)n, sizeof *sorted);
+    if (sorted == NULL) return n - 1; // the last run's record: still one consistent run
+    memcpy(sorted, t, (size_t)n * sizeof *t);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    double m = sorted[(n - 1) / 2];
+    sorted = dsmmi_free(ctx, sorted);
     int best = 0;
-    for (int i = 0; i < n; i++) {
-        int below = 0, equal_before = 0;
-        for (int j = 0; j < n; j++) {
-            below += t[j] < t[i];
-            equal_before += t[j] == t[i] && j < i;
-        }
-        if (below + equal_before == (n - 1) / 2) best = i;
-    }
+    while (t[best] != m) best++;
     return best;
 }
 
@@ -136,44 +142,47 @@ static void stats_free(dsmm_stats **all, int n)
     for (int i = 0; all && i < n; i++) dsmm_stats_destroy(&all[i]);
 }
 
-// Reads a number back from the stats JSON (the library fills it; the CLI prints it).
-static double json_num(const char *json, const char *path1, const char *key)
+// A number of the statistics record at path k1 / k2 / k3 (k2, k3 may be NULL); 0 if absent.
+static double num_at(const cli_json *v, const char *k1, const char *k2, const char *k3)
 {
-    const char *p = path1 ? strstr(json, path1) : json;
-    if (p == NULL) return 0;
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    p = strstr(p, pat);
-    return p ? strtod(p + strlen(pat), NULL) : 0;
+    v = cli_json_get(v, k1);
+    if (v && k2) v = cli_json_get(v, k2);
+    if (v && k3) v = cli_json_get(v, k3);
+    return v && v->kind == CLI_JSON_NUMBER ? v->num : 0;
 }
 
-// The summary of rank 0: what ran, the time and the breakdown of the RDMA paper's Table 2.
-static void summary(FILE *f, const char *op, dsmm_ctx *ctx, const cli_dist *d, const char *json,
-                    double seconds, int repeat)
+// The summary of rank 0, read from the run's statistics record: what ran, the time and the
+// breakdown of the RDMA paper's Table 2.
+static void summary(FILE *f, const char *op, const cli_dist *d, const cli_json *rec, int repeat)
 {
-    int pr = 0, pc = 0;
-    (void)dsmmi_grid_resolve(ctx, d->grid ? d->pr : 0, d->grid ? d->pc : 0, &pr, &pc);
-    fprintf(f, "%-20s%s summa on %d ranks, grid %dx%d, %d threads, prefetch %s\n", "algorithm:", op,
-            dsmm_ctx_size(ctx), pr, pc, dsmm_ctx_threads(ctx), d->prefetch ? "on" : "off");
-    fprintf(f, "%-20s%.6f%s\n", "seconds:", seconds, repeat > 1 ? " (median)" : "");
-    fprintf(f, "%-20s%.0f\n", "flops:", json_num(json, NULL, "flops"));
-    fprintf(f, "%-20s%.0f\n", "nnz_out:", json_num(json, NULL, "nnz_out"));
-    fprintf(f, "%-20s%.0f\n", "bytes sent:", json_num(json, NULL, "bytes_sent"));
+    const cli_json *grid = cli_json_get(rec, "grid");
+    fprintf(f, "%-20s%s summa on %.0f ranks, grid %s, %.0f threads, prefetch %s\n",
+            "algorithm:", op, num_at(rec, "ranks", NULL, NULL),
+            grid && grid->kind == CLI_JSON_STRING ? grid->str : "?",
+            num_at(rec, "threads", NULL, NULL), d->prefetch ? "on" : "off");
+    fprintf(f, "%-20s%.6f%s\n", "seconds:", num_at(rec, "seconds", NULL, NULL),
+            repeat > 1 ? " (median)" : "");
+    fprintf(f, "%-20s%.0f\n", "flops:", num_at(rec, "flops", NULL, NULL));
+    fprintf(f, "%-20s%.0f\n", "nnz_out:", num_at(rec, "nnz_out", NULL, NULL));
+    fprintf(f, "%-20s%.0f\n", "bytes sent:", num_at(rec, "bytes_sent", NULL, NULL));
     fprintf(f, "%-20scomp %.6f  comm %.6f  acc %.6f  wait %.6f (average over ranks)\n",
-            "breakdown:", json_num(json, "\"comp\"", "avg"), json_num(json, "\"comm\"", "avg"),
-            json_num(json, "\"acc\"", "avg"), json_num(json, "\"wait\"", "avg"));
+            "breakdown:", num_at(rec, "components", "comp", "avg"),
+            num_at(rec, "components", "comm", "avg"), num_at(rec, "components", "acc", "avg"),
+            num_at(rec, "components", "wait", "avg"));
     fprintf(f, "%-20s%.3f end to end, %.3f worst stage (max/avg flops)\n",
-            "load imbalance:", json_num(json, NULL, "flops_max_over_avg"),
-            json_num(json, NULL, "stage_max_over_avg_worst"));
+            "load imbalance:", num_at(rec, "imbalance", "flops_max_over_avg", NULL),
+            num_at(rec, "imbalance", "stage_max_over_avg_worst", NULL));
 }
 
-// Finishes the statistics on every rank; rank 0 writes them and the summary. With --repeat,
-// s is the record of the run with the median time (on rank 0's clock).
+// Finishes the statistics on every rank (collective); rank 0 writes them and the summary. With
+// --repeat, s is the record of the run with the median time (on rank 0's clock).
 static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx *ctx,
-                  dsmm_stats *s, double io_seconds, int repeat, const char *out)
+                  dsmm_stats *s, dsmm_status st, double io_seconds, int repeat, const char *out)
 {
+    // st: the caller's own additions to s so far; agreed below with the rest, so a rank that
+    // failed to add a key does not leave the others waiting.
     // "seconds" stays the library's: the slowest rank's time in this (median) run.
-    dsmm_status st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
+    if (st == DSMM_OK) st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
     if (st == DSMM_OK) st = dsmm_stats_set_int(s, "repeat", repeat);
     char *json = NULL;
     if (st == DSMM_OK) st = dsmm_stats_json(s, &json);
@@ -185,8 +194,12 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
     }
     if (!c->quiet && dsmm_ctx_rank(ctx) == 0) {
         int busy = (out && strcmp(out, "-") == 0) || (c->stats && strcmp(c->stats, "-") == 0);
-        summary(busy ? stderr : stdout, cmd->name, ctx, d, json, json_num(json, NULL, "seconds"),
-                repeat);
+        cli_json *rec = NULL;
+        cli_json_error err;
+        size_t pos = 0;
+        if (cli_json_parse(json, strlen(json), &pos, &rec, &err) == 0)
+            summary(busy ? stderr : stdout, cmd->name, d, rec, repeat);
+        cli_json_free(rec);
     }
     json = dsmm_free(ctx, json);
     return CLI_OK;
@@ -251,7 +264,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     dsmm_status sst = times && all ? DSMM_OK : DSMM_ERR_NOMEM;
     for (int i = 0; sst == DSMM_OK && i < repeat; i++)
         sst = dsmm_stats_create(ctx, "spgemm", &all[i]);
-    if (sst != DSMM_OK) {
+    if (dsmmi_comm_agree(ctx, sst) != DSMM_OK) { // one rank short of memory: all stop
         rc = fail(cmd, ctx, "no memory for the statistics");
         goto done;
     }
@@ -285,8 +298,8 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         }
         io += dsmmi_wtime() - t2;
     }
-    int mid = median_run(times, repeat);
-    rc = finish(cmd, c, d, ctx, all[mid], io, repeat, out);
+    int mid = median_run(ctx, times, repeat);
+    rc = finish(cmd, c, d, ctx, all[mid], DSMM_OK, io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
     stats_free(all, repeat);
@@ -363,7 +376,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     dsmm_status sst = times && all ? DSMM_OK : DSMM_ERR_NOMEM;
     for (int i = 0; sst == DSMM_OK && i < repeat; i++)
         sst = dsmm_stats_create(ctx, "spmm", &all[i]);
-    if (sst != DSMM_OK) {
+    if (dsmmi_comm_agree(ctx, sst) != DSMM_OK) { // one rank short of memory: all stop
         rc = fail(cmd, ctx, "no memory for the statistics");
         goto done;
     }
@@ -387,12 +400,8 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         }
         io += dsmmi_wtime() - t2;
     }
-    if (dsmm_stats_set_int(all[median_run(times, repeat)], "k", k) != DSMM_OK) {
-        rc = fail(cmd, ctx, "no memory for the statistics");
-        goto done;
-    }
-    int mid = median_run(times, repeat);
-    rc = finish(cmd, c, d, ctx, all[mid], io, repeat, out);
+    int mid = median_run(ctx, times, repeat);
+    rc = finish(cmd, c, d, ctx, all[mid], dsmm_stats_set_int(all[mid], "k", k), io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
     stats_free(all, repeat);
