@@ -10,8 +10,8 @@ dsmm_status dsmm_ctx_set_grid(dsmm_ctx *ctx, int pr, int pc)
 {
     dsmm_status st = DSMM_OK;
     if (!dsmmi_ctx_ok(ctx)) return DSMM_ERR_ARG;
-    DSMM_CHECK(ctx, (pr == 0 && pc == 0) || (pr > 0 && pc > 0 && (int64_t)pr * pc == ctx->size),
-               DSMM_ERR_ARG, "grid %dx%d does not match %d ranks", pr, pc, ctx->size);
+    int r, c;
+    if (pr != 0 || pc != 0) DSMM_TRY(dsmmi_grid_resolve(ctx, pr, pc, &r, &c)); // the same check
     ctx->grid_pr = pr;
     ctx->grid_pc = pc;
 cleanup:
