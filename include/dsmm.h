@@ -861,9 +861,19 @@ DSMM_API void dsmm_dist_dense_dims(const dsmm_dist_dense *B, dsmm_idx *nrows, ds
                                    int *pr, int *pc);
 
 /* Distributed algorithms (names shared by the CLI: --algo summa). */
+/* Distributed algorithms (RDMA paper §2-§3; docs/dist.md). The one-sided ones pull the tiles
+ * they need with MPI-3 gets and run without lockstep stages; "stationary X" means work is
+ * assigned by who owns X's tiles. Names (dsmm_dist_alg_name / _from_name, --algo) in
+ * comments. */
 typedef enum dsmm_dist_alg {
-    DSMM_DIST_AUTO = 0, // SUMMA (the only one built so far)
-    DSMM_DIST_SUMMA = 1 // bulk-synchronous Sparse SUMMA (HipMCL §II; RDMA paper §2)
+    DSMM_DIST_AUTO = 0,     // "auto": picked from the model (docs/dist.md "Choosing")
+    DSMM_DIST_SUMMA = 1,    // "summa": bulk-synchronous Sparse SUMMA
+    DSMM_DIST_RDMA_C = 2,   // "rdma-c": stationary C, gets of A and B tiles
+    DSMM_DIST_RDMA_A = 3,   // "rdma-a": stationary A, partial C through remote queues
+    DSMM_DIST_RDMA_B = 4,   // "rdma-b": stationary B, partial C through remote queues
+    DSMM_DIST_WS_RANDOM_A = 5, // "ws-random-a": stationary A + random work stealing (2D claims)
+    DSMM_DIST_WS_LOCAL_A = 6,  // "ws-local-a": stationary A + locality-aware stealing (3D)
+    DSMM_DIST_WS_LOCAL_C = 7   // "ws-local-c": stationary C + locality-aware stealing (3D)
 } dsmm_dist_alg;
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_dist_alg_from_name(const char *name, dsmm_dist_alg *alg);
 DSMM_API const char *dsmm_dist_alg_name(dsmm_dist_alg alg);
@@ -888,6 +898,8 @@ typedef struct dsmm_dist_opts {
     dsmm_spmm_opts spmm;      // local SpMM kernel options (alg, k_block); alpha, beta and
                               // transpose_a are not supported in distributed products
     dsmm_stats *stats;        // non-NULL: filled with the run's statistics on every rank
+    int queue_capacity;       // one-sided algorithms: slots of each rank's accumulation queue
+                              // (0: 64); any capacity >= 1 works, small ones only wait more
 } dsmm_dist_opts;
 DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
 

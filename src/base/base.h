@@ -49,6 +49,10 @@ struct dsmm_ctx {
     int wg_size;          // emulated workgroup size (0: from shared memory)
     size_t chunk;         // largest message of one MPI call (0: INT_MAX rounded down to 8)
     dsmm_traffic traffic; // this rank's counters (dsmm_ctx_traffic)
+    // Test hooks of the RDMA engine (dist/rdma.h): a slowed rank and an item trace.
+    int test_delay_rank;
+    double test_delay;
+    int64_t *rdma_trace, rdma_trace_n;
     void *comm;           // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
 };

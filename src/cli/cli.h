@@ -137,7 +137,7 @@ int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char
 typedef struct cli_dist {
     const char *algo; // "auto" | "local" | a dsmm_dist_alg name
     const char *grid; // "PRxPC" or NULL
-    int prefetch, wg, accumulate;
+    int prefetch, wg, accumulate, queue_cap;
     int64_t permute_seed;
     int permute;
     int on, pr, pc;
@@ -147,8 +147,8 @@ typedef struct cli_dist {
 #define CLI_DIST_OPTS(d)                                                                             \
     {"algo",                                                                                         \
      0,                                                                                              \
-     "auto|local|summa",                                                                             \
-     "local engine, or distributed Sparse SUMMA (default auto: summa under mpirun -n P > 1)",        \
+     "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c",                      \
+     "local engine, Sparse SUMMA or a one-sided algorithm (default auto: distributed under mpirun)", \
      CLI_STRING,                                                                                     \
      &(d).algo,                                                                                      \
      0,                                                                                              \
@@ -169,6 +169,8 @@ typedef struct cli_dist {
          0,          0},                                                                             \
         {"workgroup-size", 0,       "N", "emulate nodes of N ranks (default: ranks sharing memory)", \
          CLI_INT,          &(d).wg, 1,   1 << 20},                                                   \
+        {"queue-cap", 0, "N", "one-sided algorithms: slots of each accumulation queue (default 64)", \
+         CLI_INT,     &(d).queue_cap, 1, 1 << 24},                                                   \
     {                                                                                                \
         "permute", 0, "SEED", "random symmetric permutation for balance (A * A only)", CLI_IDX,      \
             &(d).permute_seed, 0, 0x1p53                                                             \
@@ -198,5 +200,6 @@ int cli_convert(int argc, char **argv);
 int cli_spgemm(int argc, char **argv);
 int cli_spmm(int argc, char **argv);
 int cli_report(int argc, char **argv);
+int cli_model(int argc, char **argv);
 
 #endif // DSMM_CLI_H

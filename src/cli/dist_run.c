@@ -40,7 +40,10 @@ int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
     } else if (dsmm_dist_alg_from_name(d->algo, &d->alg) == DSMM_OK) {
         d->on = 1;
     } else {
-        return cli_usage_error(cmd, "--algo: '%s' is not one of auto|local|summa", d->algo);
+        return cli_usage_error(cmd,
+                               "--algo: '%s' is not one of auto|local|summa|rdma-c|rdma-a|"
+                               "rdma-b|ws-random-a|ws-local-a|ws-local-c",
+                               d->algo);
     }
     if (d->grid) {
         char x = 0;
@@ -48,9 +51,9 @@ int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
             d->pr < 1 || d->pc < 1)
             return cli_usage_error(cmd, "--grid: '%s' is not PRxPC (e.g. 2x3)", d->grid);
     }
-    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute || d->accumulate))
-        return cli_usage_error(cmd, "--grid, --prefetch, --workgroup-size and --permute need "
-                                    "--algo summa");
+    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute || d->accumulate || d->queue_cap))
+        return cli_usage_error(cmd, "--grid, --prefetch, --workgroup-size, --permute and "
+                                    "--queue-cap need a distributed --algo");
     return CLI_OK;
 }
 
@@ -151,13 +154,29 @@ static double num_at(const cli_json *v, const char *k1, const char *k2, const ch
     return v && v->kind == CLI_JSON_NUMBER ? v->num : 0;
 }
 
+// Sum over ranks of the one-sided data bytes (ranks_detail).
+static double rma_bytes(const cli_json *rec)
+{
+    const cli_json *rd = cli_json_get(rec, "ranks_detail");
+    double sum = 0;
+    for (size_t r = 0; rd && rd->kind == CLI_JSON_ARRAY && r < rd->n; r++) {
+        const cli_json *o = &rd->items[r];
+        for (int k = 0; k < 2; k++) {
+            const cli_json *v = cli_json_get(o, k ? "rma_bytes_inter" : "rma_bytes_intra");
+            if (v && v->kind == CLI_JSON_NUMBER) sum += v->num;
+        }
+    }
+    return sum;
+}
+
 // The summary of rank 0, read from the run's statistics record: what ran, the time and the
 // breakdown of the RDMA paper's Table 2.
 static void summary(FILE *f, const char *op, const cli_dist *d, const cli_json *rec, int repeat)
 {
     const cli_json *grid = cli_json_get(rec, "grid");
-    fprintf(f, "%-20s%s summa on %.0f ranks, grid %s, %.0f threads, prefetch %s\n",
-            "algorithm:", op, num_at(rec, "ranks", NULL, NULL),
+    const cli_json *algo = cli_json_get(rec, "algo");
+    fprintf(f, "%-20s%s %s on %.0f ranks, grid %s, %.0f threads, prefetch %s\n", "algorithm:", op,
+            algo && algo->kind == CLI_JSON_STRING ? algo->str : "?", num_at(rec, "ranks", NULL, NULL),
             grid && grid->kind == CLI_JSON_STRING ? grid->str : "?",
             num_at(rec, "threads", NULL, NULL), d->prefetch ? "on" : "off");
     fprintf(f, "%-20s%.6f%s\n", "seconds:", num_at(rec, "seconds", NULL, NULL),
@@ -172,6 +191,14 @@ static void summary(FILE *f, const char *op, const cli_dist *d, const cli_json *
     fprintf(f, "%-20s%.3f end to end, %.3f worst stage (max/avg flops)\n",
             "load imbalance:", num_at(rec, "imbalance", "flops_max_over_avg", NULL),
             num_at(rec, "imbalance", "stage_max_over_avg_worst", NULL));
+    if (cli_json_get(rec, "rdma"))
+        fprintf(f,
+                "%-20s%.0f items (%.0f stolen), %.0f pushes, %.0f gets, %.0f rma bytes; finish "
+                "times %.6f..%.6f s\n",
+                "one-sided:", num_at(rec, "rdma", "items", NULL),
+                num_at(rec, "rdma", "stolen", NULL), num_at(rec, "rdma", "pushes", NULL),
+                num_at(rec, "rdma", "gets", NULL), rma_bytes(rec),
+                num_at(rec, "rdma", "done_min", NULL), num_at(rec, "rdma", "done_max", NULL));
 }
 
 // Finishes the statistics on every rank (collective); rank 0 writes them and the summary. With
@@ -236,6 +263,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     dsmm_dist_opts_init(&o);
     o.alg = d->alg;
     o.prefetch = d->prefetch;
+    o.queue_capacity = d->queue_cap;
     o.accumulate = (dsmm_dist_acc)d->accumulate; // auto|merge|fused in enum order
     o.spgemm = *so;
     if (semiring_auto)
@@ -370,6 +398,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     dsmm_dist_opts_init(&o);
     o.alg = d->alg;
     o.prefetch = d->prefetch;
+    o.queue_capacity = d->queue_cap;
     o.spmm = *so;
     times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
     all = dsmmi_calloc(ctx, (size_t)repeat, sizeof *all);

@@ -86,6 +86,12 @@ typedef struct dsmmi_rank_stats {
     dsmm_idx nnz_a, nnz_b, nnz_c;
     int64_t peak_bytes;
     dsmm_traffic traffic;
+    // One-sided algorithms (rdma = 1): work items executed (stolen: not this rank's own),
+    // queue pushes and pops, data gets issued, seconds waiting on gets, and when this rank's
+    // work was done (seconds after the common start; the finish-time spread).
+    int rdma;
+    int64_t items, stolen, pushes, pops, gets;
+    double get_wait, done;
 } dsmmi_rank_stats;
 
 /* dsmmi_stats_fill: gathers every rank's record and the per-stage flops (stage_flops[s] of this

@@ -9,7 +9,7 @@
 #include "dist/dist.h"
 
 // The per-rank values gathered: doubles first (the stage flops follow them), then integers.
-enum { F_COMP, F_COMM, F_ACC, F_WAIT, F_TOTAL, F_FLOPS, NF };
+enum { F_COMP, F_COMM, F_ACC, F_WAIT, F_TOTAL, F_FLOPS, F_GETWAIT, F_DONE, NF };
 enum {
     I_NSTAGES, // checked equal on every rank before the doubles are gathered
     I_NNZ_A,
@@ -30,6 +30,11 @@ enum {
     I_RMAC1,
     I_CTLB,
     I_CTLM,
+    I_ITEMS,
+    I_STOLEN,
+    I_PUSHES,
+    I_POPS,
+    I_GETS,
     NI
 };
 
@@ -53,6 +58,11 @@ static void pack_ints(const dsmmi_rank_stats *m, int nstages, int64_t *v)
     }
     v[I_CTLB] = t->ctl_bytes;
     v[I_CTLM] = t->ctl_msgs;
+    v[I_ITEMS] = m->items;
+    v[I_STOLEN] = m->stolen;
+    v[I_PUSHES] = m->pushes;
+    v[I_POPS] = m->pops;
+    v[I_GETS] = m->gets;
 }
 
 // max/avg of x[0..n) (stride apart); 0 when all are zero (the callers decide what that means).
@@ -124,6 +134,8 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     fv[F_WAIT] = mine->wait;
     fv[F_TOTAL] = mine->total;
     fv[F_FLOPS] = mine->flops;
+    fv[F_GETWAIT] = mine->get_wait;
+    fv[F_DONE] = mine->done;
     for (int k = 0; k < nstages; k++) fv[NF + k] = stage_flops[k];
     DSMM_TRY(dsmmi_allgather_f64(ctx, fv, nf, fall));
 
@@ -225,11 +237,53 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
         dsmmi_json_int(&j, "msgs_recv_inter", v[I_MRECV1]);
         dsmmi_json_int(&j, "rma_bytes_intra", v[I_RMAB0]);
         dsmmi_json_int(&j, "rma_bytes_inter", v[I_RMAB1]);
+        dsmmi_json_int(&j, "rma_calls_intra", v[I_RMAC0]);
+        dsmmi_json_int(&j, "rma_calls_inter", v[I_RMAC1]);
         dsmmi_json_int(&j, "ctl_bytes", v[I_CTLB]);
+        if (mine->rdma) {
+            dsmmi_json_int(&j, "items", v[I_ITEMS]);
+            dsmmi_json_int(&j, "stolen", v[I_STOLEN]);
+            dsmmi_json_int(&j, "pushes", v[I_PUSHES]);
+            dsmmi_json_int(&j, "pops", v[I_POPS]);
+            dsmmi_json_int(&j, "gets", v[I_GETS]);
+            dsmmi_json_num(&j, "get_wait", f[F_GETWAIT]);
+            dsmmi_json_num(&j, "done", f[F_DONE]);
+        }
         dsmmi_json_end_object(&j);
     }
     dsmmi_json_end_array(&j);
     if (local == DSMM_OK) local = put_raw(s, "ranks_detail", &j);
+
+    if (mine->rdma) {
+        // The one-sided run: totals of the work counts, the get waits and the spread of the
+        // ranks' finish times (what work stealing shrinks).
+        int64_t tot[5] = {0, 0, 0, 0, 0};
+        double gw = 0, gwmax = 0, dmin = 0, dmax = 0;
+        for (int r = 0; r < P; r++) {
+            const int64_t *v = iall + (size_t)r * NI;
+            const double *f = fall + (size_t)r * nf;
+            for (int k = 0; k < 5; k++) tot[k] += v[I_ITEMS + k];
+            gw += f[F_GETWAIT];
+            if (f[F_GETWAIT] > gwmax) gwmax = f[F_GETWAIT];
+            if (r == 0 || f[F_DONE] < dmin) dmin = f[F_DONE];
+            if (r == 0 || f[F_DONE] > dmax) dmax = f[F_DONE];
+        }
+        dsmmi_json_free(&j);
+        dsmmi_json_init(&j, ctx);
+        dsmmi_json_begin_object(&j, NULL);
+        dsmmi_json_int(&j, "items", tot[0]);
+        dsmmi_json_int(&j, "stolen", tot[1]);
+        dsmmi_json_int(&j, "pushes", tot[2]);
+        dsmmi_json_int(&j, "pops", tot[3]);
+        dsmmi_json_int(&j, "gets", tot[4]);
+        dsmmi_json_num(&j, "get_wait_avg", gw / P);
+        dsmmi_json_num(&j, "get_wait_max", gwmax);
+        dsmmi_json_num(&j, "done_min", dmin);
+        dsmmi_json_num(&j, "done_max", dmax);
+        dsmmi_json_num(&j, "done_spread", dmax - dmin);
+        dsmmi_json_end_object(&j);
+        if (local == DSMM_OK) local = put_raw(s, "rdma", &j);
+    }
 
     dsmmi_json_free(&j);
     dsmmi_json_init(&j, ctx);

@@ -9,7 +9,7 @@
 // pieces are never sent and receivers size their buffers exactly.
 #include <string.h>
 
-#include "dist/summa.h"
+#include "dist/rdma.h"
 
 // What one rank holds during the run.
 typedef struct run {
@@ -31,7 +31,7 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
                "spgemm: A is %lldx%lld, B %lldx%lld: inner dimensions differ", (long long)A->nrows,
                (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
-    DSMM_CHECK(ctx, o->alg == DSMM_DIST_AUTO || o->alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, (int)o->alg >= DSMM_DIST_AUTO && o->alg <= DSMM_DIST_WS_LOCAL_C, DSMM_ERR_ARG,
                "spgemm: unknown distributed algorithm %d", (int)o->alg);
     DSMM_CHECK(ctx, o->spgemm.mask == NULL && !o->spgemm.transpose_b, DSMM_ERR_ARG,
                "spgemm: a mask and transpose_b are not supported in distributed products");
@@ -234,6 +234,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     else
         dsmm_dist_opts_init(&o);
     DSMM_TRY(check_args(ctx, A, B, &o));
+    if (o.alg != DSMM_DIST_AUTO && o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spgemm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;

@@ -7,7 +7,7 @@
 // in summa_spgemm.c.
 #include <string.h>
 
-#include "dist/summa.h"
+#include "dist/rdma.h"
 
 typedef struct run {
     dsmmi_summa_plan plan;
@@ -101,10 +101,11 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM,
                "spmm: A is %lldx%lld, B %lldx%lld: inner dimensions differ", (long long)A->nrows,
                (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
-    DSMM_CHECK(ctx, o.alg == DSMM_DIST_AUTO || o.alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, (int)o.alg >= DSMM_DIST_AUTO && o.alg <= DSMM_DIST_WS_LOCAL_C, DSMM_ERR_ARG,
                "spmm: unknown distributed algorithm %d", (int)o.alg);
     DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0, DSMM_ERR_ARG,
                "spmm: transpose_a, alpha and beta are not supported in distributed products");
+    if (o.alg != DSMM_DIST_AUTO && o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spmm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
