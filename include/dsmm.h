@@ -866,11 +866,11 @@ DSMM_API void dsmm_dist_dense_dims(const dsmm_dist_dense *B, dsmm_idx *nrows, ds
  * assigned by who owns X's tiles. Names (dsmm_dist_alg_name / _from_name, --algo) in
  * comments. */
 typedef enum dsmm_dist_alg {
-    DSMM_DIST_AUTO = 0,     // "auto": picked from the model (docs/dist.md "Choosing")
-    DSMM_DIST_SUMMA = 1,    // "summa": bulk-synchronous Sparse SUMMA
-    DSMM_DIST_RDMA_C = 2,   // "rdma-c": stationary C, gets of A and B tiles
-    DSMM_DIST_RDMA_A = 3,   // "rdma-a": stationary A, partial C through remote queues
-    DSMM_DIST_RDMA_B = 4,   // "rdma-b": stationary B, partial C through remote queues
+    DSMM_DIST_AUTO = 0,        // "auto": picked from the model (docs/dist.md "Choosing")
+    DSMM_DIST_SUMMA = 1,       // "summa": bulk-synchronous Sparse SUMMA
+    DSMM_DIST_RDMA_C = 2,      // "rdma-c": stationary C, gets of A and B tiles
+    DSMM_DIST_RDMA_A = 3,      // "rdma-a": stationary A, partial C through remote queues
+    DSMM_DIST_RDMA_B = 4,      // "rdma-b": stationary B, partial C through remote queues
     DSMM_DIST_WS_RANDOM_A = 5, // "ws-random-a": stationary A + random work stealing (2D claims)
     DSMM_DIST_WS_LOCAL_A = 6,  // "ws-local-a": stationary A + locality-aware stealing (3D)
     DSMM_DIST_WS_LOCAL_C = 7   // "ws-local-c": stationary C + locality-aware stealing (3D)

@@ -53,7 +53,7 @@ struct dsmm_ctx {
     int test_delay_rank;
     double test_delay;
     int64_t *rdma_trace, rdma_trace_n;
-    void *comm;           // comm layer state (MPI), NULL when serial
+    void *comm;                       // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
 };
 

@@ -148,7 +148,8 @@ typedef struct cli_dist {
     {"algo",                                                                                         \
      0,                                                                                              \
      "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c",                      \
-     "local engine, Sparse SUMMA or a one-sided algorithm (default auto: distributed under mpirun)", \
+     "local engine, Sparse SUMMA or a one-sided algorithm (default auto: distributed under "         \
+     "mpirun)",                                                                                      \
      CLI_STRING,                                                                                     \
      &(d).algo,                                                                                      \
      0,                                                                                              \
@@ -169,8 +170,10 @@ typedef struct cli_dist {
          0,          0},                                                                             \
         {"workgroup-size", 0,       "N", "emulate nodes of N ranks (default: ranks sharing memory)", \
          CLI_INT,          &(d).wg, 1,   1 << 20},                                                   \
-        {"queue-cap", 0, "N", "one-sided algorithms: slots of each accumulation queue (default 64)", \
-         CLI_INT,     &(d).queue_cap, 1, 1 << 24},                                                   \
+        {"queue-cap", 0,                                                                             \
+         "N",         "one-sided algorithms: slots of each accumulation queue (default 64)",         \
+         CLI_INT,     &(d).queue_cap,                                                                \
+         1,           1 << 24},                                                                      \
     {                                                                                                \
         "permute", 0, "SEED", "random symmetric permutation for balance (A * A only)", CLI_IDX,      \
             &(d).permute_seed, 0, 0x1p53                                                             \

@@ -325,12 +325,11 @@ static void tprintf(text *t, const char *fmt, ...)
     }
 }
 
-static const char terminal[] =
-    "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-    "    set terminal pngcairo size 900,700\n"
-    "} else {\n"
-    "    set terminal png size 900,700\n"
-    "}\n";
+static const char terminal[] = "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                               "    set terminal pngcairo size 900,700\n"
+                               "} else {\n"
+                               "    set terminal png size 900,700\n"
+                               "}\n";
 
 // The three plots' data and scripts into dir (which exists), atomically file by file.
 static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
@@ -344,7 +343,7 @@ static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
     do {                                                                                           \
         DSMM_CHECK(ctx, !t.failed, DSMM_ERR_NOMEM, "plot file %s", name);                          \
         snprintf(path, sizeof path, "%s/%s", dir, name);                                           \
-        DSMM_TRY(write_file(ctx, path, t.buf ? t.buf : "", 0));                                      \
+        DSMM_TRY(write_file(ctx, path, t.buf ? t.buf : "", 0));                                    \
         t.len = 0;                                                                                 \
         if (t.buf) t.buf[0] = '\0';                                                                \
     } while (0)
@@ -385,7 +384,7 @@ static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
     tprintf(&t,
             "set output 'stage_imbalance.png'\n"
             "set title 'flops max/avg per stage, %d x %d grid'\n"
-            "set xlabel 'stage'\nset ylabel 'max / avg'\nset yrange [0:*]\nset key top left\n"
+            "set xlabel 'stage'\nset ylabel 'max / avg'\nset yrange [0:*]\nset key below\n"
             "set xrange [-0.5:%d.5]\n"
             "plot 'stage_imbalance.dat' using 1:2 with linespoints pt 7 title 'per stage', \\\n"
             "     %.6g with lines dt 2 lw 2 title 'end to end (%.3f)', \\\n"
@@ -393,9 +392,11 @@ static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
             m->pr, m->pc, S > 0 ? S - 1 : 0, R->e2e, R->e2e, R->sync, R->sync);
     PUT("stage_imbalance.gp");
 
-    // Inter-node roofline: attainable GFLOP/s = min(local roof, AI * bandwidth).
+    // Inter-node roofline: attainable GFLOP/s = min(local roof, AI * bandwidth); one series
+    // per algorithm, points shrinking so that coinciding ones stay visible.
     double bw = R->mc.bw / 1e9, roof = R->roof.local_roof / 1e9;
     double lo = roof > 0 ? roof / bw : 1, hi = lo;
+    int shown[DSMMI_MODEL_COUNT], nshown = 0;
     tprintf(&t, "# algorithm  inter-node AI (flop/B)  attainable GFLOP/s (algorithms that move "
                 "bytes)\n");
     for (int a = 0; a < DSMMI_MODEL_COUNT; a++) {
@@ -403,6 +404,7 @@ static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
         if (!isfinite(ai) || ai <= 0) continue;
         tprintf(&t, "%s %.6g %.6g\n", dsmmi_model_alg_name((dsmmi_model_alg)a), ai,
                 R->roof.attainable[a] / 1e9);
+        shown[nshown++] = a;
         if (ai < lo) lo = ai;
         if (ai > hi) hi = ai;
     }
@@ -416,10 +418,17 @@ static dsmm_status write_plots(dsmm_ctx *ctx, const char *dir, const result *R)
             "set ylabel 'GFLOP/s per rank'\nset key bottom right\nset samples 400\n"
             "bw = %.6g\nroof = %.6g\nf(x) = (x * bw < roof) ? x * bw : roof\n"
             "set xrange [%.6g:%.6g]\n"
-            "plot f(x) with lines lw 2 title 'min(local roof, AI x bandwidth)', \\\n"
-            "     'roofline.dat' using 2:3 with points pt 7 ps 1.5 notitle, \\\n"
-            "     '' using 2:3:1 with labels offset 1,1 notitle\n",
+            "plot f(x) with lines lw 2 title 'min(local roof, AI x bandwidth)'",
             bw, roof, bw, roof > 0 ? roof : 1e-9, lo / 10, hi * 10);
+    for (int x = 0; x < nshown; x++) {
+        int a = shown[x];
+        tprintf(&t,
+                ", \\\n     'roofline.dat' every ::%d::%d using 2:3 with points pt %d ps %.1f "
+                "title '%s (AI %.3g, %.3g GFLOP/s)'",
+                x, x, 5 + 2 * (a % 3), 2.5 - 0.5 * a, dsmmi_model_alg_name((dsmmi_model_alg)a),
+                R->roof.inter_ai[a], R->roof.attainable[a] / 1e9);
+    }
+    tprintf(&t, "\n");
     PUT("roofline.gp");
 #undef PUT
 cleanup:
@@ -482,7 +491,8 @@ static int plot(dsmm_ctx *ctx, const char *dir, const result *R)
     }
     if (write_plots(ctx, dir, R) != DSMM_OK) return cli_fail(&cmd, ctx, "cannot write the plots");
     if (!on_path("gnuplot")) {
-        fprintf(stderr, "dsmm model: gnuplot not found; wrote %s/*.gp and *.dat, run gnuplot on them\n",
+        fprintf(stderr,
+                "dsmm model: gnuplot not found; wrote %s/*.gp and *.dat, run gnuplot on them\n",
                 dir);
         return CLI_OK;
     }
@@ -568,14 +578,12 @@ int cli_model(int argc, char **argv)
     int pr = 0, pc = 0;
     if (grid) {
         int g = parse_grid(grid, &pr, &pc);
-        if (g == -2)
-            return cli_usage_error(&cmd, "--grid %s: more than %d ranks", grid, MAX_RANKS);
+        if (g == -2) return cli_usage_error(&cmd, "--grid %s: more than %d ranks", grid, MAX_RANKS);
         if (g != 0)
-            return cli_usage_error(&cmd, "--grid: '%s' is not PRxPC with positive PR and PC",
-                                   grid);
+            return cli_usage_error(&cmd, "--grid: '%s' is not PRxPC with positive PR and PC", grid);
         if (ranks && pr * pc != ranks)
-            return cli_usage_error(&cmd, "--grid %s has %d ranks but --ranks is %d", grid,
-                                   pr * pc, ranks);
+            return cli_usage_error(&cmd, "--grid %s has %d ranks but --ranks is %d", grid, pr * pc,
+                                   ranks);
     } else if (ranks) {
         if (dsmm_grid_dims(ranks, &pr, &pc) != DSMM_OK)
             return cli_usage_error(&cmd, "--ranks %d: no grid", ranks);
@@ -610,15 +618,16 @@ int cli_model(int argc, char **argv)
     dsmm_read_opts ro;
     cli_read_opts(&c, &ro);
     if (kind == 0) {
-        snprintf(a_desc, sizeof a_desc, "rmat scale %d, edge factor %g, abcd %g,%g,%g,%g, seed %llu",
-                 gp.scale, gp.edge_factor, gp.a, gp.b, gp.c, gp.d, (unsigned long long)gp.seed);
+        snprintf(a_desc, sizeof a_desc,
+                 "rmat scale %d, edge factor %g, abcd %g,%g,%g,%g, seed %llu", gp.scale,
+                 gp.edge_factor, gp.a, gp.b, gp.c, gp.d, (unsigned long long)gp.seed);
         if (dsmm_gen_rmat(ctx, &gp, &A) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "generator failed");
             goto done;
         }
     } else if (kind == 1) {
-        snprintf(a_desc, sizeof a_desc, "er n %lld, average degree %g, seed %llu",
-                 (long long)gp.n, gp.avg_degree, (unsigned long long)gp.seed);
+        snprintf(a_desc, sizeof a_desc, "er n %lld, average degree %g, seed %llu", (long long)gp.n,
+                 gp.avg_degree, (unsigned long long)gp.seed);
         if (dsmm_gen_er(ctx, &gp, &A) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "generator failed");
             goto done;

@@ -176,7 +176,8 @@ static void summary(FILE *f, const char *op, const cli_dist *d, const cli_json *
     const cli_json *grid = cli_json_get(rec, "grid");
     const cli_json *algo = cli_json_get(rec, "algo");
     fprintf(f, "%-20s%s %s on %.0f ranks, grid %s, %.0f threads, prefetch %s\n", "algorithm:", op,
-            algo && algo->kind == CLI_JSON_STRING ? algo->str : "?", num_at(rec, "ranks", NULL, NULL),
+            algo && algo->kind == CLI_JSON_STRING ? algo->str : "?",
+            num_at(rec, "ranks", NULL, NULL),
             grid && grid->kind == CLI_JSON_STRING ? grid->str : "?",
             num_at(rec, "threads", NULL, NULL), d->prefetch ? "on" : "off");
     fprintf(f, "%-20s%.6f%s\n", "seconds:", num_at(rec, "seconds", NULL, NULL),

@@ -17,7 +17,7 @@ static const command commands[] = {
     {"spgemm", cli_spgemm, "sparse x sparse product C = A * B: kernels, semirings, mask, estimate"},
     {"spmm", cli_spmm, "sparse x dense product C = A * B: GB/s and % of the bandwidth floor"},
     {"report", cli_report, "tables from --stats JSON: comp/comm/acc/imbalance, per rank, summary"},
-    {"model", cli_model, "performance model of a distributed product: imbalance, traffic, roofline"},
+    {"model", cli_model, "model a distributed product: flops imbalance, traffic, roofline"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -46,8 +46,8 @@ dsmm_status dsmmi_rma_put(dsmm_ctx *ctx, dsmmi_win *w, const void *src, size_t b
                           uint64_t disp, int cls);
 /* dsmmi_rma_fetch_add: atomically adds `add` to the int64 at target's [disp] and returns the
  * previous value in *old (add 0: an atomic read). Complete on return. Counted as control. */
-dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp,
-                                int64_t add, int64_t *old);
+dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t add,
+                                int64_t *old);
 /* dsmmi_rma_store: atomically replaces the int64 at target's [disp] with v (complete after a
  * flush of target). Counted as control. */
 dsmm_status dsmmi_rma_store(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t v);

@@ -158,8 +158,8 @@ cleanup:
     return st;
 }
 
-dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp,
-                                int64_t add, int64_t *old)
+dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t add,
+                                int64_t *old)
 {
     dsmm_status st = DSMM_OK;
     DSMM_MPI_TRY(ctx, MPI_Fetch_and_op(&add, old, MPI_INT64_T, target, (MPI_Aint)disp,
@@ -173,9 +173,8 @@ cleanup:
 dsmm_status dsmmi_rma_store(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t v)
 {
     dsmm_status st = DSMM_OK;
-    DSMM_MPI_TRY(ctx,
-                 MPI_Accumulate(&v, 1, MPI_INT64_T, target, (MPI_Aint)disp, 1, MPI_INT64_T,
-                                MPI_REPLACE, w->win));
+    DSMM_MPI_TRY(ctx, MPI_Accumulate(&v, 1, MPI_INT64_T, target, (MPI_Aint)disp, 1, MPI_INT64_T,
+                                     MPI_REPLACE, w->win));
     // MPI_Accumulate may read v after returning: complete it before v goes out of scope.
     DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));
     count(ctx, DSMMI_RMA_CTL, target, sizeof v);

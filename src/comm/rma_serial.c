@@ -99,8 +99,8 @@ dsmm_status dsmmi_rma_put(dsmm_ctx *ctx, dsmmi_win *w, const void *src, size_t b
     return DSMM_OK;
 }
 
-dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp,
-                                int64_t add, int64_t *old)
+dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t add,
+                                int64_t *old)
 {
     int64_t v;
     memcpy(&v, at(w, disp), sizeof v);

@@ -259,9 +259,9 @@ dsmm_status dsmmi_model_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
     DSMM_CHECK(ctx, t == -1 || dsmmi_type_ok((dsmm_type)t), DSMM_ERR_ARG,
                "model: invalid value type %d for C", t);
     DSMM_TRY(setup(ctx, A->ncols, pr, pc, m));
-    m->ctype = t != -1                                                ? (dsmm_type)t
+    m->ctype = t != -1                                            ? (dsmm_type)t
                : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
-                                                                    : DSMM_DOUBLE;
+                                                                  : DSMM_DOUBLE;
     const dsmm_csr *a = NULL, *b = NULL;
     DSMM_TRY(sorted_view(ctx, A, &Acopy, &a));
     DSMM_TRY(sorted_view(ctx, B, &Bcopy, &b));
@@ -334,7 +334,8 @@ dsmm_status dsmmi_model_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
                     m->flops[it] = 0;
                     m->p_nnz[it] = 0;
                 }
-                m->p_bytes[it] = (int64_t)dsmmi_piece_bytes(rb[i + 1] - rb[i], m->p_nnz[it], m->ctype);
+                m->p_bytes[it] =
+                    (int64_t)dsmmi_piece_bytes(rb[i + 1] - rb[i], m->p_nnz[it], m->ctype);
             }
     account(m);
 cleanup:
@@ -465,8 +466,8 @@ static int positive(double x)
     return isfinite(x) && x > 0;
 }
 
-dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m,
-                                 const dsmmi_model_machine *mc, dsmmi_model_roof *out)
+dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m, const dsmmi_model_machine *mc,
+                                 dsmmi_model_roof *out)
 {
     dsmm_status st = DSMM_OK;
     DSMM_CHECK(ctx, m != NULL && mc != NULL && out != NULL, DSMM_ERR_ARG,
@@ -482,12 +483,11 @@ dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m,
         for (int s = 0; s < S; s++)
             for (int j = 0; j < pc; j++) {
                 size_t it = ((size_t)i * S + s) * pc + j;
-                if (m->a_nnz[(size_t)i * S + s] == 0 || m->b_nnz[(size_t)s * pc + j] == 0)
-                    continue;
+                if (m->a_nnz[(size_t)i * S + s] == 0 || m->b_nnz[(size_t)s * pc + j] == 0) continue;
                 flops += m->flops[it];
                 pnnz += (double)m->p_nnz[it];
-                touched += (double)(m->a_bytes[(size_t)i * S + s] +
-                                    m->b_bytes[(size_t)s * pc + j] + m->p_bytes[it]);
+                touched += (double)(m->a_bytes[(size_t)i * S + s] + m->b_bytes[(size_t)s * pc + j] +
+                                    m->p_bytes[it]);
             }
     out->flops = flops;
     if (m->spmm) {
@@ -503,8 +503,8 @@ dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m,
         for (int r = 0; r < P; r++) bytes += (double)m->rank_in[a][r];
         out->bytes[a] = bytes;
         out->inter_ai[a] = bytes > 0 ? flops / bytes : INFINITY;
-        out->attainable[a] = bytes > 0 ? fmin(out->local_roof, out->inter_ai[a] * mc->bw)
-                                       : out->local_roof;
+        out->attainable[a] =
+            bytes > 0 ? fmin(out->local_roof, out->inter_ai[a] * mc->bw) : out->local_roof;
     }
     // Compute time of f flops at the local roof (no flops: no time, whatever the roof).
 #define COMP(f) ((f) > 0 ? (f) / out->local_roof : 0.0)
@@ -526,7 +526,7 @@ dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m,
         double worst = 0;
         for (int r = 0; r < P; r++) {
             double link = (double)(m->rank_in[a][r] > m->rank_out[a][r] ? m->rank_in[a][r]
-                                                                         : m->rank_out[a][r]);
+                                                                        : m->rank_out[a][r]);
             double x = fmax(COMP(m->rank_flops[a][r]), link / mc->bw);
             if (x > worst) worst = x;
         }

@@ -89,7 +89,7 @@ typedef struct dsmmi_model_roof {
 
 /* dsmmi_model_roofline: the roofline numbers of m on machine mc. Errors: DSMM_ERR_ARG when a
  * machine number is not positive and finite. */
-dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m,
-                                 const dsmmi_model_machine *mc, dsmmi_model_roof *out);
+dsmm_status dsmmi_model_roofline(dsmm_ctx *ctx, const dsmmi_model *m, const dsmmi_model_machine *mc,
+                                 dsmmi_model_roof *out);
 
 #endif // DSMM_DIST_MODEL_H

@@ -36,10 +36,10 @@ typedef struct dsmmi_rmat {
     dsmm_type type;
     dsmmi_rtile *dir;
     dsmmi_win *win;
-    char *base;     // this rank's window memory
-    char **staged;  // per tile: a replacement in the piece layout (owned), or NULL
-    int64_t *snnz;  // its entries
-    int *replaced;  // per tile: 1 when a replacement is staged (snnz 0 = now empty)
+    char *base;    // this rank's window memory
+    char **staged; // per tile: a replacement in the piece layout (owned), or NULL
+    int64_t *snnz; // its entries
+    int *replaced; // per tile: 1 when a replacement is staged (snnz 0 = now empty)
 } dsmmi_rmat;
 
 /* dsmmi_rmat_a: A's tiles (i, s) over plan p (owner i * pc + kc[s]). Collective. */
@@ -78,8 +78,8 @@ void dsmmi_pool_free(dsmm_ctx *ctx, dsmmi_pool *pl);
 /* A tile on its way (non-blocking get_tile): wait returns the local copy, or the owner's own
  * memory when the tile is this rank's (no get issued). */
 typedef struct dsmmi_rfut {
-    int tile;     // -1: none
-    char *buf;    // pool buffer (NULL: local or empty)
+    int tile;  // -1: none
+    char *buf; // pool buffer (NULL: local or empty)
     const char *data;
     dsmmi_req req;
 } dsmmi_rfut;
@@ -90,8 +90,8 @@ dsmm_status dsmmi_rmat_get_async(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, dsmm
 /* dsmmi_rfut_wait: completes f; *data: the tile's bytes (NULL when empty). */
 dsmm_status dsmmi_rfut_wait(dsmm_ctx *ctx, dsmmi_rfut *f, const char **data);
 /* dsmmi_rmat_get: blocking get_tile (get_async + wait). */
-dsmm_status dsmmi_rmat_get(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, dsmmi_pool *pl,
-                           dsmmi_rfut *f, const char **data);
+dsmm_status dsmmi_rmat_get(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, dsmmi_pool *pl, dsmmi_rfut *f,
+                           const char **data);
 /* dsmmi_rfut_release: completes f if still pending and gives its buffer back. */
 void dsmmi_rfut_release(dsmm_ctx *ctx, dsmmi_rfut *f, dsmmi_pool *pl);
 

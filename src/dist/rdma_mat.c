@@ -106,6 +106,7 @@ static dsmm_status rmat_sparse(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
     DSMM_TRY(publish(ctx, m, own, nnz, bytes));
 cleanup:
     if (pack) dsmmi_summa_pieces_free(ctx, pack, S);
+    dsmmi_free(ctx, pack);
     dsmmi_free(ctx, pnnz);
     dsmmi_free(ctx, own);
     dsmmi_free(ctx, nnz);
@@ -356,8 +357,8 @@ dsmm_status dsmmi_rfut_wait(dsmm_ctx *ctx, dsmmi_rfut *f, const char **data)
     return st;
 }
 
-dsmm_status dsmmi_rmat_get(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, dsmmi_pool *pl,
-                           dsmmi_rfut *f, const char **data)
+dsmm_status dsmmi_rmat_get(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, dsmmi_pool *pl, dsmmi_rfut *f,
+                           const char **data)
 {
     dsmm_status st = dsmmi_rmat_get_async(ctx, m, t, pl, f);
     if (st != DSMM_OK) return st;

@@ -240,7 +240,8 @@ static dsmm_status next_item(eng *e, int64_t *it, int *stolen, int *got)
                 e->apos++;
                 continue;
             }
-            DSMM_TRY(dsmmi_rma_fetch_add(ctx, e->cwin, e->chost[c], (uint64_t)e->cdisp[c], 1, &old));
+            DSMM_TRY(
+                dsmmi_rma_fetch_add(ctx, e->cwin, e->chost[c], (uint64_t)e->cdisp[c], 1, &old));
             if (old >= e->pc) {
                 e->apos++;
                 continue;
@@ -257,7 +258,8 @@ static dsmm_status next_item(eng *e, int64_t *it, int *stolen, int *got)
     while (e->pos < e->ncand) {
         int64_t c = e->cand[e->pos++], old = 0;
         if (is_ws(e->alg)) {
-            DSMM_TRY(dsmmi_rma_fetch_add(ctx, e->cwin, e->chost[c], (uint64_t)e->cdisp[c], 1, &old));
+            DSMM_TRY(
+                dsmmi_rma_fetch_add(ctx, e->cwin, e->chost[c], (uint64_t)e->cdisp[c], 1, &old));
             if (old != 0) continue; // someone else has it
         }
         *it = c;
@@ -300,9 +302,9 @@ static dsmm_status take(eng *e, const dsmmi_qdesc *d)
     e->received++;
     if (d->nnz < 0) {
         if (e->local == DSMM_OK)
-            e->local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
-                                   "rank %lld could not compute its partial product",
-                                   (long long)d->rank);
+            e->local =
+                dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                            "rank %lld could not compute its partial product", (long long)d->rank);
         return DSMM_OK;
     }
     if (d->bytes == 0 || e->local != DSMM_OK) return DSMM_OK;
@@ -597,7 +599,8 @@ static dsmm_status setup(eng *e, const dsmm_dist_opts *o)
     e->queues = e->alg != DSMM_DIST_RDMA_C && e->pr * e->pc > 1;
     int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
     DSMM_TRY(dsmmi_rqueue_create(ctx, cap, &e->q));
-    DSMM_TRY(dsmmi_win_dynamic(ctx, &e->pwin));
+    // One rank keeps every partial (and Open MPI's single-process windows are not dynamic).
+    if (e->pr * e->pc > 1) DSMM_TRY(dsmmi_win_dynamic(ctx, &e->pwin));
 cleanup:
     return st;
 }
@@ -629,9 +632,9 @@ static dsmm_status fill_stats(eng *e, const dsmm_dist_opts *o, const char *op, d
     rs.get_wait = e->get_wait;
     rs.done = e->done;
     rs.rdma = 1;
-    dsmm_status st = dsmmi_stats_fill(ctx, o->stats, op, dsmm_dist_alg_name(e->alg), e->g,
-                                      e->prefetch, &rs, e->S, e->plan.lo, e->plan.hi,
-                                      e->stage_flops, nnz_in, nnz_out);
+    dsmm_status st =
+        dsmmi_stats_fill(ctx, o->stats, op, dsmm_dist_alg_name(e->alg), e->g, e->prefetch, &rs,
+                         e->S, e->plan.lo, e->plan.hi, e->stage_flops, nnz_in, nnz_out);
     if (st == DSMM_OK) {
         int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
         st = dsmm_stats_set_int(o->stats, "queue_capacity", cap);
@@ -682,7 +685,7 @@ dsmm_status dsmmi_rdma_spgemm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     e.A = A;
     e.B = B;
     e.g = A->grid;
-    e.ctype = o->spgemm.type != -1                                ? (dsmm_type)o->spgemm.type
+    e.ctype = o->spgemm.type != -1                               ? (dsmm_type)o->spgemm.type
               : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
                                                                  : DSMM_DOUBLE;
     const dsmmi_grid *g = A->grid;
@@ -708,8 +711,8 @@ dsmm_status dsmmi_rdma_spgemm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     DSMM_TRY(dsmmi_dist_set_tile(ctx, Cd, tile));
     tile = NULL;
     if (o->stats)
-        DSMM_TRY(fill_stats(&e, o, "spgemm", t0, &before, A->tile->nnz, B->tile->nnz,
-                            Cd->tile->nnz, A->nnz + B->nnz, Cd->nnz, wait));
+        DSMM_TRY(fill_stats(&e, o, "spgemm", t0, &before, A->tile->nnz, B->tile->nnz, Cd->tile->nnz,
+                            A->nnz + B->nnz, Cd->nnz, wait));
     *C = Cd;
     Cd = NULL;
 cleanup:

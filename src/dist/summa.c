@@ -13,7 +13,7 @@
 #include "dist/summa.h"
 
 static const char *const alg_names[] = {"auto",   "summa",       "rdma-c",     "rdma-a",
-                                         "rdma-b", "ws-random-a", "ws-local-a", "ws-local-c"};
+                                        "rdma-b", "ws-random-a", "ws-local-a", "ws-local-c"};
 
 dsmm_status dsmm_dist_alg_from_name(const char *name, dsmm_dist_alg *alg)
 {
