@@ -28,6 +28,7 @@ static dsmm_status win_new(dsmm_ctx *ctx, dsmmi_win **w)
     dsmm_status st = DSMM_OK;
     *w = dsmmi_calloc(ctx, 1, sizeof **w);
     DSMM_CHECK(ctx, *w != NULL, DSMM_ERR_NOMEM, "one-sided window");
+    (*w)->win = MPI_WIN_NULL;
 cleanup:
     return st;
 }
@@ -69,7 +70,6 @@ dsmm_status dsmmi_win_dynamic(dsmm_ctx *ctx, dsmmi_win **w)
     *w = NULL;
     DSMM_TRY(dsmmi_comm_agree(ctx, win_new(ctx, w)));
     (*w)->dynamic = 1;
-    (*w)->win = MPI_WIN_NULL;
     DSMM_MPI_TRY(ctx, MPI_Win_create_dynamic(MPI_INFO_NULL, dsmmi_comm(ctx), &(*w)->win));
     DSMM_MPI_TRY(ctx, MPI_Win_lock_all(MPI_MODE_NOCHECK, (*w)->win));
 cleanup:
@@ -123,6 +123,18 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
     if (bytes == 0) return DSMM_OK;
     size_t chunk = dsmmi_comm_chunk(ctx), n = (bytes + chunk - 1) / chunk;
     DSMM_CHECK(ctx, n <= INT_MAX, DSMM_ERR_ARG, "get of %zu bytes", bytes);
+    if (r == NULL) {
+        // Blocking: plain gets and a flush, no request array (nothing to allocate, so a
+        // rank that is out of memory can still serve its queue).
+        for (size_t c = 0; c < n; c++) {
+            size_t off = c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+            DSMM_MPI_TRY(ctx, MPI_Get((char *)dst + off, (int)len, MPI_BYTE, target,
+                                      (MPI_Aint)(disp + off), (int)len, MPI_BYTE, w->win));
+        }
+        DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));
+        count(ctx, cls, target, bytes);
+        return DSMM_OK;
+    }
     MPI_Request *reqs = dsmmi_malloc(ctx, n, sizeof *reqs);
     DSMM_CHECK(ctx, reqs != NULL, DSMM_ERR_NOMEM, "%zu get requests", n);
     q->reqs = reqs;
@@ -133,13 +145,12 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
         q->n++;
     }
     count(ctx, cls, target, bytes);
-    if (r == NULL) DSMM_TRY(dsmmi_req_wait(ctx, q));
 cleanup:
     if (st != DSMM_OK && q->n) {
         MPI_Waitall(q->n, q->reqs, MPI_STATUSES_IGNORE);
         q->n = 0;
     }
-    if (st != DSMM_OK || r == NULL) q->reqs = dsmmi_free(ctx, q->reqs);
+    if (st != DSMM_OK) q->reqs = dsmmi_free(ctx, q->reqs);
     return st;
 }
 

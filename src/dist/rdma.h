@@ -142,6 +142,11 @@ dsmm_status dsmmi_rdma_spgemm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
 dsmm_status dsmmi_rdma_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dense *B,
                             const dsmm_dist_opts *o, dsmm_dist_dense **C);
 
+/* dsmmi_dist_auto: the algorithm DSMM_DIST_AUTO runs for A * B (B sparse, or Bd dense):
+ * SUMMA or stationary C, from the model of rdma_run.c. Collective. */
+dsmm_status dsmmi_dist_auto(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                            const dsmm_dist_dense *Bd, dsmm_dist_alg *alg);
+
 /* Test hooks (never set in production): rank `rank` sleeps `seconds` before each work item it
  * executes (an overloaded rank, for the work-stealing tests); DSMM_TEST_DELAY="RANK:SECONDS"
  * in the environment sets the same for the CLI. trace: when non-NULL, an array of

@@ -43,6 +43,7 @@ typedef struct eng {
     int queues; // 1 when some item may be executed away from its C tile's owner
     // Claims: one counter per item (3D) or per A tile (2D), hosted at chost, at cdisp.
     dsmmi_win *cwin;
+    int64_t nclaims; // counters hosted here
     int *chost;
     int64_t *cdisp;
     // Candidate items: this rank's own [0, nown), then steal candidates [nown, ncand).
@@ -217,8 +218,7 @@ static dsmm_status plan_work(eng *e)
             if (e->chost[c] != e->me) e->apieces[e->napieces++] = c;
         }
     }
-    void *base = NULL;
-    st = dsmmi_win_allocate(ctx, 8 * (size_t)count[e->me], &base, &e->cwin);
+    e->nclaims = count[e->me];
 cleanup:
     dsmmi_free(ctx, mark);
     dsmmi_free(ctx, count);
@@ -385,6 +385,21 @@ cleanup:
     return st;
 }
 
+// After a local failure: the item's owner is told (a failure marker), so it does not wait for
+// this contribution.
+static dsmm_status execute_failed(eng *e, int64_t it)
+{
+    int i, s, j;
+    item_split(e, it, &i, &s, &j);
+    int owner = i * e->pc + j;
+    if (owner == e->me) {
+        e->received++;
+        return DSMM_OK;
+    }
+    dsmmi_qdesc d = {e->me, 0, -1, 0, it};
+    return dsmmi_rqueue_push(e->ctx, &e->q, owner, &d, serve, e);
+}
+
 // Multiplies item it's tiles (adata, bdata) and delivers the partial product.
 static dsmm_status execute(eng *e, int64_t it, const char *adata, const char *bdata)
 {
@@ -403,15 +418,7 @@ static dsmm_status execute(eng *e, int64_t it, const char *adata, const char *bd
     }
     if (ctx->rdma_trace && it < ctx->rdma_trace_n) ctx->rdma_trace[it]++;
     e->items++;
-    if (e->local != DSMM_OK) {
-        // Failed earlier: tell the owner, so it does not wait for this contribution.
-        if (owner == e->me) {
-            e->received++;
-            return DSMM_OK;
-        }
-        dsmmi_qdesc d = {e->me, 0, -1, 0, it};
-        return dsmmi_rqueue_push(ctx, &e->q, owner, &d, serve, e);
-    }
+    if (e->local != DSMM_OK) return execute_failed(e, it);
     double t0 = dsmmi_wtime();
     dsmmi_piece_view(adata, ta->nrows, ta->ncols, ta->nnz, e->ra.type, ctx, &Av);
     int64_t nnz = 0, bytes = 0;
@@ -481,10 +488,17 @@ static dsmm_status fetch(eng *e, pending *p)
     return st;
 }
 
+// A local failure (memory for a tile buffer) is recorded and the item still runs, as a
+// failure marker, so its owner's count completes; only a failed claim stops the loop.
+static void note(eng *e, dsmm_status st)
+{
+    if (st != DSMM_OK && e->local == DSMM_OK) e->local = st;
+}
+
 static dsmm_status advance(eng *e, pending *p)
 {
     dsmm_status st = next_item(e, &p->it, &p->stolen, &p->have);
-    if (st == DSMM_OK && p->have) st = fetch(e, p);
+    if (st == DSMM_OK && p->have && e->local == DSMM_OK) note(e, fetch(e, p));
     return st;
 }
 
@@ -501,16 +515,18 @@ static dsmm_status work(eng *e)
     while (cur.have) {
         const char *a = NULL, *b = NULL;
         double t0 = dsmmi_wtime();
-        DSMM_TRY(dsmmi_rfut_wait(ctx, &cur.fa, &a));
-        DSMM_TRY(dsmmi_rfut_wait(ctx, &cur.fb, &b));
+        note(e, dsmmi_rfut_wait(ctx, &cur.fa, &a));
+        note(e, dsmmi_rfut_wait(ctx, &cur.fb, &b));
         e->get_wait += dsmmi_wtime() - t0;
         if (e->prefetch) DSMM_TRY(advance(e, &nxt));
+        // Keep claiming and delivering (failure markers after a failure) so nobody waits for
+        // ever; a failed push, though, is a failed MPI and ends the loop.
         st = execute(e, cur.it, a, b);
-        if (st != DSMM_OK) {
-            // Keep claiming and delivering (with failure markers) so nobody waits for ever.
-            if (e->local == DSMM_OK) e->local = st;
-            st = DSMM_OK;
+        if (st != DSMM_OK && e->local == DSMM_OK) {
+            note(e, st);
+            st = execute_failed(e, cur.it);
         }
+        DSMM_TRY(st);
         if (cur.stolen) e->stolen++;
         dsmmi_rfut_release(ctx, &cur.fa, &e->pool);
         dsmmi_rfut_release(ctx, &cur.fb, &e->pool);
@@ -595,6 +611,10 @@ static dsmm_status setup(eng *e, const dsmm_dist_opts *o)
     else
         DSMM_TRY(dsmmi_rmat_b(ctx, e->B, &e->plan, &e->rb));
     DSMM_TRY(dsmmi_comm_agree(ctx, plan_work(e)));
+    if (is_ws(e->alg)) {
+        void *base = NULL;
+        DSMM_TRY(dsmmi_win_allocate(ctx, 8 * (size_t)e->nclaims, &base, &e->cwin));
+    }
     for (int s = 0; s < e->S; s++) e->expected += live(e, e->myrow, s, e->mycol);
     e->queues = e->alg != DSMM_DIST_RDMA_C && e->pr * e->pc > 1;
     int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
@@ -753,5 +773,88 @@ dsmm_status dsmmi_rdma_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_d
 cleanup:
     dsmm_dist_dense_destroy(&e.Cd);
     eng_free(&e);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* AUTO: the model's choice between SUMMA and stationary C                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Both move the same tiles (stationary C fetches exactly what SUMMA broadcasts to a rank), so
+ * the model's difference is the load imbalance (RDMA paper Fig. 1): SUMMA pays the sum over
+ * stages of the slowest rank's flops, stationary C the slowest rank's total. Item flops come
+ * from the tile sizes every rank learns with one small allreduce: exact for SpMM (2 nnz(A) k),
+ * the expectation under independent columns for SpGEMM (nnz(A(i,s)) nnz(B(s,j)) / (hi - lo)).
+ * AUTO takes stationary C when the stages would cost more than 10% over it; else SUMMA, whose
+ * collectives have no window set-up and are tuned by the MPI library. One rank: SUMMA. */
+dsmm_status dsmmi_dist_auto(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                            const dsmm_dist_dense *Bd, dsmm_dist_alg *alg)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    const dsmmi_grid *g = A->grid;
+    int pr = g->pr, pc = g->pc;
+    dsmmi_summa_plan p;
+    memset(&p, 0, sizeof p);
+    int64_t *v = NULL;
+    *alg = DSMM_DIST_SUMMA;
+    if (pr * pc == 1) return DSMM_OK;
+    local = dsmmi_summa_plan_make(ctx, A->ncols, pr, pc, &p);
+    int S = p.n;
+    size_t na = (size_t)pr * (size_t)S, n = na + (size_t)S * (size_t)pc;
+    if (local == DSMM_OK) {
+        v = dsmmi_calloc(ctx, n ? n : 1, sizeof *v);
+        if (v == NULL) local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "auto");
+    }
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    // This rank's tiles: A(myrow, s) for its column block, B(s, mycol) for its row block.
+    const dsmm_csr *T = A->tile;
+    dsmm_idx c0 = A->cb[g->mycol];
+    for (int s = 0; s < S; s++) {
+        if (p.kc[s] != g->mycol) continue;
+        int64_t z = 0;
+        for (dsmm_idx e = 0; e < T->nnz; e++) {
+            dsmm_idx c = dsmm_csr_col(T, e) + c0;
+            z += c >= p.lo[s] && c < p.hi[s];
+        }
+        v[(size_t)g->myrow * S + s] = z;
+    }
+    for (int s = 0; s < S; s++) {
+        if (p.kr[s] != g->myrow) continue;
+        int64_t z;
+        if (B) {
+            dsmm_idx r0 = p.lo[s] - B->rb[g->myrow], r1 = p.hi[s] - B->rb[g->myrow];
+            z = B->tile->rowptr[r1] - B->tile->rowptr[r0];
+        } else {
+            z = (int64_t)(p.hi[s] - p.lo[s]) * (Bd->cb[g->mycol + 1] - Bd->cb[g->mycol]);
+        }
+        v[na + (size_t)s * pc + g->mycol] = z;
+    }
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, v, (int)n, '+'));
+    double stages = 0, worst = 0;
+    for (int s = 0; s < S; s++) {
+        double mx = 0;
+        for (int i = 0; i < pr; i++)
+            for (int j = 0; j < pc; j++) {
+                double za = (double)v[(size_t)i * S + s], zb = (double)v[na + (size_t)s * pc + j];
+                double f = B ? za * zb / (double)(p.hi[s] - p.lo[s])
+                             : 2 * za * (double)(Bd->cb[j + 1] - Bd->cb[j]) * (zb > 0);
+                if (f > mx) mx = f;
+            }
+        stages += mx;
+    }
+    for (int i = 0; i < pr; i++)
+        for (int j = 0; j < pc; j++) {
+            double tot = 0;
+            for (int s = 0; s < S; s++) {
+                double za = (double)v[(size_t)i * S + s], zb = (double)v[na + (size_t)s * pc + j];
+                tot += B ? za * zb / (double)(p.hi[s] - p.lo[s])
+                         : 2 * za * (double)(Bd->cb[j + 1] - Bd->cb[j]) * (zb > 0);
+            }
+            if (tot > worst) worst = tot;
+        }
+    if (stages > 1.1 * worst) *alg = DSMM_DIST_RDMA_C;
+cleanup:
+    dsmmi_free(ctx, v);
+    dsmmi_summa_plan_free(ctx, &p);
     return st;
 }

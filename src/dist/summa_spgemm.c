@@ -234,8 +234,8 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     else
         dsmm_dist_opts_init(&o);
     DSMM_TRY(check_args(ctx, A, B, &o));
-    if (o.alg != DSMM_DIST_AUTO && o.alg != DSMM_DIST_SUMMA)
-        return dsmmi_rdma_spgemm(ctx, A, B, &o, C);
+    if (o.alg == DSMM_DIST_AUTO) DSMM_TRY(dsmmi_dist_auto(ctx, A, B, NULL, &o.alg));
+    if (o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spgemm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;

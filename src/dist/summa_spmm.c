@@ -105,8 +105,8 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
                "spmm: unknown distributed algorithm %d", (int)o.alg);
     DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0, DSMM_ERR_ARG,
                "spmm: transpose_a, alpha and beta are not supported in distributed products");
-    if (o.alg != DSMM_DIST_AUTO && o.alg != DSMM_DIST_SUMMA)
-        return dsmmi_rdma_spmm(ctx, A, B, &o, C);
+    if (o.alg == DSMM_DIST_AUTO) DSMM_TRY(dsmmi_dist_auto(ctx, A, NULL, B, &o.alg));
+    if (o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spmm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;

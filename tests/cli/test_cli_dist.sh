@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/cli/test_cli_dist.sh: `dsmm spgemm|spmm --algo summa` as a user runs them: one process
+# tests/cli/test_cli_dist.sh: `dsmm spgemm|spmm --algo summa|rdma-*|ws-*` as a user runs them: one process
 # without a launcher (MPI singleton, or the serial comm layer in a build without MPI) and, when
 # mpirun exists, 2, 3 and 4 ranks with square and non-square grids, prefetch, emulated
 # workgroups and a random symmetric permutation: C equals the local engine's C (Matrix Market
@@ -35,9 +35,24 @@ expect_grep "$tmp/out" "Comm"
 expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo summa -o "$tmp/m1.mtx" -q
 same "$tmp/local_m.mtx" "$tmp/m1.mtx"
 
+# The one-sided algorithms on one process: the same C, the one-sided record.
+rdma_algs="rdma-c rdma-a rdma-b ws-random-a ws-local-a ws-local-c"
+for a in $rdma_algs; do
+    expect_rc 0 "$dsmm" spgemm "$R" --algo "$a" -o "$tmp/o1_$a.mtx" --stats "$tmp/o1_$a.json"
+    same "$tmp/local_r.mtx" "$tmp/o1_$a.mtx"
+    expect_grep "$tmp/o1_$a.json" "\"algo\":\"$a\""
+    expect_grep "$tmp/o1_$a.json" '"rdma":{"items":'
+    expect_grep "$tmp/out" "one-sided: "
+    expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo "$a" -o "$tmp/om1_$a.mtx" -q
+    same "$tmp/local_m.mtx" "$tmp/om1_$a.mtx"
+done
+
 # Options that need --algo summa, bad grids and unsupported combinations: usage errors.
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --grid 1x1
-expect_grep "$tmp/err" "need --algo summa"
+expect_grep "$tmp/err" "need a distributed --algo"
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --queue-cap 4
+expect_grep "$tmp/err" "need a distributed --algo"
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo rdma-a --queue-cap 0
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --grid 2by2
 expect_grep "$tmp/err" "not PRxPC"
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo nonesuch
@@ -70,6 +85,17 @@ else
                           if (d > 1e-12 * (s > 1 ? s : 1)) bad = 1 }
                 END { exit bad }' "$tmp/local_m.mtx" "$tmp/m$n.mtx"; then ok; else bad "spmm at $n ranks differs"; fi
     done
+    # One-sided algorithms on square and non-square grids, queues of one slot, prefetch.
+    for n in 3 4; do
+        for a in $rdma_algs; do
+            expect_rc 0 run "$n" spgemm "$R" --algo "$a" --queue-cap 1 --prefetch -o "$tmp/o${n}_$a.mtx" -q
+            same "$tmp/local_r.mtx" "$tmp/o${n}_$a.mtx"
+        done
+    done
+    # An overloaded rank (test hook): its work is stolen.
+    expect_rc 0 env DSMM_TEST_DELAY=0:0.05 "${mpi[@]}" -x DSMM_TEST_DELAY -n 4 "$dsmm" spgemm "$R" \
+        --algo ws-local-c --stats "$tmp/steal.json" -q
+    expect_grep "$tmp/steal.json" '"stolen":[1-9]'
     # Emulated workgroups: with groups of 2 ranks some bytes cross groups, with groups of 4 none.
     expect_rc 0 run 4 spgemm "$A" --workgroup-size 2 --stats "$tmp/w2.json" -q
     expect_grep "$tmp/w2.json" '"workgroups":2'

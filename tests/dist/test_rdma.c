@@ -554,6 +554,69 @@ static int test_rmat_replace_renew(void)
     return TEST_PASS;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Failures: one rank's k-th allocation fails, at every k                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Whatever allocation of whichever rank fails (set-up, a tile buffer, a partial product, the
+ * merge), every rank returns DSMM_ERR_NOMEM, nobody waits for ever, and nothing leaks; once k
+ * passes the run's allocations the product succeeds. */
+static int test_alloc_failures(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_dense *Bg = NULL;
+    CHECK_ALL_OK(ctx, test_rand_er(ctx, 60, 4, 0, DSMM_DOUBLE, task_seed(130), &A));
+    CHECK_ALL_OK(ctx, rand_dense(ctx, 60, 5, DSMM_DOUBLE, task_seed(131), &Bg));
+    dsmm_dist *DA = NULL;
+    dsmm_dist_dense *DB = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &DA));
+    CHECK_ALL_OK(ctx, dsmm_dist_dense_scatter(ctx, 0, Bg, 0, 0, &DB));
+    size_t base = dsmm_ctx_mem_in_use(ctx);
+    int victim = g_size - 1;
+    for (int a = 0; a < NALGS; a++)
+        for (int sp = 0; sp < 2; sp++) {
+            dsmm_dist_opts o;
+            dsmm_dist_opts_init(&o);
+            o.alg = rdma_algs[a];
+            o.prefetch = a % 2;
+            o.queue_capacity = 1;
+            int k = 0;
+            for (;; k++) {
+                CHECK_ALL_MSG(k < 2000, "%s: still failing after 2000 allocations",
+                              dsmm_dist_alg_name(o.alg));
+                if (g_rank == victim) dsmm_ctx_fail_alloc_at(ctx, k);
+                dsmm_dist *DC = NULL;
+                dsmm_dist_dense *DCd = NULL;
+                dsmm_status st =
+                    sp ? dsmm_spmm_ex(ctx, DA, DB, &o, &DCd) : dsmm_spgemm_ex(ctx, DA, DA, &o, &DC);
+                dsmm_ctx_fail_alloc_at(ctx, -1);
+                int fine = DC != NULL || DCd != NULL;
+                dsmm_dist_destroy(&DC);
+                dsmm_dist_dense_destroy(&DCd);
+                CHECK_ALL_MSG(st == DSMM_OK || st == DSMM_ERR_NOMEM, "%s, allocation %d: %s: %s",
+                              dsmm_dist_alg_name(o.alg), k, dsmm_status_name(st),
+                              dsmm_ctx_last_error(ctx));
+                CHECK_ALL_MSG(fine == (st == DSMM_OK), "%s: output on failure",
+                              dsmm_dist_alg_name(o.alg));
+                int all_ok = all_true(st == DSMM_OK), none_ok = all_true(st != DSMM_OK);
+                CHECK_ALL_MSG(all_ok || none_ok, "%s, allocation %d: ranks disagree",
+                              dsmm_dist_alg_name(o.alg), k);
+                CHECK_ALL_EQ(dsmm_ctx_mem_in_use(ctx), base);
+                dsmm_ctx_clear_error(ctx);
+                if (all_ok) break;
+            }
+            CHECK_ALL(k >= 1);
+        }
+    dsmm_dist_destroy(&DA);
+    dsmm_dist_dense_destroy(&DB);
+    dsmm_csr_destroy(&A);
+    dsmm_dense_destroy(&Bg);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     alarm(540); // a hang (a queue that never drains) fails the test instead of blocking CI
@@ -566,6 +629,7 @@ int main(int argc, char **argv)
         TEST(test_items_once),
         TEST(test_bytes_match_model),
         TEST(test_stealing_delay),
+        TEST(test_alloc_failures),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

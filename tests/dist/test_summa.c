@@ -185,22 +185,27 @@ static int test_errors(void)
         // Options the distributed products do not support.
         dsmm_dist_opts o;
         dsmm_dist_opts_init(&o);
+        o.alg = DSMM_DIST_SUMMA;            // AUTO may pick a one-sided algorithm
         o.spgemm.semiring = DSMM_PLUS_PAIR; // valid but for the mask
         o.spgemm.mask = A;
         CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
         dsmm_ctx_clear_error(ctx);
         dsmm_dist_opts_init(&o);
+        o.alg = DSMM_DIST_SUMMA;            // AUTO may pick a one-sided algorithm
         o.spgemm.semiring = DSMM_PLUS_PAIR; // square P: valid shapes either way
         o.spgemm.transpose_b = 1;
         CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DP, DP, &o, &C), DSMM_ERR_ARG);
         CHECK_ALL(C == NULL);
         dsmm_dist_opts_init(&o);
-        o.spmm.transpose_a = 1; // square P: valid shapes either way
+        o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
+        o.spmm.transpose_a = 1;  // square P: valid shapes either way
         CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DP, D7, &o, &CD), DSMM_ERR_ARG);
         dsmm_dist_opts_init(&o);
+        o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
         o.spmm.alpha = 2;
         CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DP, D7, &o, &CD), DSMM_ERR_ARG);
         dsmm_dist_opts_init(&o);
+        o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
         o.spmm.beta = 1;
         CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DP, D7, &o, &CD), DSMM_ERR_ARG);
         CHECK_ALL(CD == NULL);
@@ -211,6 +216,7 @@ static int test_errors(void)
         CHECK_ALL_OK(ctx, dsmm_spmm(ctx, DA, D7, &CD));
         dsmm_dist_dense_destroy(&CD);
         dsmm_dist_opts_init(&o);
+        o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
         o.spgemm.semiring = DSMM_PLUS_PAIR;
         CHECK_ALL_OK(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C));
         dsmm_dist_destroy(&C);
@@ -415,6 +421,7 @@ static int run_counted(dsmm_ctx *ctx, const count_case *c, int pr, int pc, int w
         CHECK_ALL_OK(ctx, dsmm_dist_dense_scatter(ctx, 0, c->Bd, pr, pc, &DBd));
     dsmm_dist_opts o;
     dsmm_dist_opts_init(&o);
+    o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
     o.prefetch = prefetch;
     o.spgemm.semiring = c->sr;
     dsmm_traffic before, after, d, e;
@@ -584,6 +591,7 @@ static int test_stats(void)
             CHECK_ALL_OK(ctx, dsmm_stats_create(ctx, "spmm", &st2));
             dsmm_dist_opts o;
             dsmm_dist_opts_init(&o);
+            o.alg = DSMM_DIST_SUMMA; // AUTO may pick a one-sided algorithm
             o.prefetch = pf;
             o.stats = st;
             dsmm_traffic e;
