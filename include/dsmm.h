@@ -890,8 +890,9 @@ typedef enum dsmm_dist_acc { DSMM_ACC_AUTO = 0, DSMM_ACC_MERGE, DSMM_ACC_FUSED }
 /* Options of dsmm_spgemm_ex / dsmm_spmm_ex; dsmm_dist_opts_init sets the defaults. */
 typedef struct dsmm_dist_opts {
     dsmm_dist_alg alg;
-    int prefetch;             // 1: post stage s+1's broadcasts (MPI_Ibcast) before multiplying
-                              // stage s, overlapping communication with computation
+    int prefetch;             // 1: post stage s+1's broadcasts (MPI_Ibcast; one-sided: the next
+                              // item's gets) before multiplying stage s, overlapping
+                              // communication with computation
     dsmm_dist_acc accumulate; // SpGEMM: merge partial products, or one fused multiply
     dsmm_spgemm_opts spgemm;  // local SpGEMM kernel options (alg, semiring, type); a mask and
                               // transpose_b are not supported in distributed products

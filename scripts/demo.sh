@@ -48,6 +48,25 @@ if "$DSMM" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
   fi
   step "the component breakdown of that run (comp / comm / acc / load imbalance per rank)" \
     "$DSMM" report "$out/fb2-summa.json"
+  # The one-sided algorithms (RDMA paper §3) on the same product, side by side with SUMMA:
+  # stationary C, stationary A (partial C through remote queues), stationary C with
+  # locality-aware work stealing. Same C; the bytes, gets and pushes differ.
+  for a in rdma-c rdma-a ws-local-c; do
+    step "A*A with $a on 4 MPI ranks (one-sided gets, MPI-3 RMA)" \
+      mpirun "${mpiflags[@]}" -n 4 "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" --algo "$a" \
+      --prefetch -o "$out/fb2-$a.mtx" --stats "$out/fb2-$a.json"
+    if cmp -s "$out/fb2.mtx" "$out/fb2-$a.mtx"; then
+      echo "$a on 4 ranks: the same C as the local engine, byte for byte"
+    else
+      echo "$a on 4 ranks: C differs from the local engine's" >&2
+      exit 1
+    fi
+  done
+  step "summa, rdma-c, rdma-a and ws-local-c side by side (one row per run)" \
+    "$DSMM" report "$out/fb2-summa.json" "$out/fb2-rdma-c.json" "$out/fb2-rdma-a.json" \
+    "$out/fb2-ws-local-c.json"
+  step "the model of the same product on 4 ranks (predicted bytes per rank equal the runs' counts)" \
+    "$DSMM" model "$DATA/facebook-combined.mtx.gz" --ranks 4
 else
   echo; echo "(this dsmm has no MPI: the distributed step is skipped)"
 fi

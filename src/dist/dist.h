@@ -91,7 +91,7 @@ typedef struct dsmmi_rank_stats {
     // work was done (seconds after the common start; the finish-time spread).
     int rdma;
     int64_t items, stolen, pushes, pops, gets;
-    double get_wait, done;
+    double get_wait, done, setup; // setup: packing, windows, directory, work plan
 } dsmmi_rank_stats;
 
 /* dsmmi_stats_fill: gathers every rank's record and the per-stage flops (stage_flops[s] of this

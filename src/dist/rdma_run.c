@@ -60,8 +60,9 @@ typedef struct eng {
     dsmm_spgemm_opts klo;
     dsmm_spmm_opts mlo;
     dsmm_status local;
+    double t0; // when the operation began
     // Statistics.
-    double *stage_flops, comp, acc, get_wait, done;
+    double *stage_flops, comp, acc, get_wait, done, setup;
     int64_t items, stolen, gets;
 } eng;
 
@@ -617,10 +618,14 @@ static dsmm_status setup(eng *e, const dsmm_dist_opts *o)
     }
     for (int s = 0; s < e->S; s++) e->expected += live(e, e->myrow, s, e->mycol);
     e->queues = e->alg != DSMM_DIST_RDMA_C && e->pr * e->pc > 1;
-    int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
-    DSMM_TRY(dsmmi_rqueue_create(ctx, cap, &e->q));
-    // One rank keeps every partial (and Open MPI's single-process windows are not dynamic).
-    if (e->pr * e->pc > 1) DSMM_TRY(dsmmi_win_dynamic(ctx, &e->pwin));
+    // Queues and the partials' window only where partial results may travel: stationary C
+    // without stealing accumulates at home (and one rank keeps every partial; Open MPI's
+    // single-process windows are not dynamic either).
+    if (e->queues) {
+        int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
+        DSMM_TRY(dsmmi_rqueue_create(ctx, cap, &e->q));
+        DSMM_TRY(dsmmi_win_dynamic(ctx, &e->pwin));
+    }
 cleanup:
     return st;
 }
@@ -651,6 +656,7 @@ static dsmm_status fill_stats(eng *e, const dsmm_dist_opts *o, const char *op, d
     rs.gets = e->gets;
     rs.get_wait = e->get_wait;
     rs.done = e->done;
+    rs.setup = e->setup;
     rs.rdma = 1;
     dsmm_status st =
         dsmmi_stats_fill(ctx, o->stats, op, dsmm_dist_alg_name(e->alg), e->g, e->prefetch, &rs,
@@ -681,6 +687,7 @@ static dsmm_status start(eng *e, double *start_time)
     // Everyone starts together, so the finish times compare.
     DSMM_TRY(dsmmi_barrier(ctx, NULL));
     *start_time = dsmmi_wtime();
+    e->setup = *start_time - e->t0;
     st = work(e);
     if (st != DSMM_OK) {
         if (e->local == DSMM_OK) e->local = st;
@@ -701,6 +708,7 @@ dsmm_status dsmmi_rdma_spgemm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     dsmm_csr *tile = NULL;
     double t0 = dsmmi_wtime(), t_start = 0, wait = 0;
     dsmm_traffic before = ctx->traffic;
+    e.t0 = t0;
     e.ctx = ctx;
     e.A = A;
     e.B = B;
@@ -750,6 +758,7 @@ dsmm_status dsmmi_rdma_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_d
     memset(&e, 0, sizeof e);
     double t0 = dsmmi_wtime(), t_start = 0, wait = 0;
     dsmm_traffic before = ctx->traffic;
+    e.t0 = t0;
     e.ctx = ctx;
     e.A = A;
     e.Bd = B;

@@ -9,7 +9,7 @@
 #include "dist/dist.h"
 
 // The per-rank values gathered: doubles first (the stage flops follow them), then integers.
-enum { F_COMP, F_COMM, F_ACC, F_WAIT, F_TOTAL, F_FLOPS, F_GETWAIT, F_DONE, NF };
+enum { F_COMP, F_COMM, F_ACC, F_WAIT, F_TOTAL, F_FLOPS, F_GETWAIT, F_DONE, F_SETUP, NF };
 enum {
     I_NSTAGES, // checked equal on every rank before the doubles are gathered
     I_NNZ_A,
@@ -136,6 +136,7 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     fv[F_FLOPS] = mine->flops;
     fv[F_GETWAIT] = mine->get_wait;
     fv[F_DONE] = mine->done;
+    fv[F_SETUP] = mine->setup;
     for (int k = 0; k < nstages; k++) fv[NF + k] = stage_flops[k];
     DSMM_TRY(dsmmi_allgather_f64(ctx, fv, nf, fall));
 
@@ -258,12 +259,13 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
         // The one-sided run: totals of the work counts, the get waits and the spread of the
         // ranks' finish times (what work stealing shrinks).
         int64_t tot[5] = {0, 0, 0, 0, 0};
-        double gw = 0, gwmax = 0, dmin = 0, dmax = 0;
+        double gw = 0, gwmax = 0, dmin = 0, dmax = 0, setup = 0;
         for (int r = 0; r < P; r++) {
             const int64_t *v = iall + (size_t)r * NI;
             const double *f = fall + (size_t)r * nf;
             for (int k = 0; k < 5; k++) tot[k] += v[I_ITEMS + k];
             gw += f[F_GETWAIT];
+            if (f[F_SETUP] > setup) setup = f[F_SETUP];
             if (f[F_GETWAIT] > gwmax) gwmax = f[F_GETWAIT];
             if (r == 0 || f[F_DONE] < dmin) dmin = f[F_DONE];
             if (r == 0 || f[F_DONE] > dmax) dmax = f[F_DONE];
@@ -281,6 +283,7 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
         dsmmi_json_num(&j, "done_min", dmin);
         dsmmi_json_num(&j, "done_max", dmax);
         dsmmi_json_num(&j, "done_spread", dmax - dmin);
+        dsmmi_json_num(&j, "setup_max", setup);
         dsmmi_json_end_object(&j);
         if (local == DSMM_OK) local = put_raw(s, "rdma", &j);
     }
