@@ -25,7 +25,8 @@ static dsmm_status publish(dsmm_ctx *ctx, dsmmi_rmat *m, char *const *own, const
         v[3 * t] = (int64_t)total;
         v[3 * t + 1] = nnz[t];
         v[3 * t + 2] = bytes[t];
-        total += (size_t)bytes[t];
+        // Each tile starts 8-aligned: its row pointers are read in place (own tiles).
+        total += ((size_t)bytes[t] + 7) & ~(size_t)7;
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     void *base = NULL;
