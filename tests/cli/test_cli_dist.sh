@@ -97,10 +97,10 @@ else
         --algo ws-local-c --stats "$tmp/steal.json" -q
     expect_grep "$tmp/steal.json" '"stolen":[1-9]'
     # Emulated workgroups: with groups of 2 ranks some bytes cross groups, with groups of 4 none.
-    expect_rc 0 run 4 spgemm "$A" --workgroup-size 2 --stats "$tmp/w2.json" -q
+    expect_rc 0 run 4 spgemm "$A" --algo summa --workgroup-size 2 --stats "$tmp/w2.json" -q
     expect_grep "$tmp/w2.json" '"workgroups":2'
     expect_grep "$tmp/w2.json" '"bytes_recv_inter":[1-9]'
-    expect_rc 0 run 4 spgemm "$A" --workgroup-size 4 --stats "$tmp/w4.json" -q
+    expect_rc 0 run 4 spgemm "$A" --algo summa --workgroup-size 4 --stats "$tmp/w4.json" -q
     expect_grep "$tmp/w4.json" '"workgroups":1'
     if grep -Eq '"bytes_recv_inter":[1-9]' "$tmp/w4.json"; then bad "inter bytes in one group"; else ok; fi
     expect_rc 0 "$dsmm" report "$tmp/w2.json" "$tmp/p4.json"
