@@ -127,6 +127,9 @@ typedef struct cli_run {
 /* cli_dir_writable: CLI_OK if a file can be created at path ("-" and NULL pass), else a message
  * naming opt and CLI_FAIL. An early check before long work; the writes stay atomic. */
 int cli_dir_writable(const cli_cmd *cmd, const char *opt, const char *path);
+/* cli_parse_abcd: "a,b,c,d" -> R-MAT quadrant probabilities in p (each in [0, 1], summing to 1
+ * within rounding; dsmm gen and dsmm model --gen). Returns 0, or -1 when malformed. */
+int cli_parse_abcd(const char *s, dsmm_gen_params *p);
 
 int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
               const cli_run *run);

@@ -18,28 +18,6 @@ static const cli_cmd cmd = {
     "The same seed gives the same matrix whatever --threads is.",
 };
 
-// "a,b,c,d" -> four probabilities that sum to 1 (within rounding).
-static int parse_abcd(const char *s, dsmm_gen_params *p)
-{
-    double v[4];
-    const char *q = s;
-    for (int k = 0; k < 4; k++) {
-        char *end = NULL;
-        v[k] = strtod(q, &end);
-        if (end == q || v[k] < 0 || v[k] > 1) return -1;
-        if (k < 3 && *end != ',') return -1;
-        if (k == 3 && *end != '\0') return -1;
-        q = end + 1;
-    }
-    double sum = v[0] + v[1] + v[2] + v[3];
-    if (sum < 1 - 1e-9 || sum > 1 + 1e-9) return -1;
-    p->a = v[0];
-    p->b = v[1];
-    p->c = v[2];
-    p->d = v[3];
-    return 0;
-}
-
 int cli_gen(int argc, char **argv)
 {
     cli_common c;
@@ -87,7 +65,7 @@ int cli_gen(int argc, char **argv)
         return cli_usage_error(&cmd, "unknown generator '%s' (rmat, er, planted)", pos[0]);
     if (out == NULL) return cli_usage_error(&cmd, "needs -o OUT");
     if (truth_path && kind != 2) return cli_usage_error(&cmd, "--truth is for planted only");
-    if (abcd && parse_abcd(abcd, &p) != 0)
+    if (abcd && cli_parse_abcd(abcd, &p) != 0)
         return cli_usage_error(&cmd, "--abcd: '%s' is not four probabilities a,b,c,d summing to 1",
                                abcd);
     p.scale = scale;

@@ -37,28 +37,6 @@ static const cli_cmd cmd = {
     "docs/model.md has the formulas.",
 };
 
-// "a,b,c,d" -> four probabilities that sum to 1 (as dsmm gen).
-static int parse_abcd(const char *s, dsmm_gen_params *p)
-{
-    double v[4];
-    const char *q = s;
-    for (int k = 0; k < 4; k++) {
-        char *end = NULL;
-        v[k] = strtod(q, &end);
-        if (end == q || !(v[k] >= 0 && v[k] <= 1)) return -1;
-        if (k < 3 && *end != ',') return -1;
-        if (k == 3 && *end != '\0') return -1;
-        q = end + 1;
-    }
-    double sum = v[0] + v[1] + v[2] + v[3];
-    if (sum < 1 - 1e-9 || sum > 1 + 1e-9) return -1;
-    p->a = v[0];
-    p->b = v[1];
-    p->c = v[2];
-    p->d = v[3];
-    return 0;
-}
-
 // "PRxPC" with both positive; 0 on success.
 static int parse_grid(const char *s, int *pr, int *pc)
 {
@@ -572,7 +550,7 @@ int cli_model(int argc, char **argv)
     } else if (npos != 1) {
         return cli_usage_error(&cmd, "needs FILE or --gen rmat|er");
     }
-    if (abcd && parse_abcd(abcd, &gp) != 0)
+    if (abcd && cli_parse_abcd(abcd, &gp) != 0)
         return cli_usage_error(&cmd, "--abcd: '%s' is not four probabilities a,b,c,d summing to 1",
                                abcd);
     int pr = 0, pc = 0;

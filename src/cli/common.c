@@ -1,6 +1,7 @@
 // src/cli/common.c: what subcommands share beyond option parsing: the context set up from the
 // common options, read options, the --stats record and the early check of output paths.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,4 +101,25 @@ int cli_dir_writable(const cli_cmd *c, const char *opt, const char *path)
         return CLI_FAIL;
     }
     return CLI_OK;
+}
+
+int cli_parse_abcd(const char *s, dsmm_gen_params *p)
+{
+    double v[4];
+    const char *q = s;
+    for (int k = 0; k < 4; k++) {
+        char *end = NULL;
+        v[k] = strtod(q, &end);
+        if (end == q || !(v[k] >= 0 && v[k] <= 1)) return -1; // NaN fails too
+        if (k < 3 && *end != ',') return -1;
+        if (k == 3 && *end != '\0') return -1;
+        q = end + 1;
+    }
+    double sum = v[0] + v[1] + v[2] + v[3];
+    if (sum < 1 - 1e-9 || sum > 1 + 1e-9) return -1;
+    p->a = v[0];
+    p->b = v[1];
+    p->c = v[2];
+    p->d = v[3];
+    return 0;
 }

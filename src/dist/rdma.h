@@ -51,8 +51,6 @@ dsmm_status dsmmi_rmat_b(dsmm_ctx *ctx, const dsmm_dist *B, const dsmmi_summa_pl
 /* dsmmi_rmat_dense_b: the dense B's tiles (s, j), rows [lo, hi) of block (kr[s], j). */
 dsmm_status dsmmi_rmat_dense_b(dsmm_ctx *ctx, const dsmm_dist_dense *B, const dsmmi_summa_plan *p,
                                dsmmi_rmat *m);
-/* dsmmi_rmat_local: this rank's tile t in its own window (the tile must be its own). */
-const char *dsmmi_rmat_local(const dsmmi_rmat *m, int t);
 /* dsmmi_rmat_replace: stages a new content for this rank's own tile t (CSR of the tile's shape,
  * sparse matrices only); others still read the old one until dsmmi_rmat_renew. Local. */
 dsmm_status dsmmi_rmat_replace(dsmm_ctx *ctx, dsmmi_rmat *m, int t, const dsmm_csr *tile);
