@@ -883,9 +883,19 @@ DSMM_API const char *dsmm_dist_alg_name(dsmm_dist_alg alg);
  * memory for the partial products (up to the flops). FUSED keeps the pieces it receives and
  * multiplies once at the end, the stages concatenated: no partial products and no merge,
  * memory for the received pieces instead (a row block of A and a column block of B). AUTO:
- * FUSED when the received pieces fit in the memory budget, else MERGE. The broadcasts, and
- * so the bytes moved, are the same. */
-typedef enum dsmm_dist_acc { DSMM_ACC_AUTO = 0, DSMM_ACC_MERGE, DSMM_ACC_FUSED } dsmm_dist_acc;
+ * FUSED when the received pieces fit in the memory budget, else MERGE (never BINARY). BINARY
+ * is HipMCL-GPU's binary merge (§IV, Algorithm 2): the partial products go on a stack and
+ * after stage i with t >= 1 trailing zero bits the top t + 1 are merged into one, so merges
+ * run during the stages (and overlap the broadcasts with pipeline) and fewer partial products
+ * are held at once; the result has MERGE's pattern, and the same values up to the grouping of
+ * each entry's sum (bit-identical with at most 5 stages, or for min/max adds). The
+ * broadcasts, and so the bytes moved, are the same. */
+typedef enum dsmm_dist_acc {
+    DSMM_ACC_AUTO = 0,
+    DSMM_ACC_MERGE,
+    DSMM_ACC_FUSED,
+    DSMM_ACC_BINARY
+} dsmm_dist_acc;
 
 /* Options of dsmm_spgemm_ex / dsmm_spmm_ex; dsmm_dist_opts_init sets the defaults. */
 typedef struct dsmm_dist_opts {
@@ -893,7 +903,8 @@ typedef struct dsmm_dist_opts {
     int prefetch;             // 1: post stage s+1's broadcasts (MPI_Ibcast; one-sided: the next
                               // item's gets) before multiplying stage s, overlapping
                               // communication with computation
-    dsmm_dist_acc accumulate; // SpGEMM: merge partial products, or one fused multiply
+    dsmm_dist_acc accumulate; // SpGEMM: merge partial products (k-way or binary), or one
+                              // fused multiply
     dsmm_spgemm_opts spgemm;  // local SpGEMM kernel options (alg, semiring, type); a mask and
                               // transpose_b are not supported in distributed products
     dsmm_spmm_opts spmm;      // local SpMM kernel options (alg, k_block); alpha, beta and
@@ -901,6 +912,11 @@ typedef struct dsmm_dist_opts {
     dsmm_stats *stats;        // non-NULL: filled with the run's statistics on every rank
     int queue_capacity;       // one-sided algorithms: slots of each rank's accumulation queue
                               // (0: 64); any capacity >= 1 works, small ones only wait more
+    int pipeline;             // SUMMA SpGEMM, MERGE or BINARY: 1 runs stage s's multiply (and
+                              // merge) on the other threads while the calling thread broadcasts
+                              // stage s+1 (Pipelined Sparse SUMMA, HipMCL-GPU §III); needs
+                              // MPI_THREAD_FUNNELED and 2 threads, else prefetch's MPI_Ibcast.
+                              // Results are the same as without.
 } dsmm_dist_opts;
 DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
 
@@ -924,6 +940,191 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm(dsmm_ctx *ctx, const dsmm_dist *A,
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A,
                                                  const dsmm_dist_dense *B,
                                                  const dsmm_dist_opts *opts, dsmm_dist_dense **C);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Markov clustering (MCL)                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Markov clustering as van Dongen's mcl 22-282 does it (docs/mcl.md): the graph's loops are
+ * replaced by each column's largest weight, columns made stochastic, then each iteration
+ * expands (M * M), prunes every column (threshold 1/P, selection of the S largest, recovery
+ * to R when less than pct of the mass is left), inflates (Hadamard power, renormalised) until
+ * the chaos drops below 1e-4; the limit is interpreted into clusters by mcl's rules
+ * (attractor systems, overlap cut to the first cluster, clusters by size). Values are float32
+ * like mcl's, so one rank reproduces mcl's clusters exactly. */
+
+/* How the expansion runs. FUSED: each rank expands and prunes its own columns one at a time,
+ * the unpruned product never stored (needs the whole iterate on the rank: one rank only);
+ * DIST: distributed SpGEMM on the process grid (dist.alg, SUMMA by default), in phases of
+ * columns when the unpruned product does not fit per_process_mem, then every column pruned
+ * by its owner from the ranks' candidates (top-k selection across ranks). AUTO: FUSED on one
+ * rank, DIST otherwise. */
+typedef enum dsmm_mcl_expand { DSMM_MCL_AUTO = 0, DSMM_MCL_FUSED, DSMM_MCL_DIST } dsmm_mcl_expand;
+
+/* One iteration as measured (dsmm_mcl_result.iters, the progress callback, --stats). */
+typedef struct dsmm_mcl_iter {
+    int iteration;      // 1-based, initial loop included
+    double inflation;   // the power used
+    double chaos;       // max over columns of mcl's chaos, after pruning
+    double seconds;     // wall time of the iteration
+    int64_t nnz_in;     // entries of the iterate multiplied
+    int64_t nnz_expand; // entries of the unpruned product M * M
+    int64_t nnz_pruned; // entries kept by pruning (before inflation)
+    int64_t dense_cols; // columns expanded on mcl's dense path
+    int phases;         // expansion phases (1 unless the product did not fit the budget)
+    double est_bytes;   // estimated bytes of the largest rank's unpruned product (DIST)
+    int64_t peak_bytes; // largest rank's peak of dsmm-allocated bytes during the iteration
+} dsmm_mcl_iter;
+
+typedef struct dsmm_mcl_params {
+    double inflation;       // -I (2.0); rounded to float as mcl reads it
+    double init_inflation;  // -i (2.0), for the init_loop first iterations
+    int init_loop;          // -l (0)
+    int main_loop;          // -L (10000): most iterations after the initial loop
+    int scheme;             // -scheme 1..7 (6): default P, S, R, pct
+    int64_t prune_number;   // -P (-1: the scheme's; 0: no threshold pruning)
+    int64_t select_number;  // -S (-1: the scheme's; 0: no selection)
+    int64_t recover_number; // -R (-1: the scheme's; 0: no recovery)
+    int recover_pct;        // -pct 0..99 (-1: the scheme's)
+    double loop_scale;      // -c: loops multiplied by |c| (0: not set)
+    double pre_inflation;   // -pi (0: not set)
+    int symmetrize;         // 1: G := max(G, G^T) first (mcl's --abc reading); default 0
+    dsmm_mcl_expand expand; // AUTO
+    size_t per_process_mem; // budget of one rank for the expansion (0: unlimited) -> phases
+    int phases;             // > 0: this many phases, whatever the budget (testing)
+    dsmm_dist_opts dist;    // DIST: the distributed SpGEMM (alg, accumulate, pipeline, ...)
+    void (*progress)(void *user, const dsmm_mcl_iter *it); // after each iteration (rank 0)
+    void *progress_user;
+    const char *checkpoint_dir; // non-NULL: the iterate and the loop state after each iteration
+    const char *resume_dir;     // non-NULL: start from the checkpoint in this directory
+} dsmm_mcl_params;
+DSMM_API void dsmm_mcl_params_init(dsmm_mcl_params *p);
+/* dsmm_mcl_scheme_values: P, S, R, pct of scheme 1..7 (DSMM_ERR_ARG otherwise). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *P, int64_t *S,
+                                                           int64_t *R, int *pct);
+
+typedef struct dsmm_mcl_result {
+    int64_t n;          // vertices
+    int64_t *cluster;   // cluster[v] in 0..nclusters-1, numbered in mcl's output order
+    int64_t nclusters;
+    int iterations;
+    int converged;      // 0: stopped by main_loop
+    int64_t attractors; // vertices that attract (limit matrix)
+    int64_t overlap;    // vertices in several attractor systems, cut to the first one
+    int64_t garbage;    // vertices reaching no attractor, gathered in one cluster
+    double seconds;
+    dsmm_mcl_iter *iters; // iterations entries
+} dsmm_mcl_result;
+
+/* dsmm_mcl_run: clusters the graph G (square; G(i, j) = weight of the edge j -> i, mcl's
+ * column convention; weights finite and >= 0). Collective on ctx's ranks.
+ * Ownership: res's arrays are new (dsmm_mcl_result_free), the same on every rank.
+ * Errors: DSMM_ERR_DIM (not square, or over 2^31 - 1 vertices); DSMM_ERR_ARG (bad parameter,
+ *         NaN or negative weight, a checkpoint that does not match); DSMM_ERR_NOMEM (including
+ *         a per_process_mem too small for one column); DSMM_ERR_IO (checkpoints).
+ *         On error res is zeroed and every rank returns the same status. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G,
+                                                 const dsmm_mcl_params *p, dsmm_mcl_result *res);
+DSMM_API void dsmm_mcl_result_free(dsmm_mcl_result *res);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Comparing clusterings (clm)                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A clustering: a partition of nodes named by a label dictionary (dsmm_labels), read from a
+ * cluster file (one cluster per line, as mcl writes them) or built from cluster ids.
+ * Invariants: n >= 0; cluster has n entries, each -1 (the node is not in this clustering: the
+ * file does not name it) or in 0..nclusters-1; every cluster has at least one member; listed
+ * is the number of entries >= 0. Clusters are numbered in file order. */
+typedef struct dsmm_clustering {
+    dsmm_idx n;         // nodes: the dictionary's size when the clustering was made
+    dsmm_idx nclusters; // clusters
+    dsmm_idx listed;    // nodes in some cluster
+    dsmm_idx *cluster;  // cluster[i]: the cluster of node i, or -1
+    dsmm_ctx *ctx;      // the context whose allocator owns the arrays and the struct
+} dsmm_clustering;
+
+/* dsmm_clustering_read: reads a cluster file (".gz" decompressed): one cluster per line,
+ * members separated by tabs or spaces (mcl --abc -o, dsmm_write_clusters); empty lines are
+ * skipped, an empty file has no clusters. mcl's native matrix format ("(mclheader", as
+ * mcl -o and mcxload write) is read too: members are node indices, named "0", "1", ...;
+ * nodes of its domain that no cluster lists form one more cluster, as clm does.
+ * labels names the nodes and is shared between clusterings to compare: when *labels is NULL
+ * a new dictionary is created and returned in it; labels not yet in *labels are added when
+ * grow != 0, else they are an error (reading against a graph's labels).
+ * Ownership: *out is new (dsmm_clustering_destroy); *labels belongs to the caller.
+ * Errors: DSMM_ERR_IO (missing, unreadable); DSMM_ERR_FORMAT "path:line: ..." for a node
+ *         listed twice (naming it and both lines), an unknown label when grow == 0, a malformed
+ *         native file; DSMM_ERR_NOMEM. On error *out is NULL (*labels may have grown). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_clustering_read(dsmm_ctx *ctx, const char *path,
+                                                         dsmm_labels **labels, int grow,
+                                                         dsmm_clustering **out);
+
+/* dsmm_clustering_create: the clustering of n nodes given by ids: ids[i] >= 0 is node i's
+ * cluster (any numbers; renumbered 0.. in order of first appearance), -1 leaves node i out.
+ * Errors: DSMM_ERR_ARG (n < 0, ids NULL with n > 0, an id < -1); DSMM_ERR_NOMEM.
+ *         On error *out is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_clustering_create(dsmm_ctx *ctx, dsmm_idx n,
+                                                           const dsmm_idx *ids,
+                                                           dsmm_clustering **out);
+DSMM_API void dsmm_clustering_destroy(dsmm_clustering **C);
+
+/* dsmm_labels_create_index: a dictionary naming n nodes by their 0-based index ("0" .. "n-1"),
+ * for reading clusterings of graphs without labels (Matrix Market, binary), whose members
+ * dsmm_write_clusters writes as indices. Errors: DSMM_ERR_ARG (n < 0); DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_labels_create_index(dsmm_ctx *ctx, dsmm_idx n,
+                                                             dsmm_labels **out);
+
+/* What dsmm_clm_dist measures, as mcl's clm dist: over the nodes that A or B lists; the nodes
+ * that only one of them lists form one extra cluster in the other (as clm dist does with
+ * clusterings of one domain that miss nodes: "not a partition (fixed ...)").
+ * _ab is the distance from A to the meet (the largest common subclustering), _ba from B. */
+typedef struct dsmm_clm_dist_stats {
+    dsmm_idx n;                        // nodes compared
+    dsmm_idx nclusters_a, nclusters_b; // clusters, with the extra one where nodes were missing
+    dsmm_idx only_a, only_b;           // nodes that only A (only B) lists
+    dsmm_idx sj, sj_ab, sj_ba;         // split/join: sj_ab = n - sum_a max_b |a & b|
+    double vi, vi_ab, vi_ba;           // variation of information, natural log: H(B|A), H(A|B)
+    dsmm_idx mk, mk_ab, mk_ba;         // Mirkin: mk_ab = sum_a |a|^2 - sum_ab |a & b|^2
+    double rand, jaccard, ari;         // pair counting: Rand, Jaccard, adjusted Rand (Hubert-
+                                       // Arabie); 1 where clm divides 0 by 0 (identical)
+} dsmm_clm_dist_stats;
+
+/* dsmm_clm_dist: compares clusterings A and B of nodes of one dictionary (A->n and B->n may
+ * differ: nodes beyond one's n are not in it). O(n + clusters).
+ * Errors: DSMM_ERR_ARG (NULL); DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_clm_dist(dsmm_ctx *ctx, const dsmm_clustering *A,
+                                                  const dsmm_clustering *B,
+                                                  dsmm_clm_dist_stats *out);
+
+/* What dsmm_clm_info measures, as mcl's clm info (docs/clm.md has the formulas). */
+typedef struct dsmm_clm_info_stats {
+    dsmm_idx n;          // graph nodes
+    dsmm_idx listed;     // nodes in some cluster (the others count in no cluster, as in clm)
+    double efficiency;   // eff: mean over listed nodes of van Dongen's coverage
+    double modularity;   // mod: Newman's Q on the graph without loops
+    double massfrac;     // mf: mean over listed nodes of the fraction of weight inside
+    double areafrac;     // af: sum |c| (|c| - 1) / (n (n - 1))
+    dsmm_idx nclusters;  // ncl
+    dsmm_idx size_max;   // max
+    double size_ctr;     // ctr: sum |c|^2 / sum |c|
+    double size_avg;     // avg: n / nclusters
+    dsmm_idx size_min;   // min
+    dsmm_idx dgi;        // DGI: fewest smallest clusters whose sizes add up to max
+    dsmm_idx twi, twl;   // TWI: index (largest first) of the cluster where the smallest ones
+                         // reach (n + 1) / 2 nodes; TWL: its size
+    dsmm_idx singletons; // sgl: clusters of size 1
+    dsmm_idx qrt;        // qrt: clusters of size <= 4
+} dsmm_clm_info_stats;
+
+/* dsmm_clm_info: scores clustering C on graph G (square; row i holds node i's neighbours with
+ * their weights, pattern entries weigh 1; give an undirected graph both directions), as clm
+ * info does: every node's loop is set to the largest weight of its row (1 when it has none).
+ * C->n may be less than G->nrows (the rest are in no cluster). O(nnz(G) + n).
+ * Errors: DSMM_ERR_ARG (NULL); DSMM_ERR_DIM (G not square, C->n > G->nrows); DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr *G,
+                                                  const dsmm_clustering *C,
+                                                  dsmm_clm_info_stats *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* MPI                                                                                         */

@@ -4,7 +4,7 @@
 # Extra package groups: `fuzz` (clang + libFuzzer runtime), `bench` (python3-scipy and the
 # SpGEMM anchors of bench/spgemm.sh: SuiteSparse:GraphBLAS, PETSc).
 set -euo pipefail
-pkgs=(gcc libc6-dev make cmake pkg-config zlib1g-dev libopenmpi-dev openmpi-bin python3)
+pkgs=(gcc libc6-dev make cmake pkg-config zlib1g-dev libopenmpi-dev openmpi-bin python3 mcl)
 for extra in "$@"; do
   case "$extra" in
     fuzz) pkgs+=(clang libclang-rt-14-dev) ;;

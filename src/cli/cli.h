@@ -135,12 +135,12 @@ int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char
               const cli_run *run);
 
 /* Distributed runs of spgemm/spmm (dist_run.c): --algo, --grid, --prefetch, --workgroup-size,
- * --permute. on: 1 when the command runs distributed (--algo summa, or auto under a launch of
- * several processes). */
+ * --permute, --accumulate, --pipeline. on: 1 when the command runs distributed (--algo summa, or
+ * auto under a launch of several processes). */
 typedef struct cli_dist {
     const char *algo; // "auto" | "local" | a dsmm_dist_alg name
     const char *grid; // "PRxPC" or NULL
-    int prefetch, wg, accumulate, queue_cap;
+    int prefetch, wg, accumulate, queue_cap, pipeline;
     int64_t permute_seed;
     int permute;
     int on, pr, pc;
@@ -161,8 +161,9 @@ typedef struct cli_dist {
          CLI_STRING, &(d).grid, 0,       0},                                                         \
         {"accumulate",                                                                               \
          0,                                                                                          \
-         "auto|merge|fused",                                                                         \
-         "spgemm: merge partial products (k-way) or one fused multiply (default auto)",              \
+         "auto|merge|fused|binary",                                                                  \
+         "spgemm: merge partial products (k-way), one fused multiply, or binary merge during the "   \
+         "stages (default auto: fused or merge)",                                                    \
          CLI_ENUM,                                                                                   \
          &(d).accumulate,                                                                            \
          0,                                                                                          \
@@ -171,6 +172,15 @@ typedef struct cli_dist {
          NULL,       "overlap the next stage's broadcasts with this stage's multiply",               \
          CLI_FLAG,   &(d).prefetch,                                                                  \
          0,          0},                                                                             \
+        {"pipeline",                                                                                 \
+         0,                                                                                          \
+         NULL,                                                                                       \
+         "spgemm: multiply and merge a stage on other threads while the next one is "                \
+         "broadcast (Pipelined Sparse SUMMA)",                                                       \
+         CLI_FLAG,                                                                                   \
+         &(d).pipeline,                                                                              \
+         0,                                                                                          \
+         0},                                                                                         \
         {"workgroup-size", 0,       "N", "emulate nodes of N ranks (default: ranks sharing memory)", \
          CLI_INT,          &(d).wg, 1,   1 << 20},                                                   \
         {"queue-cap", 0,                                                                             \
@@ -207,5 +217,13 @@ int cli_spgemm(int argc, char **argv);
 int cli_spmm(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_model(int argc, char **argv);
+/* cli_dist_ctx: MPI up (when built with it) and a context over all processes, set from the
+ * options (threads shared among a node's ranks, budget, log level, grid, workgroups);
+ * cli_dist_end destroys it and finalises MPI. */
+int cli_dist_ctx(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx **ctx);
+void cli_dist_end(dsmm_ctx **ctx);
+
+int cli_mcl(int argc, char **argv);
+int cli_clm(int argc, char **argv);
 
 #endif // DSMM_CLI_H

@@ -51,9 +51,10 @@ int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
             d->pr < 1 || d->pc < 1)
             return cli_usage_error(cmd, "--grid: '%s' is not PRxPC (e.g. 2x3)", d->grid);
     }
-    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute || d->accumulate || d->queue_cap))
-        return cli_usage_error(cmd, "--grid, --prefetch, --workgroup-size, --permute and "
-                                    "--queue-cap need a distributed --algo");
+    if (!d->on && (d->grid || d->prefetch || d->wg || d->permute || d->accumulate || d->queue_cap ||
+                   d->pipeline))
+        return cli_usage_error(cmd, "--grid, --prefetch, --pipeline, --workgroup-size, --permute, "
+                                    "--accumulate and --queue-cap need a distributed --algo");
     return CLI_OK;
 }
 
@@ -265,7 +266,8 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     o.alg = d->alg;
     o.prefetch = d->prefetch;
     o.queue_capacity = d->queue_cap;
-    o.accumulate = (dsmm_dist_acc)d->accumulate; // auto|merge|fused in enum order
+    o.accumulate = (dsmm_dist_acc)d->accumulate; // auto|merge|fused|binary in enum order
+    o.pipeline = d->pipeline;
     o.spgemm = *so;
     if (semiring_auto)
         o.spgemm.semiring = dsmm_dist_type(A) != DSMM_PATTERN && dsmm_dist_type(Bu) != DSMM_PATTERN
@@ -442,4 +444,14 @@ done:
     dsmm_dist_destroy(&A);
     dist_end(&ctx);
     return rc;
+}
+
+int cli_dist_ctx(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, dsmm_ctx **ctx)
+{
+    return dist_ctx(cmd, c, d, ctx);
+}
+
+void cli_dist_end(dsmm_ctx **ctx)
+{
+    dist_end(ctx);
 }

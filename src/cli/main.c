@@ -18,6 +18,8 @@ static const command commands[] = {
     {"spmm", cli_spmm, "sparse x dense product C = A * B: GB/s and % of the bandwidth floor"},
     {"report", cli_report, "tables from --stats JSON: comp/comm/acc/imbalance, per rank, summary"},
     {"model", cli_model, "model a distributed product: flops imbalance, traffic, roofline"},
+    {"mcl", cli_mcl, "Markov clustering as mcl does it (same options, output, clusters), over MPI"},
+    {"clm", cli_clm, "compare clusterings (clm dist) and score one on its graph (clm info)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

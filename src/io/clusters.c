@@ -1,12 +1,19 @@
 // src/io/clusters.c: cluster output as mcl writes it: one cluster per line, members separated
 // by tabs, clusters in order of id and members in increasing vertex index (a stable counting
 // sort by cluster id gives both in O(n + nclusters)). Ids with no member produce no line.
+// Without labels members are vertex numbers from `base` (0, or 1 for Matrix Market input).
 #include <string.h>
 
 #include "io/io.h"
 
 dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const char *path, dsmm_idx n,
                                 const dsmm_idx *cluster, const dsmm_labels *labels)
+{
+    return dsmmi_write_clusters_base(ctx, path, n, cluster, labels, 0);
+}
+
+dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                      const dsmm_idx *cluster, const dsmm_labels *labels, int base)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx *start = NULL, *members = NULL;
@@ -45,7 +52,7 @@ dsmm_status dsmm_write_clusters(dsmm_ctx *ctx, const char *path, dsmm_idx n,
             if (labels)
                 bad = bad || fputs(dsmm_labels_name(labels, members[k]), out.f) < 0;
             else
-                bad = bad || fprintf(out.f, "%lld", (long long)members[k]) < 0;
+                bad = bad || fprintf(out.f, "%lld", (long long)members[k] + base) < 0;
         }
         if (hi > lo) bad = bad || fputc('\n', out.f) == EOF;
         lo = hi;

@@ -165,4 +165,9 @@ dsmm_status dsmmi_labels_intern(dsmm_labels *L, const char *name, size_t len, ds
 /* Shortest decimal that reads back to the same double ("%.17g" trimmed). buf >= 32 bytes. */
 int dsmmi_format_double(char *buf, double v);
 
+/* dsmmi_write_clusters_base: dsmm_write_clusters with vertex numbers counted from base when
+ * labels is NULL. */
+dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                      const dsmm_idx *cluster, const dsmm_labels *labels, int base);
+
 #endif // DSMM_IO_H

@@ -1,0 +1,318 @@
+// src/apps/mcl/mcl.c: dsmm_mcl_run, the MCL driver: the graph becomes T = M^T split by rows
+// over the ranks (row c = column c of M, so every column-wise rule of mcl is a row-local
+// one), mcl's preprocessing (loops, stochastic columns), the iterations (fused local
+// expansion on one rank, distributed SpGEMM in phases otherwise), mcl's loop control
+// (initial loop, chaos < 1e-4, the inflation bump after 40 iterations), checkpoints, and the
+// interpretation into clusters (mcl_interpret.c).
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "apps/apps.h"
+
+static const struct {
+    int64_t P, S, R;
+    int pct;
+} schemes[8] = {{0, 0, 0, 0},         {3000, 400, 500, 90},  {4000, 500, 600, 90},
+                {5000, 600, 700, 90}, {6000, 700, 800, 90},  {7000, 800, 900, 90},
+                {10000, 1100, 1400, 90}, {10000, 1200, 1600, 90}};
+
+dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *P, int64_t *S, int64_t *R, int *pct)
+{
+    if (scheme < 1 || scheme > 7) return DSMM_ERR_ARG;
+    if (P) *P = schemes[scheme].P;
+    if (S) *S = schemes[scheme].S;
+    if (R) *R = schemes[scheme].R;
+    if (pct) *pct = schemes[scheme].pct;
+    return DSMM_OK;
+}
+
+void dsmm_mcl_params_init(dsmm_mcl_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->inflation = 2.0;
+    p->init_inflation = 2.0;
+    p->init_loop = 0;
+    p->main_loop = 10000;
+    p->scheme = 6;
+    p->prune_number = p->select_number = p->recover_number = -1;
+    p->recover_pct = -1;
+    p->expand = DSMM_MCL_AUTO;
+    dsmm_dist_opts_init(&p->dist);
+    p->dist.alg = DSMM_DIST_SUMMA;
+}
+
+void dsmm_mcl_result_free(dsmm_mcl_result *res)
+{
+    if (res == NULL) return;
+    dsmm_free(NULL, res->cluster);
+    dsmm_free(NULL, res->iters);
+    memset(res, 0, sizeof *res);
+}
+
+dsmm_status dsmmi_mcl_rules_from(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl_rules *r)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, p->scheme >= 1 && p->scheme <= 7, DSMM_ERR_ARG,
+               "mcl: scheme %d is not one of 1..7", p->scheme);
+    int64_t P = p->prune_number >= 0 ? p->prune_number : schemes[p->scheme].P;
+    r->S = p->select_number >= 0 ? p->select_number : schemes[p->scheme].S;
+    r->R = p->recover_number >= 0 ? p->recover_number : schemes[p->scheme].R;
+    int pct = p->recover_pct >= 0 ? p->recover_pct : schemes[p->scheme].pct;
+    DSMM_CHECK(ctx, pct >= 0 && pct < 100, DSMM_ERR_ARG, "mcl: -pct %d is not in 0..99", pct);
+    r->pct = pct / 100.0;
+    r->cut = P > 0 ? 0.99999 / (double)P : 0.0;
+cleanup:
+    return st;
+}
+
+// ------------------------------------------------------------------------------------------
+// The rows of T on this rank, from G.
+// ------------------------------------------------------------------------------------------
+
+static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, dsmmi_mcl_mat *M,
+                             dsmm_idx *row0)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *r = NULL, *c = NULL, n = 0, *tr = NULL, *tc = NULL;
+    double *v = NULL, *tv = NULL;
+    dsmm_dist *T = NULL;
+    dsmm_csr *tile = NULL;
+    int P = dsmm_ctx_size(ctx);
+    dsmm_idx N = G->nrows;
+    dsmm_status bad = DSMM_OK;
+    char what[200] = "";
+
+    DSMM_TRY(dsmmi_dist_triples(ctx, G, &r, &c, &v, &n));
+    for (dsmm_idx k = 0; k < n && v != NULL && bad == DSMM_OK; k++) {
+        if (!isfinite(v[k]) || v[k] < 0.0) {
+            bad = DSMM_ERR_ARG;
+            snprintf(what, sizeof what, "edge %lld -> %lld has weight %g", (long long)c[k] + 1,
+                     (long long)r[k] + 1, v[k]);
+        }
+    }
+    if (dsmmi_comm_agree(ctx, bad) != DSMM_OK) {
+        if (bad != DSMM_OK)
+            DSMM_FAIL(ctx, DSMM_ERR_ARG, "mcl: %s (weights must be finite and >= 0)", what);
+        DSMM_FAIL(ctx, DSMM_ERR_ARG, "mcl: a weight on another rank is NaN, infinite or negative");
+    }
+    dsmm_idx m = symmetrize ? 2 * n : n;
+    tr = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tr);
+    tc = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tc);
+    tv = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tv);
+    DSMM_CHECK(ctx, tr && tc && tv, DSMM_ERR_NOMEM, "mcl: %lld input entries", (long long)m);
+    for (dsmm_idx k = 0; k < n; k++) {
+        // Stored as floats, as mcl reads them; T(c, r) = G(r, c).
+        double w = v ? (double)(float)v[k] : 1.0;
+        tr[k] = c[k];
+        tc[k] = r[k];
+        tv[k] = w;
+        if (symmetrize) {
+            tr[n + k] = r[k];
+            tc[n + k] = c[k];
+            tv[n + k] = w;
+        }
+    }
+    r = dsmmi_free(ctx, r);
+    c = dsmmi_free(ctx, c);
+    v = dsmmi_free(ctx, v);
+    DSMM_TRY(dsmmi_dist_from_triples(ctx, N, N, DSMM_DOUBLE, m, tr, tc, tv, DSMM_DOUBLE,
+                                     symmetrize ? DSMM_DUP_MAX : DSMM_DUP_ERROR, "the graph", P, 1,
+                                     &T));
+    tr = dsmmi_free(ctx, tr);
+    tc = dsmmi_free(ctx, tc);
+    tv = dsmmi_free(ctx, tv);
+    tile = T->tile;
+    *row0 = T->rb[T->grid->myrow];
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, tile->nrows, tile->nnz));
+    memcpy(M->rowptr, tile->rowptr, ((size_t)tile->nrows + 1) * sizeof *M->rowptr);
+    for (dsmm_idx k = 0; k < tile->nnz; k++) {
+        M->col[k] = tile->colidx32 ? tile->colidx32[k] : (int32_t)tile->colidx[k];
+        M->val[k] = (float)((const double *)tile->val)[k];
+    }
+cleanup:
+    dsmm_dist_destroy(&T);
+    dsmmi_free(ctx, r);
+    dsmmi_free(ctx, c);
+    dsmmi_free(ctx, v);
+    dsmmi_free(ctx, tr);
+    dsmmi_free(ctx, tc);
+    dsmmi_free(ctx, tv);
+    return st;
+}
+
+// mcl's start: loops dropped, each column's loop set to its largest weight (1 if none), -c,
+// -pi, then columns made stochastic.
+static dsmm_status preprocess(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl_mat *M,
+                              dsmm_idx row0)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_mcl_mat out = {0};
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, M->nnz + M->nrows));
+    dsmm_idx q = 0;
+    for (dsmm_idx i = 0; i < M->nrows; i++) {
+        int32_t gc = (int32_t)(row0 + i);
+        float mx = -FLT_MAX;
+        dsmm_idx start = q, cnt = 0;
+        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
+            if (M->col[k] != gc) {
+                cnt++;
+                if (M->val[k] > mx) mx = M->val[k];
+            }
+        float loop = (cnt == 0 || mx == 0.0f) ? 1.0f : mx;
+        if (p->loop_scale != 0.0) loop = (float)((double)loop * fabs(p->loop_scale));
+        int placed = 0;
+        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
+            if (M->col[k] == gc) continue;
+            if (!placed && M->col[k] > gc) {
+                out.col[q] = gc;
+                out.val[q++] = loop;
+                placed = 1;
+            }
+            out.col[q] = M->col[k];
+            out.val[q++] = M->val[k];
+        }
+        if (!placed) {
+            out.col[q] = gc;
+            out.val[q++] = loop;
+        }
+        dsmm_idx n = q - start;
+        if (p->pre_inflation > 0.0) {
+            if (dsmmi_mcl_inflate(out.val + start, n, (double)(float)p->pre_inflation) == 0) {
+                q = start; // mcl empties a column whose sum is not positive
+                n = 0;
+            }
+        }
+        double s = 0.0;
+        for (dsmm_idx k = start; k < q; k++) s += (double)out.val[k];
+        if (s != 0.0)
+            for (dsmm_idx k = start; k < q; k++) out.val[k] = (float)((double)out.val[k] / s);
+        out.rowptr[i + 1] = q;
+    }
+    out.nnz = q;
+    dsmmi_mcl_mat_free(ctx, M);
+    *M = out;
+    out = (dsmmi_mcl_mat){0};
+cleanup:
+    dsmmi_mcl_mat_free(ctx, &out);
+    return st;
+}
+
+// ------------------------------------------------------------------------------------------
+// The driver.
+// ------------------------------------------------------------------------------------------
+
+dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_params *p,
+                         dsmm_mcl_result *res)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_mcl_mat M = {0}, next = {0};
+    dsmmi_mcl_rules rules;
+    dsmm_idx row0 = 0, N;
+    dsmm_mcl_iter *iters = NULL;
+    int cap = 0, nit = 0;
+    double t0 = dsmmi_wtime();
+    int P = dsmm_ctx_size(ctx);
+    dsmmi_mcl_loop loop = {0};
+
+    DSMM_CHECK(ctx, res != NULL, DSMM_ERR_ARG, "mcl: res must be non-NULL");
+    memset(res, 0, sizeof *res);
+    DSMM_CHECK(ctx, p != NULL && dsmmi_dist_ok(ctx, G), DSMM_ERR_ARG,
+               "mcl: G must be a distributed matrix of this context and p non-NULL");
+    DSMM_CHECK(ctx, G->nrows == G->ncols, DSMM_ERR_DIM, "mcl: the graph is %lld x %lld, not square",
+               (long long)G->nrows, (long long)G->ncols);
+    N = G->nrows;
+    DSMM_CHECK(ctx, N <= INT32_MAX, DSMM_ERR_DIM,
+               "mcl: %lld vertices; mcl's index limit is 2147483647", (long long)N);
+    DSMM_CHECK(ctx, N > 0, DSMM_ERR_ARG, "mcl: the graph has no vertices");
+    DSMM_CHECK(ctx, p->inflation > 0.0 && p->inflation <= 30.0, DSMM_ERR_ARG,
+               "mcl: inflation %g is not in (0, 30]", p->inflation);
+    DSMM_CHECK(ctx, p->init_inflation >= 0.1 && p->init_inflation <= 30.0, DSMM_ERR_ARG,
+               "mcl: initial inflation %g is not in [0.1, 30]", p->init_inflation);
+    DSMM_CHECK(ctx, p->init_loop >= 0 && p->main_loop >= 0, DSMM_ERR_ARG,
+               "mcl: loop lengths must be >= 0");
+    DSMM_CHECK(ctx, p->expand != DSMM_MCL_FUSED || P == 1, DSMM_ERR_ARG,
+               "mcl: the fused expansion needs the whole iterate on one rank (%d ranks); use "
+               "the distributed expansion",
+               P);
+    DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &rules));
+    int fused = p->expand == DSMM_MCL_FUSED || (p->expand == DSMM_MCL_AUTO && P == 1);
+
+    loop.inflation_main = (double)(float)p->inflation;
+    if (p->resume_dir != NULL) {
+        DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
+    } else {
+        DSMM_TRY(load_rows(ctx, G, p->symmetrize, &M, &row0));
+        DSMM_TRY(preprocess(ctx, p, &M, row0));
+    }
+    int64_t nnz0 = M.nnz;
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz0, 1, '+'));
+
+    for (;;) {
+        int init = loop.n_ite < p->init_loop;
+        if (!init && loop.main_done >= p->main_loop) break;
+        double power = init ? (double)(float)p->init_inflation : loop.inflation_main;
+        dsmmi_mcl_iter_stats s;
+        dsmm_mcl_iter it = {0};
+        double ti = dsmmi_wtime();
+        int64_t nnz_in = M.nnz;
+        DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_in, 1, '+'));
+        if (fused) {
+            DSMM_TRY(dsmmi_mcl_iterate_local(ctx, &M, row0, N, &M, 0, &rules, power, &next, &s));
+            it.phases = 1;
+        } else {
+            DSMM_TRY(dsmmi_mcl_iterate_dist(ctx, p, &M, row0, N, &rules, power, &next, &s, &it));
+        }
+        dsmmi_mcl_mat_free(ctx, &M);
+        M = next;
+        next = (dsmmi_mcl_mat){0};
+        int64_t cnt[3] = {s.nnz_expand, s.nnz_pruned, s.dense_cols};
+        double chaos = s.chaos;
+        DSMM_TRY(dsmmi_allreduce_i64(ctx, cnt, 3, '+'));
+        DSMM_TRY(dsmmi_allreduce_f64(ctx, &chaos, 1, '>'));
+        loop.n_ite++;
+        if (!init) {
+            loop.main_done++;
+            if (loop.n_ite >= 40) loop.inflation_main *= 1.001;
+        }
+        it.iteration = loop.n_ite;
+        it.inflation = power;
+        it.chaos = chaos;
+        it.nnz_in = nnz_in;
+        it.nnz_expand = cnt[0];
+        it.nnz_pruned = cnt[1];
+        it.dense_cols = cnt[2];
+        it.seconds = dsmmi_wtime() - ti;
+        int64_t peak = (int64_t)dsmm_ctx_mem_peak(ctx);
+        DSMM_TRY(dsmmi_allreduce_i64(ctx, &peak, 1, '>'));
+        it.peak_bytes = peak;
+        if (nit == cap) {
+            int nc = cap ? 2 * cap : 64;
+            dsmm_mcl_iter *ni = dsmmi_realloc(NULL, iters, (size_t)nc, sizeof *ni);
+            DSMM_CHECK(ctx, ni != NULL, DSMM_ERR_NOMEM, "mcl: iteration records");
+            iters = ni;
+            cap = nc;
+        }
+        iters[nit++] = it;
+        if (p->progress != NULL && dsmm_ctx_rank(ctx) == 0) p->progress(p->progress_user, &it);
+        if (p->checkpoint_dir != NULL)
+            DSMM_TRY(dsmmi_mcl_checkpoint_write(ctx, p, N, &M, row0, &loop));
+        if (!init && chaos < 1e-4) {
+            loop.converged = 1;
+            break;
+        }
+    }
+
+    DSMM_TRY(dsmmi_mcl_interpret(ctx, &M, row0, N, res));
+    res->iterations = loop.n_ite;
+    res->converged = loop.converged;
+    res->iters = iters;
+    iters = NULL;
+    res->seconds = dsmmi_wtime() - t0;
+cleanup:
+    dsmmi_mcl_mat_free(ctx, &M);
+    dsmmi_mcl_mat_free(ctx, &next);
+    dsmmi_free(NULL, iters);
+    if (st != DSMM_OK && res != NULL) dsmm_mcl_result_free(res);
+    return st;
+}

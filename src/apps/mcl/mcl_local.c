@@ -1,0 +1,234 @@
+// src/apps/mcl/mcl_local.c: one MCL iteration on rows held by this rank, fused as mcl does it:
+// each column of M*M is expanded, pruned, rescaled and inflated before the next, so the
+// unpruned product never exists (memory: two iterates plus a dense accumulator per thread).
+// Columns of M are rows of the stored matrix (T = M^T in CSR), so column c of M*M is row c
+// of T*T, Gustavson's row c. Arithmetic follows mcl's two expansion paths exactly: "dense"
+// columns (flops * 10 >= N) add float products, the others exact double products; both sum
+// in double over k ascending and store floats (docs/mcl.md "Exactness").
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "apps/apps.h"
+
+void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M)
+{
+    M->rowptr = dsmmi_free(ctx, M->rowptr);
+    M->col = dsmmi_free(ctx, M->col);
+    M->val = dsmmi_free(ctx, M->val);
+    M->nrows = M->nnz = 0;
+}
+
+dsmm_status dsmmi_mcl_mat_alloc(dsmm_ctx *ctx, dsmmi_mcl_mat *M, dsmm_idx nrows, dsmm_idx nnz)
+{
+    dsmm_status st = DSMM_OK;
+    M->nrows = nrows;
+    M->nnz = nnz;
+    M->rowptr = dsmmi_calloc(ctx, (size_t)nrows + 1, sizeof *M->rowptr);
+    M->col = dsmmi_malloc(ctx, (size_t)(nnz > 0 ? nnz : 1), sizeof *M->col);
+    M->val = dsmmi_malloc(ctx, (size_t)(nnz > 0 ? nnz : 1), sizeof *M->val);
+    DSMM_CHECK(ctx, M->rowptr && M->col && M->val, DSMM_ERR_NOMEM,
+               "mcl: a matrix of %lld rows and %lld entries", (long long)nrows, (long long)nnz);
+cleanup:
+    if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, M);
+    return st;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+// Per-thread state: the accumulator, the column being built, and the thread's output.
+typedef struct worker {
+    double *acc;
+    unsigned char *seen;
+    int32_t *idx;
+    float *val, *scratch;
+    int32_t *out_col;
+    float *out_val;
+    dsmm_idx out_n, out_cap;
+    dsmmi_mcl_iter_stats s;
+    int failed;
+} worker;
+
+static int out_reserve(dsmm_ctx *ctx, worker *w, dsmm_idx more)
+{
+    if (w->out_n + more <= w->out_cap) return 1;
+    dsmm_idx cap = w->out_cap > 0 ? w->out_cap : 1024;
+    while (cap < w->out_n + more) cap *= 2;
+    int32_t *c = dsmmi_realloc(ctx, w->out_col, (size_t)cap, sizeof *c);
+    if (c == NULL) return 0;
+    w->out_col = c;
+    float *v = dsmmi_realloc(ctx, w->out_val, (size_t)cap, sizeof *v);
+    if (v == NULL) return 0;
+    w->out_val = v;
+    w->out_cap = cap;
+    return 1;
+}
+
+// Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
+dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
+                              dsmm_idx g0, double *acc, unsigned char *seen, int32_t *idx,
+                              float *val, int *dense_path)
+{
+    // G holds the rows k of T that row r references (global k - g0 is the row of G).
+    dsmm_idx flops = 0;
+    for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+        dsmm_idx k = M->col[p] - g0;
+        flops += G->rowptr[k + 1] - G->rowptr[k];
+    }
+    int dense = flops * 10 >= N;
+    dsmm_idx m = 0;
+    for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+        dsmm_idx k = M->col[p] - g0;
+        float b = M->val[p];
+        for (dsmm_idx q = G->rowptr[k]; q < G->rowptr[k + 1]; q++) {
+            int32_t j = G->col[q];
+            double term = dense ? (double)(float)(G->val[q] * b) : (double)G->val[q] * (double)b;
+            if (!seen[j]) {
+                seen[j] = 1;
+                acc[j] = term;
+                idx[m++] = j;
+            } else {
+                acc[j] += term;
+            }
+        }
+    }
+    // Ascending indices: a scan of the touched range when dense enough, else a sort.
+    if (m > 64 && (double)m * 8.0 > (double)N) {
+        dsmm_idx t = 0;
+        for (dsmm_idx j = 0; j < N && t < m; j++)
+            if (seen[j]) idx[t++] = (int32_t)j;
+    } else {
+        qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
+    }
+    dsmm_idx n = 0;
+    for (dsmm_idx t = 0; t < m; t++) {
+        int32_t j = idx[t];
+        seen[j] = 0;
+        if (dense && acc[j] == 0.0) continue; // mcl's dense path drops exact zeros
+        idx[n] = j;
+        val[n] = (float)acc[j];
+        n++;
+    }
+    *dense_path = dense;
+    return n;
+}
+
+dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0,
+                                    dsmm_idx N, const dsmmi_mcl_mat *G, dsmm_idx g0,
+                                    const dsmmi_mcl_rules *rules, double inflation,
+                                    dsmmi_mcl_mat *out, dsmmi_mcl_iter_stats *stats)
+{
+    dsmm_status st = DSMM_OK;
+    int nt = dsmmi_threads(ctx);
+    worker *w = NULL;
+    dsmm_idx *where = NULL; // per row: thread and offset, packed
+    int32_t *rowthr = NULL;
+    dsmm_idx nrows = M->nrows;
+    memset(out, 0, sizeof *out);
+    memset(stats, 0, sizeof *stats);
+
+    w = dsmmi_calloc(ctx, (size_t)nt, sizeof *w);
+    where = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *where);
+    rowthr = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *rowthr);
+    DSMM_CHECK(ctx, w && where && rowthr, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, out, nrows, 0));
+    for (int t = 0; t < nt; t++) {
+        w[t].acc = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(double));
+        w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
+        w[t].idx = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(int32_t));
+        w[t].val = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
+        w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
+        DSMM_CHECK(ctx, w[t].acc && w[t].seen && w[t].idx && w[t].val && w[t].scratch,
+                   DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads",
+                   (long long)N, nt);
+    }
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        worker *me = &w[t];
+        me->s.chaos = 0.0;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16)
+#endif
+        for (dsmm_idx r = 0; r < nrows; r++) {
+            if (me->failed) continue;
+            int dense = 0;
+            dsmm_idx n = dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx, me->val,
+                                              &dense);
+            dsmmi_mcl_col cs;
+            dsmmi_mcl_measure(me->val, n, &cs);
+            float chaos = 0.0f;
+            me->s.nnz_expand += n;
+            me->s.dense_cols += dense;
+            n = dsmmi_mcl_prune(rules, (int32_t)(row0 + r), me->idx, me->val, n, &cs, me->scratch,
+                                &chaos);
+            me->s.nnz_pruned += n;
+            if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
+            if (inflation > 0.0) n = dsmmi_mcl_inflate(me->val, n, inflation);
+            if (!out_reserve(ctx, me, n)) {
+                me->failed = 1;
+                continue;
+            }
+            memcpy(me->out_col + me->out_n, me->idx, (size_t)n * sizeof(int32_t));
+            memcpy(me->out_val + me->out_n, me->val, (size_t)n * sizeof(float));
+            where[r] = me->out_n;
+            rowthr[r] = t;
+            out->rowptr[r + 1] = n;
+            me->out_n += n;
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        DSMM_CHECK(ctx, !w[t].failed, DSMM_ERR_NOMEM, "mcl: the pruned columns of thread %d", t);
+    for (dsmm_idx r = 0; r < nrows; r++) out->rowptr[r + 1] += out->rowptr[r];
+    out->nnz = out->rowptr[nrows];
+    out->col = dsmmi_free(ctx, out->col);
+    out->val = dsmmi_free(ctx, out->val);
+    out->col = dsmmi_malloc(ctx, (size_t)(out->nnz > 0 ? out->nnz : 1), sizeof *out->col);
+    out->val = dsmmi_malloc(ctx, (size_t)(out->nnz > 0 ? out->nnz : 1), sizeof *out->val);
+    DSMM_CHECK(ctx, out->col && out->val, DSMM_ERR_NOMEM, "mcl: the next iterate (%lld entries)",
+               (long long)out->nnz);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (dsmm_idx r = 0; r < nrows; r++) {
+        dsmm_idx n = out->rowptr[r + 1] - out->rowptr[r];
+        if (n == 0) continue;
+        const worker *src = &w[rowthr[r]];
+        memcpy(out->col + out->rowptr[r], src->out_col + where[r], (size_t)n * sizeof(int32_t));
+        memcpy(out->val + out->rowptr[r], src->out_val + where[r], (size_t)n * sizeof(float));
+    }
+    for (int t = 0; t < nt; t++) {
+        stats->nnz_expand += w[t].s.nnz_expand;
+        stats->nnz_pruned += w[t].s.nnz_pruned;
+        stats->dense_cols += w[t].s.dense_cols;
+        if (w[t].s.chaos > stats->chaos) stats->chaos = w[t].s.chaos;
+    }
+cleanup:
+    if (w != NULL)
+        for (int t = 0; t < nt; t++) {
+            dsmmi_free(ctx, w[t].acc);
+            dsmmi_free(ctx, w[t].seen);
+            dsmmi_free(ctx, w[t].idx);
+            dsmmi_free(ctx, w[t].val);
+            dsmmi_free(ctx, w[t].scratch);
+            dsmmi_free(ctx, w[t].out_col);
+            dsmmi_free(ctx, w[t].out_val);
+        }
+    dsmmi_free(ctx, w);
+    dsmmi_free(ctx, where);
+    dsmmi_free(ctx, rowthr);
+    if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, out);
+    return st;
+}

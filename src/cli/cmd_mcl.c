@@ -1,0 +1,489 @@
+// src/cli/cmd_mcl.c: dsmm mcl INPUT [options]: Markov clustering with mcl's command line
+// (single-dash options as mcl spells them; "--name" works too), mcl's output file names and
+// format, and what mcl lacks: any number of MPI ranks, a per-rank memory budget that turns
+// into expansion phases, per-iteration JSON statistics, checkpoints, and an inflation sweep
+// (-I 1.4,2,4) that reads the input once.
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "comm/comm.h"
+
+static const cli_cmd cmd = {
+    "mcl", "INPUT [options]",
+    "Markov clustering as mcl does it (same options, output, clusters), over MPI",
+    "Clusters the graph in INPUT as van Dongen's mcl 22-282 does, with the same clusters:\n"
+    "abc label triples with --abc (edges made symmetric, repeated pairs by their maximum),\n"
+    "else Matrix Market (or dsmm binary). Output: one cluster per line, members separated\n"
+    "by tabs (labels with --abc, vertex numbers otherwise, 1-based unless -base 0), largest\n"
+    "cluster first, to -o FILE or to mcl's default name out.INPUT.I<inflation>.\n"
+    "Under mpirun the expansion is a distributed SpGEMM (--algo, SUMMA by default) in phases\n"
+    "that fit --per-process-mem. docs/mcl.md has the details; exit 0 ok, 1 failure, 2 usage."};
+
+typedef enum kind { K_FLAG, K_INT, K_DOUBLE, K_STRING, K_SIZE, K_LIST } kind;
+
+typedef struct opt {
+    const char *name; // without dashes
+    const char *arg;  // placeholder, NULL for flags
+    const char *help;
+    kind k;
+    void *target;
+    double lo, hi;
+} opt;
+
+#define MAX_INFL 64
+
+typedef struct mcl_args {
+    int abc, mm, base0, d, quiet, silent, z, threads, scheme, phases, expand_i;
+    int64_t P, S, R;
+    int pct, l, L, has_l, has_pi, has_c;
+    double p, c, pi, i;
+    double infl[MAX_INFL];
+    int ninfl;
+    const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand;
+    size_t mem;
+    int pipeline;
+} mcl_args;
+
+static int usage_err(const char *fmt, const char *a)
+{
+    fprintf(stderr, "dsmm mcl: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\nsee 'dsmm mcl --help'\n");
+    return CLI_USAGE;
+}
+
+static void help(const opt *t)
+{
+    printf("usage: dsmm mcl %s\n\n%s\n\noptions (mcl's single dash or a double dash):\n", cmd.args,
+           cmd.details);
+    for (; t->name; t++) {
+        char left[64];
+        snprintf(left, sizeof left, "-%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
+        printf("  %-26s %s\n", left, t->help);
+    }
+    printf("  %-26s %s\n", "-h, --help", "this text");
+}
+
+static int parse_list(const char *s, mcl_args *a)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(tok, &end);
+        if (end == tok || *end != '\0' || errno || !isfinite(v)) return -1;
+        if (a->ninfl == MAX_INFL) return -1;
+        a->infl[a->ninfl++] = v;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, const opt *table, mcl_args *a, const char **input)
+{
+    *input = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            help(table);
+            return CLI_HELP_RC;
+        }
+        if (s[0] != '-' || s[1] == '\0') {
+            if (*input) return usage_err("unexpected argument '%s' (one INPUT)", s);
+            *input = s;
+            continue;
+        }
+        const char *name = s + 1 + (s[1] == '-');
+        const opt *o = table;
+        while (o->name && strcmp(o->name, name) != 0) o++;
+        if (!o->name) return usage_err("unknown option '%s'", s);
+        if (o->k == K_FLAG) {
+            (*(int *)o->target)++;
+            continue;
+        }
+        if (i + 1 >= argc) return usage_err("%s needs an argument", s);
+        const char *v = argv[++i];
+        char *end = NULL;
+        errno = 0;
+        switch (o->k) {
+        case K_INT: {
+            double x = strtod(v, &end);
+            if (end == v || *end || errno || x != floor(x) || x < o->lo || x > o->hi) {
+                fprintf(stderr, "dsmm mcl: %s: '%s' is not an integer in %.0f..%.0f\n", s, v, o->lo,
+                        o->hi);
+                return CLI_USAGE;
+            }
+            if (o->hi > 2147483647.0)
+                *(int64_t *)o->target = (int64_t)x;
+            else
+                *(int *)o->target = (int)x;
+            break;
+        }
+        case K_DOUBLE: {
+            double x = strtod(v, &end);
+            if (end == v || *end || errno || !isfinite(x) || x < o->lo || x > o->hi) {
+                fprintf(stderr, "dsmm mcl: %s: '%s' is not a number in [%g, %g]\n", s, v, o->lo,
+                        o->hi);
+                return CLI_USAGE;
+            }
+            *(double *)o->target = x;
+            break;
+        }
+        case K_STRING:
+            *(const char **)o->target = v;
+            break;
+        case K_SIZE:
+            if (dsmm_parse_size(v, (size_t *)o->target) != DSMM_OK || *(size_t *)o->target == 0)
+                return usage_err("--per-process-mem: '%s' is not a size such as 512M or 4G", v);
+            break;
+        case K_LIST:
+            if (parse_list(v, a) != 0)
+                return usage_err("-I: '%s' is not a number or a comma-separated list", v);
+            break;
+        case K_FLAG:
+            break;
+        }
+        if (o->target == &a->l) a->has_l = 1;
+        if (o->target == &a->pi) a->has_pi = 1;
+        if (o->target == &a->c) a->has_c = 1;
+    }
+    if (!*input && !a->z) return usage_err("%s", "no INPUT given");
+    return CLI_OK;
+}
+
+// mcl's automatic output name: out.<base>.I<f> (+ l<n>i<f>, pi<f>, c<f>), '.' dropped in
+// the suffix; in the input's directory with --d.
+static void auto_name(const mcl_args *a, const char *input, double I, char *buf, size_t len)
+{
+    const char *slash = strrchr(input, '/');
+    const char *base = slash ? slash + 1 : input;
+    char suf[256], raw[256];
+    snprintf(raw, sizeof raw, "I%.1f", I);
+    if (a->has_l) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "l%di%.1f", a->l, a->i);
+    if (a->has_pi) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "pi%.1f", a->pi);
+    if (a->has_c) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "c%.1f", a->c);
+    size_t q = 0;
+    for (size_t k = 0; raw[k] && q + 1 < sizeof suf; k++)
+        if (raw[k] != '.') suf[q++] = raw[k];
+    suf[q] = '\0';
+    if (a->d && slash)
+        snprintf(buf, len, "%.*s/out.%s.%s", (int)(slash - input), input, base, suf);
+    else
+        snprintf(buf, len, "out.%s.%s", base, suf);
+}
+
+typedef struct progress_ctx {
+    int quiet, header;
+} progress_ctx;
+
+static void progress(void *user, const dsmm_mcl_iter *it)
+{
+    progress_ctx *pc = user;
+    if (pc->quiet) return;
+    if (!pc->header) {
+        fprintf(stderr, " ite   chaos   time   expanded     pruned  phases\n");
+        pc->header = 1;
+    }
+    fprintf(stderr, "%4d %7.2f %6.2f %10lld %10lld %7d\n", it->iteration, it->chaos, it->seconds,
+            (long long)it->nnz_expand, (long long)it->nnz_pruned, it->phases);
+}
+
+static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const mcl_args *a,
+                       const dsmm_mcl_params *p, const dsmm_mcl_result *r, const char *algo)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "dsmm mcl: --stats: cannot write %s: %s\n", path, strerror(errno));
+        return CLI_FAIL;
+    }
+    fprintf(f,
+            "{\"op\": \"mcl\", \"algo\": \"%s\", \"ranks\": %d, \"threads\": %d, \"seconds\": "
+            "%.6f, \"input\": \"%s\", \"inflation\": %.9g, \"vertices\": %lld, \"clusters\": "
+            "%lld, \"iterations\": %d, \"converged\": %s, \"attractors\": %lld, \"overlap\": "
+            "%lld, \"garbage\": %lld, \"per_process_mem\": %zu, \"iters\": [",
+            algo, dsmm_ctx_size(ctx), dsmm_ctx_threads(ctx), r->seconds, input, p->inflation,
+            (long long)r->n, (long long)r->nclusters, r->iterations,
+            r->converged ? "true" : "false", (long long)r->attractors, (long long)r->overlap,
+            (long long)r->garbage, a->mem);
+    for (int k = 0; k < r->iterations; k++) {
+        const dsmm_mcl_iter *it = &r->iters[k];
+        fprintf(f,
+                "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
+                "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
+                "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"peak_bytes\": %lld}",
+                k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
+                (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
+                (long long)it->dense_cols, it->phases, it->est_bytes, (long long)it->peak_bytes);
+    }
+    fprintf(f, "]}\n");
+    int bad = ferror(f);
+    if (f != stdout) bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "dsmm mcl: --stats: write to %s failed\n", path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static void print_defaults(const dsmm_mcl_params *p, int64_t P, int64_t S, int64_t R, int pct)
+{
+    printf("[dsmm mcl] cell size: 8 (int32 index, float32 value, as mcl)\n");
+    printf("%-40s%8lld%8s%s\n", "Prune number", (long long)P, "", "[-P n]");
+    printf("%-40s%8lld%8s%s\n", "Selection number", (long long)S, "", "[-S n]");
+    printf("%-40s%8lld%8s%s\n", "Recovery number", (long long)R, "", "[-R n]");
+    printf("%-40s%8d%8s%s\n", "Recovery percentage", pct, "", "[-pct n]");
+    printf("%-40s%8d%8s%s\n", "Initial loop length", p->init_loop, "", "[-l n]");
+    printf("%-40s%8d%8s%s\n", "Main loop length", p->main_loop, "", "[-L n]");
+    printf("%-40s%10.1f%6s%s\n", "Initial inflation", p->init_inflation, "", "[-i f]");
+    printf("%-40s%10.1f%6s%s\n", "Main inflation", p->inflation, "", "[-I f]");
+}
+
+int cli_mcl(int argc, char **argv)
+{
+    mcl_args a;
+    memset(&a, 0, sizeof a);
+    a.P = a.S = a.R = -1;
+    a.pct = -1;
+    a.scheme = 6;
+    a.base0 = 1;
+    a.L = 10000;
+    a.i = 2.0;
+    a.algo = "summa";
+    a.acc = "auto";
+    a.expand = "auto";
+    a.p = -1.0;
+    const opt table[] = {
+        {"abc", NULL, "INPUT is abc label triples (label1 label2 [weight])", K_FLAG, &a.abc, 0, 0},
+        {"matrix-market", NULL, "INPUT is Matrix Market (HipMCL's option; the default)", K_FLAG,
+         &a.mm, 0, 0},
+        {"base", "0|1", "Matrix Market: index base of the file and of the output (1)", K_INT,
+         &a.base0, 0, 1},
+        {"I", "f[,f...]", "inflation (2.0); several values: one clustering each, one read", K_LIST,
+         NULL, 0, 0},
+        {"o", "FILE|-", "output file ('-': stdout); default out.INPUT.I<f>", K_STRING, &a.out, 0,
+         0},
+        {"d", NULL, "default output name in the input file's directory (mcl's --d)", K_FLAG, &a.d,
+         0, 0},
+        {"te", "N", "threads per rank (mcl's -te)", K_INT, &a.threads, 1, 4096},
+        {"scheme", "k", "pruning scheme 1..7 (6): P, S, R, pct as mcl's", K_INT, &a.scheme, 1, 7},
+        {"p", "f", "prune threshold: entries below about f go (sets P = 1/f)", K_DOUBLE, &a.p, 0,
+         1},
+        {"P", "n", "prune number: threshold 0.99999/n (0: none)", K_INT, &a.P, 0, 1e15},
+        {"S", "n", "selection number: keep the n largest per column (0: none)", K_INT, &a.S, 0,
+         1e15},
+        {"R", "n", "recovery number (0: none)", K_INT, &a.R, 0, 1e15},
+        {"pct", "n", "recovery percentage 0..99", K_INT, &a.pct, 0, 99},
+        {"c", "f", "multiply the loops by f", K_DOUBLE, &a.c, -1e9, 1e9},
+        {"l", "n", "initial loop length (0)", K_INT, &a.l, 0, 1e6},
+        {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
+        {"L", "n", "main loop length (10000)", K_INT, &a.L, 0, 1e9},
+        {"pi", "f", "pre-inflation of the input", K_DOUBLE, &a.pi, 0.0001, 30},
+        {"q", NULL, "quiet: no progress (errors still shown)", K_FLAG, &a.quiet, 0, 0},
+        {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
+        {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
+        {"per-process-mem", "SIZE", "memory budget per rank for the expansion -> phases", K_SIZE,
+         &a.mem, 0, 0},
+        {"phases", "N", "expand in exactly N phases (testing)", K_INT, &a.phases, 1, 1 << 30},
+        {"stats", "FILE", "JSON statistics per iteration to FILE ('-': stdout)", K_STRING, &a.stats,
+         0, 0},
+        {"checkpoint", "DIR", "after each iteration save the state in DIR", K_STRING,
+         &a.checkpoint, 0, 0},
+        {"resume", "DIR", "continue the run saved in DIR", K_STRING, &a.resume, 0, 0},
+        {"algo", "NAME", "distributed SpGEMM: summa (default) or a one-sided algorithm", K_STRING,
+         &a.algo, 0, 0},
+        {"accumulate", "auto|merge|fused|binary", "SUMMA's accumulation of stage products",
+         K_STRING, &a.acc, 0, 0},
+        {"pipeline", NULL, "Pipelined Sparse SUMMA", K_FLAG, &a.pipeline, 0, 0},
+        {"expand", "auto|fused|dist", "expansion: fused on one rank, or distributed SpGEMM",
+         K_STRING, &a.expand, 0, 0},
+        {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0,
+         0},
+        {NULL, NULL, NULL, K_FLAG, NULL, 0, 0}};
+    const char *input = NULL;
+    int rc = parse(argc, argv, table, &a, &input);
+    if (rc == CLI_HELP_RC) return CLI_OK;
+    if (rc != CLI_OK) return rc;
+
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    int64_t P0, S0, R0;
+    int pct0;
+    if (dsmm_mcl_scheme_values(a.scheme, &P0, &S0, &R0, &pct0) != DSMM_OK)
+        return usage_err("-scheme: %s", "not in 1..7");
+    p.scheme = a.scheme;
+    p.prune_number = a.P;
+    if (a.p >= 0.0) p.prune_number = a.p > 0.0 ? (int64_t)(1.0 / (double)(float)a.p) : 0;
+    p.select_number = a.S;
+    p.recover_number = a.R;
+    p.recover_pct = a.pct;
+    p.init_loop = a.l;
+    p.main_loop = a.L;
+    p.init_inflation = a.i;
+    if (a.has_c) p.loop_scale = a.c;
+    if (a.has_pi) p.pre_inflation = a.pi;
+    p.per_process_mem = a.mem;
+    p.phases = a.phases;
+    p.checkpoint_dir = a.checkpoint;
+    p.resume_dir = a.resume;
+    if (a.ninfl == 0) a.infl[a.ninfl++] = 2.0;
+    for (int k = 0; k < a.ninfl; k++)
+        if (!(a.infl[k] > 0.0 && a.infl[k] <= 30.0)) {
+            char b[64];
+            snprintf(b, sizeof b, "%g", a.infl[k]);
+            return usage_err("-I: %s is not in (0, 30]", b);
+        }
+    if (a.z) {
+        p.inflation = a.infl[0];
+        print_defaults(&p, p.prune_number >= 0 ? p.prune_number : P0, a.S >= 0 ? a.S : S0,
+                       a.R >= 0 ? a.R : R0, a.pct >= 0 ? a.pct : pct0);
+        return CLI_OK;
+    }
+    if (strcmp(a.expand, "auto") == 0)
+        p.expand = DSMM_MCL_AUTO;
+    else if (strcmp(a.expand, "fused") == 0)
+        p.expand = DSMM_MCL_FUSED;
+    else if (strcmp(a.expand, "dist") == 0)
+        p.expand = DSMM_MCL_DIST;
+    else
+        return usage_err("--expand: '%s' is not auto|fused|dist", a.expand);
+    if (dsmm_dist_alg_from_name(a.algo, &p.dist.alg) != DSMM_OK || p.dist.alg == DSMM_DIST_AUTO)
+        return usage_err("--algo: '%s' is not summa or a one-sided algorithm (rdma-c, ...)",
+                         a.algo);
+    static const char *accs[] = {"auto", "merge", "fused", "binary"};
+    int acc = -1;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(a.acc, accs[k]) == 0) acc = k;
+    if (acc < 0) return usage_err("--accumulate: '%s' is not auto|merge|fused|binary", a.acc);
+    p.dist.accumulate = (dsmm_dist_acc)acc;
+    p.dist.pipeline = a.pipeline;
+    if (a.abc && a.mm) return usage_err("%s", "--abc and --matrix-market exclude each other");
+    if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
+        return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "
+                               "with several -I values");
+    if (a.checkpoint && a.ninfl > 1)
+        return usage_err("%s", "--checkpoint takes one -I value");
+
+    // Output paths first, so a bad one fails before the work.
+    char paths[MAX_INFL][4096];
+    for (int k = 0; k < a.ninfl; k++) {
+        if (a.out && a.ninfl == 1) {
+            snprintf(paths[k], sizeof paths[k], "%s", a.out);
+        } else if (a.out) {
+            char suf[64], raw[64];
+            snprintf(raw, sizeof raw, "%.1f", a.infl[k]);
+            size_t q = 0;
+            for (size_t t = 0; raw[t]; t++)
+                if (raw[t] != '.') suf[q++] = raw[t];
+            suf[q] = '\0';
+            snprintf(paths[k], sizeof paths[k], "%s.I%s", a.out, suf);
+        } else {
+            auto_name(&a, input, a.infl[k], paths[k], sizeof paths[k]);
+        }
+        if (cli_dir_writable(&cmd, "-o", paths[k]) != CLI_OK) return CLI_FAIL;
+    }
+    if (a.stats && cli_dir_writable(&cmd, "--stats", a.stats) != CLI_OK) return CLI_FAIL;
+    if (a.checkpoint) {
+        struct stat sb;
+        if (stat(a.checkpoint, &sb) != 0 && mkdir(a.checkpoint, 0777) != 0) {
+            fprintf(stderr, "dsmm mcl: --checkpoint: cannot create %s: %s\n", a.checkpoint,
+                    strerror(errno));
+            return CLI_FAIL;
+        }
+    }
+
+    cli_common c;
+    cli_common_init(&c);
+    c.threads = a.threads;
+    c.quiet = a.quiet || a.silent;
+    cli_dist d;
+    memset(&d, 0, sizeof d);
+    d.grid = a.grid;
+    if (a.grid) {
+        char x = 0;
+        if (sscanf(a.grid, "%d%c%d", &d.pr, &x, &d.pc) != 3 || (x != 'x' && x != 'X') ||
+            d.pr < 1 || d.pc < 1)
+            return usage_err("--grid: '%s' is not PRxPC (e.g. 2x3)", a.grid);
+    }
+    dsmm_ctx *ctx = NULL;
+    if (cli_dist_ctx(&cmd, &c, &d, &ctx) != CLI_OK) return CLI_FAIL;
+    int root = dsmm_ctx_rank(ctx) == 0;
+    dsmm_dist *G = NULL;
+    dsmm_csr *A = NULL;
+    dsmm_labels *labels = NULL;
+    dsmm_mcl_result res;
+    memset(&res, 0, sizeof res);
+    dsmm_status st = DSMM_OK;
+    rc = CLI_OK;
+
+    dsmm_read_opts ro;
+    dsmm_read_opts_init(&ro);
+    ro.type = DSMM_DOUBLE;
+    ro.keep_pattern = 1;
+    ro.base = a.base0;
+    ro.format = a.abc ? DSMM_FORMAT_ABC : (a.mm ? DSMM_FORMAT_MTX : DSMM_FORMAT_AUTO);
+    if (a.abc) {
+        // Labels live on rank 0 (for the output); the matrix is scattered from there.
+        ro.dup = DSMM_DUP_MAX; // mcl merges repeated pairs by their maximum
+        if (root) st = dsmm_read(ctx, input, &ro, &A, &labels, NULL);
+        st = dsmmi_comm_agree(ctx, st);
+        if (st == DSMM_OK) st = dsmm_dist_scatter(ctx, 0, A, 0, 0, &G);
+        dsmm_csr_destroy(&A);
+        p.symmetrize = 1;
+    } else {
+        st = dsmm_dist_read(ctx, input, &ro, 0, 0, &G, NULL);
+    }
+    if (st != DSMM_OK) {
+        if (root) cli_fail(&cmd, ctx, input);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    progress_ctx pcx = {a.quiet || a.silent, 0};
+    p.progress = progress;
+    p.progress_user = &pcx;
+    for (int k = 0; k < a.ninfl && rc == CLI_OK; k++) {
+        p.inflation = a.infl[k];
+        pcx.header = 0;
+        st = dsmm_mcl_run(ctx, G, &p, &res);
+        if (st != DSMM_OK) {
+            if (root) cli_fail(&cmd, ctx, "clustering");
+            rc = CLI_FAIL;
+            break;
+        }
+        if (root) {
+            dsmm_status ws = dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster, labels,
+                                                      a.abc ? 0 : a.base0);
+            if (ws != DSMM_OK) {
+                cli_fail(&cmd, ctx, paths[k]);
+                rc = CLI_FAIL;
+            } else if (!a.silent) {
+                fprintf(stderr, "[dsmm mcl] %lld clusters found (I = %g, %d iterations%s)\n",
+                        (long long)res.nclusters, a.infl[k], res.iterations,
+                        res.converged ? "" : ", not converged");
+                fprintf(stderr, "[dsmm mcl] output is in %s\n", paths[k]);
+            }
+            if (rc == CLI_OK && a.stats) {
+                char sp[4096];
+                if (a.ninfl > 1 && strcmp(a.stats, "-") != 0)
+                    snprintf(sp, sizeof sp, "%s.%d", a.stats, k);
+                else
+                    snprintf(sp, sizeof sp, "%s", a.stats);
+                rc = write_stats(ctx, sp, input, &a, &p, &res,
+                                 dsmm_ctx_size(ctx) == 1 && p.expand != DSMM_MCL_DIST
+                                     ? "fused"
+                                     : dsmm_dist_alg_name(p.dist.alg));
+            }
+        }
+        dsmm_mcl_result_free(&res);
+    }
+done:
+    dsmm_mcl_result_free(&res);
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&labels);
+    cli_dist_end(&ctx);
+    return rc;
+}
