@@ -28,6 +28,11 @@ dsmm_status dsmmi_mpi_count(dsmm_ctx *ctx, size_t n, int *count);
 size_t dsmmi_comm_chunk(const dsmm_ctx *ctx);
 void dsmmi_comm_set_chunk(dsmm_ctx *ctx, size_t bytes);
 
+/* dsmmi_comm_funneled: this thread may make MPI calls while other threads of the process
+ * compute: MPI provides at least MPI_THREAD_FUNNELED and this is the main thread (the one that
+ * initialised MPI). Serial: true. */
+bool dsmmi_comm_funneled(void);
+
 #if DSMM_HAVE_MPI
 /* dsmmi_comm: the context's duplicated communicator (MPI_COMM_SELF for serial contexts). */
 MPI_Comm dsmmi_comm(const dsmm_ctx *ctx);

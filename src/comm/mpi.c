@@ -97,6 +97,13 @@ static comm_state *state(const dsmm_ctx *ctx)
     return dsmmi_ctx_ok(ctx) ? ctx->comm : NULL;
 }
 
+bool dsmmi_comm_funneled(void)
+{
+    int provided = MPI_THREAD_SINGLE, is_main = 0;
+    if (MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_FUNNELED) return false;
+    return MPI_Is_thread_main(&is_main) == MPI_SUCCESS && is_main;
+}
+
 MPI_Comm dsmmi_comm(const dsmm_ctx *ctx)
 {
     const comm_state *cs = state(ctx);

@@ -11,6 +11,11 @@ dsmm_status dsmmi_comm_agree(dsmm_ctx *ctx, dsmm_status local)
     return local;
 }
 
+bool dsmmi_comm_funneled(void)
+{
+    return true;
+}
+
 int dsmm_ctx_workgroup(const dsmm_ctx *ctx, int r)
 {
     (void)ctx;

@@ -92,6 +92,13 @@ typedef struct dsmmi_rank_stats {
     int rdma;
     int64_t items, stolen, pushes, pops, gets;
     double get_wait, done, setup; // setup: packing, windows, directory, work plan
+    // SUMMA SpGEMM merging partial products (merge = 1): the most bytes of partial products
+    // and merged lists held at once, seconds in merges; pipeline = 1: seconds of the stage
+    // loop with no multiply or merge running (communication not overlapped), and broadcast
+    // seconds beyond those (overlapped with computation).
+    int merge, pipeline;
+    int64_t merge_peak_bytes;
+    double merge_seconds, comm_exposed, comm_overlapped;
 } dsmmi_rank_stats;
 
 /* dsmmi_stats_fill: gathers every rank's record and the per-stage flops (stage_flops[s] of this
@@ -100,7 +107,9 @@ typedef struct dsmmi_rank_stats {
  * seconds = max total, flops, nnz_in, nnz_out, peak_bytes = max, bytes_sent = sum), then grid,
  * prefetch, workgroups, components (averages and maxima of comp/comm/acc/wait), load
  * imbalance (max/avg flops, end-to-end and the worst stage), "ranks_detail" (one object per
- * rank) and "stages" (one object per stage with the flops of every rank). Collective. */
+ * rank) and "stages" (one object per stage with the flops of every rank); with mine->merge,
+ * merge_peak_bytes and merge_seconds (maxima); with mine->pipeline, comm_exposed_seconds and
+ * comm_overlapped_seconds (maxima). Collective. */
 dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const char *algo,
                              const dsmmi_grid *g, int prefetch, const dsmmi_rank_stats *mine,
                              int nstages, const dsmm_idx *stage_lo, const dsmm_idx *stage_hi,

@@ -9,7 +9,21 @@
 #include "dist/dist.h"
 
 // The per-rank values gathered: doubles first (the stage flops follow them), then integers.
-enum { F_COMP, F_COMM, F_ACC, F_WAIT, F_TOTAL, F_FLOPS, F_GETWAIT, F_DONE, F_SETUP, NF };
+enum {
+    F_COMP,
+    F_COMM,
+    F_ACC,
+    F_WAIT,
+    F_TOTAL,
+    F_FLOPS,
+    F_GETWAIT,
+    F_DONE,
+    F_SETUP,
+    F_MERGE,
+    F_EXPOSED,
+    F_OVERLAPPED,
+    NF
+};
 enum {
     I_NSTAGES, // checked equal on every rank before the doubles are gathered
     I_NNZ_A,
@@ -35,6 +49,7 @@ enum {
     I_PUSHES,
     I_POPS,
     I_GETS,
+    I_MPEAK,
     NI
 };
 
@@ -63,6 +78,7 @@ static void pack_ints(const dsmmi_rank_stats *m, int nstages, int64_t *v)
     v[I_PUSHES] = m->pushes;
     v[I_POPS] = m->pops;
     v[I_GETS] = m->gets;
+    v[I_MPEAK] = m->merge_peak_bytes;
 }
 
 // max/avg of x[0..n) (stride apart); 0 when all are zero (the callers decide what that means).
@@ -137,6 +153,9 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     fv[F_GETWAIT] = mine->get_wait;
     fv[F_DONE] = mine->done;
     fv[F_SETUP] = mine->setup;
+    fv[F_MERGE] = mine->merge_seconds;
+    fv[F_EXPOSED] = mine->comm_exposed;
+    fv[F_OVERLAPPED] = mine->comm_overlapped;
     for (int k = 0; k < nstages; k++) fv[NF + k] = stage_flops[k];
     DSMM_TRY(dsmmi_allgather_f64(ctx, fv, nf, fall));
 
@@ -176,6 +195,27 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     if (local == DSMM_OK) local = dsmm_stats_set_int(s, "prefetch", prefetch ? 1 : 0);
     if (local == DSMM_OK) local = dsmm_stats_set_int(s, "workgroups", workgroups);
     if (local == DSMM_OK) local = dsmm_stats_set_int(s, "stages_count", nstages);
+    if (mine->merge || mine->pipeline) {
+        int64_t mpeak = 0;
+        double msec = 0, exposed = 0, overlapped = 0;
+        for (int r = 0; r < P; r++) {
+            const double *f = fall + (size_t)r * nf;
+            int64_t p = iall[(size_t)r * NI + I_MPEAK];
+            double ov = f[F_OVERLAPPED];
+            if (p > mpeak) mpeak = p;
+            if (f[F_MERGE] > msec) msec = f[F_MERGE];
+            if (f[F_EXPOSED] > exposed) exposed = f[F_EXPOSED];
+            if (ov > overlapped) overlapped = ov;
+        }
+        if (local == DSMM_OK && mine->merge)
+            local = dsmm_stats_set_int(s, "merge_peak_bytes", mpeak);
+        if (local == DSMM_OK && mine->merge) local = dsmm_stats_set_num(s, "merge_seconds", msec);
+        if (local == DSMM_OK) local = dsmm_stats_set_int(s, "pipeline", mine->pipeline);
+        if (local == DSMM_OK && mine->pipeline)
+            local = dsmm_stats_set_num(s, "comm_exposed_seconds", exposed);
+        if (local == DSMM_OK && mine->pipeline)
+            local = dsmm_stats_set_num(s, "comm_overlapped_seconds", overlapped);
+    }
 
     // components: average and maximum over ranks of each time.
     dsmmi_json_begin_object(&j, NULL);

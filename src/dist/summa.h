@@ -62,4 +62,43 @@ void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side);
 size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const int64_t *a_all,
                            int s);
 
+/* ------------------------------------------------------------------------------------------ */
+/* A SUMMA SpGEMM run (summa_spgemm.c), and its pipelined stages (summa_pipelined.c)           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What one rank holds during a SUMMA SpGEMM: the plan, A's and B's pieces, the partial
+ * products' accumulator (unused when fused) and the flops of each stage. */
+typedef struct dsmmi_summa_run {
+    dsmmi_summa_plan plan;
+    dsmmi_summa_side a, b;
+    dsmmi_merge_acc acc;
+    double *stage_flops;
+} dsmmi_summa_run;
+
+/* dsmmi_summa_post: starts (nonblocking: MPI_Ibcast, completed by dsmmi_req_wait on the
+ * slot's requests) or completes stage s's two broadcasts into slot. Collective on the grid's
+ * row and column. */
+dsmm_status dsmmi_summa_post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                             dsmmi_summa_run *r, int s, int slot, int nonblocking);
+/* dsmmi_summa_multiply: multiplies stage s's pieces (in slot) and pushes the partial product
+ * (NULL when a piece is empty) to r->acc, which may merge (binary). Local; calls no MPI. */
+dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                                 dsmmi_summa_run *r, int s, int slot, const dsmm_spgemm_opts *lo);
+/* dsmmi_summa_stages: the stages one after another (prefetch: stage s+1 posted with
+ * MPI_Ibcast before stage s is multiplied; fuse: pieces only kept). A local failure is kept in
+ * *local and stops multiplying, never communicating. Adds to rs->comm and rs->comp. */
+dsmm_status dsmmi_summa_stages(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                               dsmmi_summa_run *r, const dsmm_spgemm_opts *lo, int prefetch,
+                               int fuse, dsmm_status *local, dsmmi_rank_stats *rs);
+/* dsmmi_summa_pipelined: the stages of Pipelined Sparse SUMMA (HipMCL-GPU §III): stage s's
+ * multiply and merge run on the other threads while this thread broadcasts stage s+1 (two
+ * receive slots). Without MPI_THREAD_FUNNELED or a second thread, dsmmi_summa_stages with
+ * prefetch. Adds to rs->comm (seconds in broadcasts), rs->comp, rs->comm_exposed (seconds of
+ * the stage loop in which no multiply or merge ran: communication on the critical path) and
+ * rs->comm_overlapped (broadcast seconds beyond that: hidden behind computation; 0 in the
+ * fallback, which cannot tell). Local failures as above. */
+dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                                  dsmmi_summa_run *r, const dsmm_spgemm_opts *lo,
+                                  dsmm_status *local, dsmmi_rank_stats *rs);
+
 #endif // DSMM_DIST_SUMMA_H

@@ -3,21 +3,17 @@
 // (summa.c's plan), every rank multiplies the two pieces it holds with the local SpGEMM
 // (dsmmi_local_spgemm: the kernel table picks the accumulator), keeps the partial product, and
 // at the end merges its partial products with a k-way heap merge (dsmmi_csr_merge), the
-// HipMCL baseline. With prefetch, stage s+1's broadcasts (MPI_Ibcast) are posted before stage
+// HipMCL baseline, or as they complete by binary merge (HipMCL-GPU §IV: merge_binary.c's
+// schedule). With prefetch, stage s+1's broadcasts (MPI_Ibcast) are posted before stage
 // s is multiplied, so communication overlaps computation; without it each stage's broadcasts
 // complete before its multiply. The piece sizes are exchanged once before the stages, so empty
-// pieces are never sent and receivers size their buffers exactly.
+// pieces are never sent and receivers size their buffers exactly. With pipeline the stages
+// run in summa_pipelined.c, on the helpers exported here.
 #include <string.h>
 
 #include "dist/rdma.h"
 
-// What one rank holds during the run.
-typedef struct run {
-    dsmmi_summa_plan plan;
-    dsmmi_summa_side a, b; // A's and B's pieces: own, sizes, receive slots, kept (FUSED)
-    dsmm_csr **parts;
-    double *stage_flops;
-} run;
+typedef dsmmi_summa_run run;
 
 static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
                               const dsmm_dist_opts *o)
@@ -37,6 +33,8 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
                "spgemm: a mask and transpose_b are not supported in distributed products");
     DSMM_CHECK(ctx, o->spgemm.type == -1 || dsmmi_type_ok((dsmm_type)o->spgemm.type), DSMM_ERR_ARG,
                "spgemm: invalid value type %d for C", o->spgemm.type);
+    DSMM_CHECK(ctx, (int)o->accumulate >= DSMM_ACC_AUTO && o->accumulate <= DSMM_ACC_BINARY,
+               DSMM_ERR_ARG, "spgemm: unknown accumulation %d", (int)o->accumulate);
     DSMM_CHECK(ctx, (int)o->spgemm.semiring >= 0 && o->spgemm.semiring < DSMM_SEMIRING_COUNT,
                DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)o->spgemm.semiring);
 cleanup:
@@ -48,8 +46,7 @@ static void run_free(dsmm_ctx *ctx, run *r)
     int S = r->plan.n;
     dsmmi_summa_side_free(ctx, S, &r->a);
     dsmmi_summa_side_free(ctx, S, &r->b);
-    for (int s = 0; r->parts && s < S; s++) dsmm_csr_destroy(&r->parts[s]);
-    r->parts = dsmmi_free(ctx, r->parts);
+    dsmmi_merge_acc_free(ctx, &r->acc);
     r->stage_flops = dsmmi_free(ctx, r->stage_flops);
     dsmmi_summa_plan_free(ctx, &r->plan);
 }
@@ -74,9 +71,8 @@ static char *b_at(const dsmm_dist *B, const run *r, int s, int slot)
     return dsmmi_summa_piece_at(&r->b, B->grid->myrow == r->plan.kr[s], s, slot);
 }
 
-// Starts (prefetch) or completes (blocking) stage s's two broadcasts into slot.
-static dsmm_status post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r, int s,
-                        int slot, int prefetch)
+dsmm_status dsmmi_summa_post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r, int s,
+                             int slot, int prefetch)
 {
     dsmm_status st = DSMM_OK;
     const dsmmi_grid *g = A->grid;
@@ -94,16 +90,17 @@ cleanup:
     return st;
 }
 
-// Multiplies stage s's pieces (in slot) into a partial product of this rank's C tile.
-static dsmm_status multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r, int s,
-                            int slot, const dsmm_spgemm_opts *lo, int *nparts)
+dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r,
+                                 int s, int slot, const dsmm_spgemm_opts *lo)
 {
     dsmm_status st = DSMM_OK;
+    dsmm_csr *part = NULL;
     const dsmmi_grid *g = A->grid;
     int S = r->plan.n;
     int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
-    if (an == 0 || bn == 0) return DSMM_OK;
+    // An empty stage still counts in the binary schedule: it pushes no list.
+    if (an == 0 || bn == 0) return dsmmi_merge_acc_push(ctx, &r->acc, &part);
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
@@ -111,9 +108,37 @@ static dsmm_status multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *
     dsmmi_piece_view(bbuf, w, B->cb[g->mycol + 1] - B->cb[g->mycol], bn, B->type, ctx, &Bv);
     dsmm_spgemm_info info;
     memset(&info, 0, sizeof info);
-    DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, lo, DSMMI_SPGEMM_FULL, &r->parts[*nparts], &info));
-    (*nparts)++;
+    DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, lo, DSMMI_SPGEMM_FULL, &part, &info));
     r->stage_flops[s] = info.flops;
+    DSMM_TRY(dsmmi_merge_acc_push(ctx, &r->acc, &part));
+cleanup:
+    dsmm_csr_destroy(&part);
+    return st;
+}
+
+dsmm_status dsmmi_summa_stages(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r,
+                               const dsmm_spgemm_opts *lo, int prefetch, int fuse,
+                               dsmm_status *local, dsmmi_rank_stats *rs)
+{
+    dsmm_status st = DSMM_OK;
+    int S = r->plan.n;
+    double t = dsmmi_wtime();
+    if (prefetch && S > 0) DSMM_TRY(dsmmi_summa_post(ctx, A, B, r, 0, 0, 1));
+    for (int s = 0; s < S; s++) {
+        int slot = prefetch ? s % 2 : 0;
+        if (prefetch) {
+            DSMM_TRY(dsmmi_req_wait(ctx, &r->a.req[slot]));
+            DSMM_TRY(dsmmi_req_wait(ctx, &r->b.req[slot]));
+            if (s + 1 < S) DSMM_TRY(dsmmi_summa_post(ctx, A, B, r, s + 1, (s + 1) % 2, 1));
+        } else {
+            DSMM_TRY(dsmmi_summa_post(ctx, A, B, r, s, slot, 0));
+        }
+        double t1 = dsmmi_wtime();
+        rs->comm += t1 - t;
+        if (*local == DSMM_OK && !fuse) *local = dsmmi_summa_multiply(ctx, A, B, r, s, slot, lo);
+        t = dsmmi_wtime();
+        rs->comp += t - t1;
+    }
 cleanup:
     return st;
 }
@@ -239,7 +264,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
-    int prefetch = o.prefetch != 0;
+    int prefetch = o.prefetch != 0, binary = o.accumulate == DSMM_ACC_BINARY;
     dsmm_type type = o.spgemm.type != -1                                ? (dsmm_type)o.spgemm.type
                      : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
                                                                         : DSMM_DOUBLE;
@@ -251,11 +276,13 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     int S = r.plan.n;
     if (local == DSMM_OK) {
         size_t n = S ? (size_t)S : 1;
-        r.parts = dsmmi_calloc(ctx, n, sizeof *r.parts);
         r.stage_flops = dsmmi_calloc(ctx, n, sizeof *r.stage_flops);
-        if (!r.parts || !r.stage_flops)
+        if (!r.stage_flops)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spgemm: %d stages", S);
     }
+    if (local == DSMM_OK)
+        local = dsmmi_merge_acc_init(ctx, binary ? DSMMI_MERGE_BINARY : DSMMI_MERGE_KWAY, S, nr, nc,
+                                     o.spgemm.semiring, type, bits, &r.acc);
     if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r.plan, &r.a);
     if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, B, 1, &r.plan, &r.b);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
@@ -274,6 +301,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
     }
     int fuse = o.accumulate == DSMM_ACC_FUSED;
+    int pipeline = o.pipeline != 0 && !fuse;
     if (o.accumulate == DSMM_ACC_AUTO) {
         // Twice the pieces: they are joined into one row block of A and column block of B.
         size_t budget = dsmm_ctx_mem_budget(ctx), used = dsmm_ctx_mem_in_use(ctx);
@@ -294,7 +322,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
                                     "spgemm: %zu bytes of received pieces", keep);
         }
     }
-    for (int k = 0; !fuse && k < 1 + prefetch && local == DSMM_OK; k++) {
+    for (int k = 0; !fuse && k < 1 + (prefetch || pipeline) && local == DSMM_OK; k++) {
         r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
         r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
         if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
@@ -310,46 +338,34 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     lo.type = (int)type;
     lo.unsorted = 0;
     lo.col_bits = bits;
-    int nparts = 0;
+    if (pipeline)
+        DSMM_TRY(dsmmi_summa_pipelined(ctx, A, B, &r, &lo, &local, &rs));
+    else
+        DSMM_TRY(dsmmi_summa_stages(ctx, A, B, &r, &lo, prefetch, fuse, &local, &rs));
+    // Merges during the stages (binary) are accumulation, not multiplication.
+    double staged_merge = r.acc.seconds;
+    rs.comp -= staged_merge;
     double t = dsmmi_wtime();
-    if (prefetch && S > 0) DSMM_TRY(post(ctx, A, B, &r, 0, 0, 1));
-    for (int s = 0; s < S; s++) {
-        int slot = prefetch ? s % 2 : 0;
-        if (prefetch) {
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.a.req[slot]));
-            DSMM_TRY(dsmmi_req_wait(ctx, &r.b.req[slot]));
-            if (s + 1 < S) DSMM_TRY(post(ctx, A, B, &r, s + 1, (s + 1) % 2, 1));
-        } else {
-            DSMM_TRY(post(ctx, A, B, &r, s, slot, 0));
-        }
-        double t1 = dsmmi_wtime();
-        rs.comm += t1 - t;
-        if (local == DSMM_OK && !fuse) local = multiply(ctx, A, B, &r, s, slot, &lo, &nparts);
-        t = dsmmi_wtime();
-        rs.comp += t - t1;
-    }
 
     // Merge the partial products (the accumulation of the breakdown), or the fused multiply.
     double fused_acc = 0;
     if (local == DSMM_OK && fuse) {
         local = fused(ctx, A, B, &r, &lo, &tile, &fused_acc);
     } else if (local == DSMM_OK) {
-        if (nparts == 1) {
-            tile = r.parts[0];
-            r.parts[0] = NULL;
-        } else {
-            local = dsmmi_csr_merge(ctx, (const dsmm_csr *const *)r.parts, nparts, nr, nc,
-                                    o.spgemm.semiring, type, bits, &tile);
-        }
+        local = dsmmi_merge_acc_finish(ctx, &r.acc, &tile);
     }
-    for (int s = 0; s < S; s++) dsmm_csr_destroy(&r.parts[s]);
+    dsmmi_merge_acc_free(ctx, &r.acc);
     double t2 = dsmmi_wtime();
     if (fuse) {
         rs.acc = fused_acc;
         rs.comp += t2 - t - fused_acc;
     } else {
-        rs.acc = t2 - t;
+        rs.acc = t2 - t + staged_merge;
+        rs.merge = 1;
+        rs.merge_peak_bytes = r.acc.peak_bytes;
+        rs.merge_seconds = r.acc.seconds;
     }
+    rs.pipeline = pipeline;
     DSMM_TRY(dsmmi_barrier(ctx, &rs.wait));
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_dist_new(ctx, A->nrows, B->ncols, type, g->pr, g->pc, &Cd));
@@ -366,7 +382,10 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S, r.plan.lo,
                                   r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
-        DSMM_TRY(dsmm_stats_set_str(o.stats, "accumulate", fuse ? "fused" : "merge"));
+        DSMM_TRY(dsmm_stats_set_str(o.stats, "accumulate",
+                                    fuse     ? "fused"
+                                    : binary ? "binary"
+                                             : "merge"));
     }
     *C = Cd;
     Cd = NULL;

@@ -389,4 +389,58 @@ dsmm_status dsmmi_csr_merge(dsmm_ctx *ctx, const dsmm_csr *const *P, int n, dsmm
                             dsmm_idx ncols, dsmm_semiring sr, dsmm_type type, int col_bits,
                             dsmm_csr **C);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Accumulating the partial products of Sparse SUMMA's stages (merge_binary.c)                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The merge schedule: KWAY keeps every stage's partial product and merges them all at the end
+ * (HipMCL §II); BINARY is HipMCL-GPU §IV's Algorithm 2: partial products go on a stack, and
+ * after stage i (1-based) whose number has t >= 1 trailing zero bits the top t + 1 lists are
+ * popped and merged into one (one multi-way merge, as the paper does), which is pushed back;
+ * the lists left at the end are merged once more. */
+typedef enum { DSMMI_MERGE_KWAY = 0, DSMMI_MERGE_BINARY } dsmmi_merge_sched;
+
+/* dsmmi_binary_merge_count: the lists Algorithm 2 pops and merges after stage i (1-based):
+ * 0 when i is odd, else 1 + the number of trailing zero bits of i. */
+int dsmmi_binary_merge_count(int i);
+
+/* dsmmi_csr_bytes: bytes of A's arrays: (nrows + 1) row pointers, nnz columns of A's width and
+ * nnz values of A's type; 0 for NULL. */
+int64_t dsmmi_csr_bytes(const dsmm_csr *A);
+
+/* One rank's partial products during a SUMMA run. stack[0..depth) in stage order (a NULL list
+ * is a stage without product); bytes: dsmmi_csr_bytes of the lists held, plus the output of
+ * the merge running; peak_bytes: the most bytes ever held, which a merge reaches with its
+ * inputs and output alive at once; seconds in merges; merges: merges of two or more lists
+ * (one non-empty list is passed on, never copied). */
+typedef struct dsmmi_merge_acc {
+    dsmmi_merge_sched sched;
+    dsmm_idx nrows, ncols;
+    dsmm_semiring sr;
+    dsmm_type type;
+    int col_bits;
+    dsmm_csr **stack;
+    int depth, cap, pushed;
+    int64_t bytes, peak_bytes;
+    double seconds;
+    int merges;
+} dsmmi_merge_acc;
+
+/* dsmmi_merge_acc_init: an empty accumulator for nstages stages of nrows x ncols partial
+ * products, merged with semiring sr's add into `type` with col_bits-wide columns (as
+ * dsmmi_csr_merge). */
+dsmm_status dsmmi_merge_acc_init(dsmm_ctx *ctx, dsmmi_merge_sched sched, int nstages,
+                                 dsmm_idx nrows, dsmm_idx ncols, dsmm_semiring sr, dsmm_type type,
+                                 int col_bits, dsmmi_merge_acc *acc);
+/* dsmmi_merge_acc_push: the next stage's partial product (*part, NULL for a stage without one;
+ * of type `type` with col_bits columns) is taken over (*part becomes NULL, also on failure),
+ * then the schedule's merge of that stage runs. */
+dsmm_status dsmmi_merge_acc_push(dsmm_ctx *ctx, dsmmi_merge_acc *acc, dsmm_csr **part);
+/* dsmmi_merge_acc_finish: *C = the merge of every list held (an empty matrix if none); the
+ * accumulator is left empty. Summation order: each entry sums its stages' values in stage
+ * order, left to right, under KWAY; BINARY groups them as the schedule does (the same sums
+ * bit for bit while nstages <= 5, with double values, or for exact adds such as min and max). */
+dsmm_status dsmmi_merge_acc_finish(dsmm_ctx *ctx, dsmmi_merge_acc *acc, dsmm_csr **C);
+void dsmmi_merge_acc_free(dsmm_ctx *ctx, dsmmi_merge_acc *acc);
+
 #endif // DSMM_KERNELS_H

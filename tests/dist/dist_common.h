@@ -259,7 +259,8 @@ static inline dsmm_status rand_dense(dsmm_ctx *ctx, dsmm_idx m, dsmm_idx k, dsmm
  * the others replay it), rank 0 reports, the exit code is the worst over the ranks. */
 static inline int dist_main(int argc, char **argv, const test_case *tests, size_t ntests)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0; // FUNNELED, as the CLI asks: pipelined SUMMA broadcasts from the main thread
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     unsigned long long seed = 0;

@@ -522,6 +522,120 @@ static int test_counted_bytes(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Binary merge and the pipeline                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static double json_number(const char *json, const char *key);
+
+/* One SUMMA product of DA * DB with accumulate acc and pipeline pl; *C new; *peak and *stages
+ * from the statistics record (merge_peak_bytes, stages_count). */
+static int run_acc(dsmm_ctx *ctx, const dsmm_dist *DA, const dsmm_dist *DB, dsmm_semiring sr,
+                   dsmm_dist_acc acc, int pl, int prefetch, dsmm_dist **C, double *peak,
+                   int *stages)
+{
+    dsmm_stats *st = NULL;
+    char *json = NULL;
+    CHECK_ALL_OK(ctx, dsmm_stats_create(ctx, "spgemm", &st));
+    dsmm_dist_opts o;
+    dsmm_dist_opts_init(&o);
+    CHECK_ALL(o.pipeline == 0);
+    o.alg = DSMM_DIST_SUMMA;
+    o.accumulate = acc;
+    o.spgemm.semiring = sr;
+    o.pipeline = pl;
+    o.prefetch = prefetch;
+    o.stats = st;
+    CHECK_ALL_OK(ctx, dsmm_spgemm_ex(ctx, DA, DB, &o, C));
+    CHECK_ALL_OK(ctx, dsmm_stats_json(st, &json));
+    *peak = json_number(json, "merge_peak_bytes");
+    *stages = (int)json_number(json, "stages_count");
+    double p = json_number(json, "pipeline");
+    int ok = !isnan(*peak) && *peak >= 0 && *stages >= 0 && p == (pl ? 1 : 0) &&
+             (!pl || !isnan(json_number(json, "comm_exposed_seconds")));
+    if (!ok) fprintf(stderr, "rank %d: stats without the merge keys: %s\n", g_rank, json);
+    json = dsmm_free(ctx, json);
+    dsmm_stats_destroy(&st);
+    CHECK_ALL(ok);
+    return TEST_PASS;
+}
+
+/* Binary merge gives k-way merge's C, bit for bit while there are at most 5 stages (the sums
+ * group alike) or for exact adds, else within 1e-12; it never holds more bytes of partial
+ * products than k-way; the pipeline changes nothing, bit for bit, for either accumulation. */
+static int binary_vs_kway(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, int pr, int pc,
+                          int exact, const char *name)
+{
+    char what[160];
+    dsmm_dist *DA = NULL, *DB = NULL, *K = NULL, *Bn = NULL, *X = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, pr, pc, &DA));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, B, pr, pc, &DB));
+    // Pattern inputs count paths (plus-pair): exact sums.
+    dsmm_semiring sr = A->val && B->val ? DSMM_PLUS_TIMES : DSMM_PLUS_PAIR;
+    exact = exact || sr == DSMM_PLUS_PAIR;
+    double pk = 0, pb = 0, px = 0;
+    int sk = 0, sb = 0, sx = 0;
+    if (run_acc(ctx, DA, DB, sr, DSMM_ACC_MERGE, 0, 0, &K, &pk, &sk)) return TEST_FAIL;
+    if (run_acc(ctx, DA, DB, sr, DSMM_ACC_BINARY, 0, 0, &Bn, &pb, &sb)) return TEST_FAIL;
+    snprintf(what, sizeof what, "%s on %d x %d (%d stages): binary vs k-way", name, pr, pc, sk);
+    double tol = exact || sk <= 5 ? 0.0 : 1e-12;
+    CHECK_ALL_MSG(
+        csr_equal(ctx, dsmm_dist_local(Bn, NULL, NULL), dsmm_dist_local(K, NULL, NULL), tol, what),
+        "%s", what);
+    CHECK_ALL_MSG(sb == sk && pb <= pk, "%s: merge peak bytes binary %.0f > k-way %.0f", what, pb,
+                  pk);
+    // Pipelined, with and without prefetch (which the pipeline makes moot).
+    for (int v = 0; v < 4; v++) {
+        dsmm_dist_acc acc = v % 2 ? DSMM_ACC_BINARY : DSMM_ACC_MERGE;
+        const dsmm_dist *want = v % 2 ? Bn : K;
+        dsmm_dist_destroy(&X);
+        if (run_acc(ctx, DA, DB, sr, acc, 1, v / 2, &X, &px, &sx)) return TEST_FAIL;
+        snprintf(what, sizeof what, "%s on %d x %d: pipelined %s, prefetch %d", name, pr, pc,
+                 v % 2 ? "binary" : "merge", v / 2);
+        CHECK_ALL_MSG(csr_equal(ctx, dsmm_dist_local(X, NULL, NULL),
+                                dsmm_dist_local(want, NULL, NULL), 0.0, what),
+                      "%s", what);
+        CHECK_ALL_MSG(px == (v % 2 ? pb : pk), "%s: merge peak bytes %.0f, unpipelined %.0f", what,
+                      px, v % 2 ? pb : pk);
+    }
+    dsmm_dist_destroy(&X);
+    dsmm_dist_destroy(&K);
+    dsmm_dist_destroy(&Bn);
+    dsmm_dist_destroy(&DA);
+    dsmm_dist_destroy(&DB);
+    return TEST_PASS;
+}
+
+static int test_binary_pipeline(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    int pr[MAX_SHAPES], pc[MAX_SHAPES], ns = grid_shapes(g_size, pr, pc);
+    pair p[16];
+    dsmm_status st;
+    int np = make_pairs(ctx, p, &st);
+    CHECK_ALL_OK(ctx, st);
+    dsmm_csr *H = NULL, *F = NULL, *Ai = NULL;
+    CHECK_ALL_OK(ctx, read_data(ctx, "hep-th.mtx.gz", &H));
+    CHECK_ALL_OK(ctx, read_data(ctx, "facebook-combined.mtx.gz", &F));
+    // Small integers: every sum is exact, so binary equals k-way bit for bit at any stages.
+    CHECK_ALL_OK(ctx, rand_mat(ctx, 70, 70, 0.15, 0.1, 0.1, DSMM_DOUBLE, task_seed(120), &Ai));
+    for (dsmm_idx k = 0; k < Ai->nnz; k++) ((double *)Ai->val)[k] = (double)(k % 7) - 3.0;
+    for (int s = 0; s < ns; s++) {
+        for (int i = 0; i < np; i++)
+            if (binary_vs_kway(ctx, p[i].A, p[i].B, pr[s], pc[s], 0, p[i].name)) return TEST_FAIL;
+        if (binary_vs_kway(ctx, Ai, Ai, pr[s], pc[s], 1, "integers 70x70")) return TEST_FAIL;
+        if (binary_vs_kway(ctx, H, H, pr[s], pc[s], 0, "hep-th")) return TEST_FAIL;
+        if (binary_vs_kway(ctx, F, F, pr[s], pc[s], 0, "facebook-combined")) return TEST_FAIL;
+    }
+    free_pairs(p, np);
+    dsmm_csr_destroy(&H);
+    dsmm_csr_destroy(&F);
+    dsmm_csr_destroy(&Ai);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Statistics record                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -632,7 +746,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_random), TEST(test_spgemm_semirings_types),
         TEST(test_spgemm_data),   TEST(test_spmm),
         TEST(test_errors),        TEST(test_counted_bytes),
-        TEST(test_stats),
+        TEST(test_stats),         TEST(test_binary_pipeline),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -4,6 +4,8 @@
 // width) for n = 0, 1, 2, 3, 9, every semiring, output type and width; edge shapes; cancelling
 // sums kept; part order of the sums; bitwise the same at 1 and 2 threads; bad input;
 // allocation failures; and SUMMA's use: merging A(:, s) * B(s, :) over blocks s is A * B.
+// Binary merge (merge_binary.c): Algorithm 2's schedule for k = 1..16 stages, the peak bytes
+// of k-way and binary merge against a counted model, and binary's C against k-way's.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,12 +612,220 @@ static int test_summa(void)
     return TEST_PASS;
 }
 
+/* ---- binary merge schedule (merge_binary.c) ------------------------------------------------ */
+
+// A part of nrows x ncols with 32-bit columns: row i holds columns cols[0..m) (increasing) with
+// values val(i, j) = base + i * m + j (or 1 when base < 0).
+static int list_of(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, const dsmm_idx *cols, int m,
+                   double base, dsmm_csr **out)
+{
+    dsmm_csr *P = NULL;
+    CHECK_OK(ctx, dsmmi_csr_create_ex(ctx, nrows, ncols, nrows * m, DSMM_DOUBLE, 32, &P));
+    for (dsmm_idx i = 0; i < nrows; i++) {
+        P->rowptr[i + 1] = (i + 1) * m;
+        for (int j = 0; j < m; j++) {
+            P->colidx32[i * m + j] = (int32_t)cols[j];
+            ((double *)P->val)[i * m + j] = base < 0 ? 1.0 : base + (double)(i * m + j);
+        }
+    }
+    P->nnz = nrows * m;
+    P->sorted = 1;
+    *out = P;
+    return TEST_PASS;
+}
+
+// Columns of a 1-row list as a bit mask.
+static unsigned mask_of(const dsmm_csr *L)
+{
+    unsigned m = 0;
+    for (dsmm_idx k = 0; L && k < L->nnz; k++) m |= 1u << dsmm_csr_col(L, k);
+    return m;
+}
+
+// Algorithm 2 by hand: the lists merged after stage i = 1..16, and the stack after stage i,
+// which holds the stages in blocks of the powers of two of i from the highest down (after
+// stage 6: stages 1-4, 5-6; after 7: 1-4, 5-6, 7).
+static int test_binary_schedule(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const int count[17] = {0, 0, 2, 0, 3, 0, 2, 0, 4, 0, 2, 0, 3, 0, 2, 0, 5};
+    for (int i = 0; i <= 16; i++)
+        CHECK_MSG(dsmmi_binary_merge_count(i) == count[i], "stage %d: %d lists merged", i,
+                  dsmmi_binary_merge_count(i));
+    for (int k = 1; k <= 9; k++) {
+        dsmmi_merge_acc acc;
+        CHECK_OK(ctx, dsmmi_merge_acc_init(ctx, DSMMI_MERGE_BINARY, k, 1, 16, DSMM_PLUS_TIMES,
+                                           DSMM_DOUBLE, 32, &acc));
+        int merges = 0;
+        for (int i = 1; i <= k; i++) {
+            dsmm_csr *L = NULL;
+            dsmm_idx col = i - 1;
+            if (list_of(ctx, 1, 16, &col, 1, -1, &L)) return TEST_FAIL;
+            CHECK_OK(ctx, dsmmi_merge_acc_push(ctx, &acc, &L));
+            CHECK(L == NULL);
+            merges += count[i] > 1;
+            CHECK_MSG(acc.merges == merges, "k %d stage %d: %d merges", k, i, acc.merges);
+            int d = 0, first = 0;
+            for (int b = 4; b >= 0; b--) {
+                if (!(i & (1 << b))) continue;
+                unsigned want = ((1u << (1 << b)) - 1) << first;
+                CHECK_MSG(d < acc.depth && mask_of(acc.stack[d]) == want,
+                          "k %d stage %d: stack[%d] holds stages %#x, want %#x", k, i, d,
+                          d < acc.depth ? mask_of(acc.stack[d]) : 0, want);
+                first += 1 << b;
+                d++;
+            }
+            CHECK_MSG(acc.depth == d, "k %d stage %d: stack depth %d, want %d", k, i, acc.depth, d);
+        }
+        dsmm_csr *C = NULL;
+        CHECK_OK(ctx, dsmmi_merge_acc_finish(ctx, &acc, &C));
+        CHECK(acc.depth == 0 && mask_of(C) == (1u << k) - 1 && C->nnz == k);
+        dsmm_csr_destroy(&C);
+        dsmmi_merge_acc_free(ctx, &acc);
+    }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Bytes of a list of the peak test: 3 rows, 32-bit columns, double values.
+static int64_t list_bytes(int64_t nnz)
+{
+    return 4 * 8 + nnz * 12;
+}
+
+// The peak bytes of k lists of 6 entries (3 rows of 2), disjoint (a merge's size is the sum of
+// its inputs') or all alike (a merge has 6 entries): held lists plus a merge's output.
+static int64_t model_peak(int k, int binary, int alike)
+{
+    static const int count[17] = {0, 0, 2, 0, 3, 0, 2, 0, 4, 0, 2, 0, 3, 0, 2, 0, 5};
+    int64_t nnz[17], held = 0, peak = 0;
+    int d = 0;
+    for (int i = 1; i <= k + 1; i++) {
+        int n = 0;
+        if (i <= k) {
+            nnz[d++] = 6;
+            held += list_bytes(6);
+            if (held > peak) peak = held;
+            n = binary ? count[i] : 0;
+        } else {
+            n = d > 1 ? d : 0; // the final merge
+        }
+        if (n < 2) continue;
+        int64_t out = 0;
+        for (int t = d - n; t < d; t++) {
+            out += nnz[t];
+            held -= list_bytes(nnz[t]);
+        }
+        if (alike) out = 6;
+        int64_t in = 0;
+        for (int t = d - n; t < d; t++) in += list_bytes(nnz[t]);
+        if (held + in + list_bytes(out) > peak) peak = held + in + list_bytes(out);
+        held += list_bytes(out);
+        d -= n;
+        nnz[d++] = out;
+    }
+    return peak;
+}
+
+// Counted: the peak bytes of k-way and binary merge for k = 1..16 lists, exactly the model's;
+// binary never above k-way, below it from 3 alike lists on; and the same C.
+static int test_binary_peak(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    // By hand, k = 4 (B(z) = 32 + 12 z): disjoint, binary holds 2 B(6) + B(12) after stage 2
+    // and B(12) + 2 B(6) + B(24) in the last merge; k-way 4 B(6) + B(24). Alike: 3 B(6) + B(6)
+    // at stage 4 against 4 B(6) + B(6).
+    CHECK(model_peak(4, 1, 0) == 704 && model_peak(4, 0, 0) == 736);
+    CHECK(model_peak(4, 1, 1) == 416 && model_peak(4, 0, 1) == 520);
+    for (int alike = 0; alike < 2; alike++)
+        for (int k = 1; k <= 16; k++) {
+            dsmm_csr *C[2] = {NULL, NULL};
+            int64_t peak[2] = {0, 0};
+            for (int b = 0; b < 2; b++) {
+                dsmmi_merge_acc acc;
+                CHECK_OK(ctx,
+                         dsmmi_merge_acc_init(ctx, b ? DSMMI_MERGE_BINARY : DSMMI_MERGE_KWAY, k, 3,
+                                              64, DSMM_PLUS_TIMES, DSMM_DOUBLE, 32, &acc));
+                for (int i = 0; i < k; i++) {
+                    dsmm_csr *L = NULL;
+                    dsmm_idx cols[2] = {alike ? 0 : 2 * i, alike ? 1 : 2 * i + 1};
+                    if (list_of(ctx, 3, 64, cols, 2, 1.0, &L)) return TEST_FAIL;
+                    CHECK_OK(ctx, dsmmi_merge_acc_push(ctx, &acc, &L));
+                }
+                CHECK_OK(ctx, dsmmi_merge_acc_finish(ctx, &acc, &C[b]));
+                peak[b] = acc.peak_bytes;
+                dsmmi_merge_acc_free(ctx, &acc);
+                CHECK_MSG(peak[b] == model_peak(k, b, alike),
+                          "%s k %d %s: peak %lld bytes, model %lld", b ? "binary" : "k-way", k,
+                          alike ? "alike" : "disjoint", (long long)peak[b],
+                          (long long)model_peak(k, b, alike));
+            }
+            CHECK_MSG(peak[1] <= peak[0] && (!alike || k < 3 || peak[1] < peak[0]),
+                      "k %d: binary %lld bytes, k-way %lld", k, (long long)peak[1],
+                      (long long)peak[0]);
+            if (same_bits(C[1], C[0], "binary vs k-way")) return TEST_FAIL;
+            dsmm_csr_destroy(&C[0]);
+            dsmm_csr_destroy(&C[1]);
+        }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Random lists (some stages without one, some empty): binary merge's C has k-way's pattern and
+// values, bit for bit up to 5 stages (the same grouping of each sum) and for min-plus at any
+// count, else within 1e-12.
+static int test_binary_vs_kway(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    uint64_t rs = seed_at(900);
+    for (int sri = 0; sri < 2; sri++)
+        for (int k = 1; k <= 16; k++) {
+            dsmm_semiring sr = sri ? DSMM_MIN_PLUS : DSMM_PLUS_TIMES;
+            dsmm_csr *C[2] = {NULL, NULL};
+            dsmmi_merge_acc acc[2];
+            for (int b = 0; b < 2; b++)
+                CHECK_OK(ctx, dsmmi_merge_acc_init(ctx, b ? DSMMI_MERGE_BINARY : DSMMI_MERGE_KWAY,
+                                                   k, 7, 40, sr, DSMM_DOUBLE, 32, &acc[b]));
+            for (int i = 0; i < k; i++) {
+                dsmm_csr *L[2] = {NULL, NULL};
+                uint64_t kind = next_u64(&rs) % 6;
+                if (kind != 0) { // kind 0: a stage without a product
+                    test_mat o;
+                    test_mat_init(&o, 7, 40, kind == 1 ? 0.0 : 0.3, next_u64(&rs));
+                    o.type = DSMM_DOUBLE;
+                    o.col_bits = 32;
+                    CHECK_OK(ctx, test_rand_csr(ctx, &o, &L[0]));
+                    // Values with full mantissas, so grouping the sums differently shows.
+                    for (dsmm_idx q = 0; q < L[0]->nnz; q++)
+                        ((double *)L[0]->val)[q] = (double)(next_u64(&rs) >> 11) * 0x1p-53 - 0.5;
+                    CHECK_OK(ctx, dsmm_csr_copy(ctx, L[0], DSMM_DOUBLE, &L[1]));
+                }
+                for (int b = 0; b < 2; b++)
+                    CHECK_OK(ctx, dsmmi_merge_acc_push(ctx, &acc[b], &L[b]));
+            }
+            for (int b = 0; b < 2; b++) {
+                CHECK_OK(ctx, dsmmi_merge_acc_finish(ctx, &acc[b], &C[b]));
+                dsmmi_merge_acc_free(ctx, &acc[b]);
+            }
+            if (k <= 5 || sr == DSMM_MIN_PLUS) {
+                if (same_bits(C[1], C[0], "binary vs k-way")) return TEST_FAIL;
+            } else {
+                CHECK(test_csr_same(ctx, C[1], C[0], 1e-12, 0.0, "binary vs k-way") == TEST_PASS);
+            }
+            dsmm_csr_destroy(&C[0]);
+            dsmm_csr_destroy(&C[1]);
+        }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_random),      TEST(test_fast_paths),     TEST(test_threads),
-        TEST(test_edge_shapes), TEST(test_explicit_zeros), TEST(test_part_order),
-        TEST(test_bad_input),   TEST(test_alloc_failures), TEST(test_summa),
+        TEST(test_random),          TEST(test_fast_paths),     TEST(test_threads),
+        TEST(test_edge_shapes),     TEST(test_explicit_zeros), TEST(test_part_order),
+        TEST(test_bad_input),       TEST(test_alloc_failures), TEST(test_summa),
+        TEST(test_binary_schedule), TEST(test_binary_peak),    TEST(test_binary_vs_kway),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

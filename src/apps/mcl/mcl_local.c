@@ -82,13 +82,36 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, co
         flops += G->rowptr[k + 1] - G->rowptr[k];
     }
     int dense = flops * 10 >= N;
+    dsmm_idx n = 0;
+    if (dense) {
+        // mcl's dense path: float products summed in double, the accumulator scanned whole
+        // (the flops are at least N / 10, so the scan is cheap), exact zeros dropped.
+        for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+            dsmm_idx k = M->col[p] - g0;
+            float b = M->val[p];
+            const int32_t *gc = G->col + G->rowptr[k];
+            const float *gv = G->val + G->rowptr[k];
+            dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
+            for (dsmm_idx q = 0; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
+        }
+        for (dsmm_idx j = 0; j < N; j++) {
+            if (acc[j] != 0.0) {
+                idx[n] = (int32_t)j;
+                val[n] = (float)acc[j];
+                n++;
+                acc[j] = 0.0;
+            }
+        }
+        *dense_path = 1;
+        return n;
+    }
     dsmm_idx m = 0;
     for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
         dsmm_idx k = M->col[p] - g0;
-        float b = M->val[p];
+        double b = (double)M->val[p];
         for (dsmm_idx q = G->rowptr[k]; q < G->rowptr[k + 1]; q++) {
             int32_t j = G->col[q];
-            double term = dense ? (double)(float)(G->val[q] * b) : (double)G->val[q] * (double)b;
+            double term = (double)G->val[q] * b;
             if (!seen[j]) {
                 seen[j] = 1;
                 acc[j] = term;
@@ -98,24 +121,16 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, co
             }
         }
     }
-    // Ascending indices: a scan of the touched range when dense enough, else a sort.
-    if (m > 64 && (double)m * 8.0 > (double)N) {
-        dsmm_idx t = 0;
-        for (dsmm_idx j = 0; j < N && t < m; j++)
-            if (seen[j]) idx[t++] = (int32_t)j;
-    } else {
-        qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
-    }
-    dsmm_idx n = 0;
+    qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
     for (dsmm_idx t = 0; t < m; t++) {
         int32_t j = idx[t];
         seen[j] = 0;
-        if (dense && acc[j] == 0.0) continue; // mcl's dense path drops exact zeros
         idx[n] = j;
         val[n] = (float)acc[j];
+        acc[j] = 0.0;
         n++;
     }
-    *dense_path = dense;
+    *dense_path = 0;
     return n;
 }
 
@@ -139,7 +154,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     DSMM_CHECK(ctx, w && where && rowthr, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
     DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, out, nrows, 0));
     for (int t = 0; t < nt; t++) {
-        w[t].acc = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(double));
+        w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double)); // kept all zero
         w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
         w[t].idx = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(int32_t));
         w[t].val = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));

@@ -1,0 +1,699 @@
+// tests/apps/test_mcl.c: Markov clustering (src/apps/mcl/) at every rank count: the column
+// pruning against a reference written from mcl's rules with sorts (ties, selection, both
+// recoveries, the emergency loop), the distributed top-k candidate set giving the same
+// column, the interpretation against a breadth-first reference on random limit-like
+// matrices, whole runs with the distributed expansion (SUMMA, phases, a one-sided algorithm,
+// binary merge) equal to the fused one-rank run, checkpoint + resume equal to one run, the
+// parameter and input errors, isolated vertices and empty graphs. mcl itself is compared
+// in tests/cli/test_cli_mcl.sh.
+#include <sys/stat.h>
+
+#include "../dist/dist_common.h"
+#include "apps/apps.h"
+
+// ------------------------------------------------------------------------------------------
+// Reference pruning, from the rules (docs/mcl.md), with sorted copies.
+// ------------------------------------------------------------------------------------------
+
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+static double mass_ge(const float *v, int n, double bar, int *cnt)
+{
+    double s = 0.0;
+    *cnt = 0;
+    for (int i = 0; i < n; i++)
+        if ((double)v[i] >= bar) {
+            s += (double)v[i];
+            (*cnt)++;
+        }
+    return s;
+}
+
+// Returns the kept count; keep[i] marks kept entries; out values rescaled.
+static int ref_prune(const dsmmi_mcl_rules *r, const float *v, int n, float *out, int *keep)
+{
+    float *t = malloc(sizeof(float) * (size_t)(n + 1));
+    double cut = r->cut, bar;
+    int ncut = 0, m = 0;
+    double mcut = r->cut > 0 ? mass_ge(v, n, cut, &ncut) : mass_ge(v, n, -1e300, &ncut);
+    double lo_only = r->cut > 0 ? cut : -1e300;
+    if (r->R > 0 && ncut < r->R && mcut < r->pct) {
+        bar = 0.0;
+        if (n > r->R) {
+            for (int i = 0; i < n; i++)
+                if ((double)v[i] < cut) t[m++] = v[i];
+            qsort(t, (size_t)m, sizeof *t, cmp_desc);
+            bar = t[r->R - ncut - 1];
+        }
+    } else if (r->S > 0 && ncut > r->S) {
+        for (int i = 0; i < n; i++)
+            if ((double)v[i] >= lo_only) t[m++] = v[i];
+        qsort(t, (size_t)m, sizeof *t, cmp_desc);
+        double sbar = t[r->S - 1];
+        int nsel = 0;
+        double msel = 0.0;
+        for (int i = 0; i < m; i++)
+            if ((double)t[i] >= sbar) {
+                nsel++;
+                msel += (double)t[i];
+            }
+        bar = sbar;
+        if (r->R > 0 && nsel < r->R && msel < r->pct) {
+            bar = 0.0;
+            if (m > r->R) {
+                int q = 0;
+                for (int i = 0; i < m; i++)
+                    if ((double)t[i] < sbar) t[q++] = t[i];
+                bar = t[r->R - nsel - 1];
+            }
+            if (bar < lo_only) bar = lo_only;
+        }
+    } else {
+        bar = lo_only;
+    }
+    int k = 0;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        keep[i] = (double)v[i] >= bar;
+        if (keep[i]) s += (double)v[i];
+    }
+    for (int i = 0; i < n; i++)
+        if (keep[i]) out[k++] = s != 0.0 ? (float)((double)v[i] / s) : v[i];
+    free(t);
+    return k;
+}
+
+// A column of n values drawn from few levels (ties) and from a continuum.
+static void rand_column(uint64_t seed, int n, float *v)
+{
+    static const float levels[] = {0.5f, 0.25f, 0.125f, 0.01f, 1e-5f, 3e-5f, 2e-4f, 7e-5f};
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        uint64_t u = dsmm_rng_at(seed, 1, (uint64_t)i);
+        v[i] = (u & 1) ? levels[(u >> 1) % 8] : (float)((double)(u >> 11) * 0x1.0p-53 * 1e-3);
+        s += (double)v[i];
+    }
+    for (int i = 0; i < n; i++) v[i] = (float)((double)v[i] / s);
+}
+
+static int test_prune_vs_reference(void)
+{
+    const int lens[] = {1, 2, 7, 50, 300, 2000};
+    const int64_t Ps[] = {0, 10, 1000, 10000, 100000};
+    const int64_t Ss[] = {0, 3, 40, 1100};
+    const int64_t Rs[] = {0, 5, 60, 1400};
+    const int pcts[] = {0, 50, 90, 99};
+    int cases = 0;
+    int32_t *idx = malloc(sizeof(int32_t) * 2000);
+    float *val = malloc(sizeof(float) * 2000), *scr = malloc(sizeof(float) * 2000);
+    float *v = malloc(sizeof(float) * 2000), *ref = malloc(sizeof(float) * 2000);
+    int *keep = malloc(sizeof(int) * 2000);
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 4; c++)
+                for (int d = 0; d < 4; d++)
+                    for (int e = 0; e < 4; e++) {
+                        int n = lens[a];
+                        dsmmi_mcl_rules r = {Ps[b] ? 0.99999 / (double)Ps[b] : 0.0, Ss[c], Rs[d],
+                                             pcts[e] / 100.0};
+                        rand_column(task_seed((uint64_t)(a * 1000 + b * 100 + c * 10 + d)), n, v);
+                        for (int i = 0; i < n; i++) {
+                            idx[i] = i * 3;
+                            val[i] = v[i];
+                        }
+                        dsmmi_mcl_col cs;
+                        dsmmi_mcl_measure(val, n, &cs);
+                        float chaos;
+                        dsmm_idx got = dsmmi_mcl_prune(&r, 9, idx, val, n, &cs, scr, &chaos);
+                        int want = ref_prune(&r, v, n, ref, keep);
+                        if (want == 0 && r.R == 0) { // emergency loop
+                            CHECK(got == 1 && idx[0] == 9 && val[0] == 1.0f);
+                            cases++;
+                            continue;
+                        }
+                        if (got != want) {
+                            fprintf(stderr, "n %d P %lld S %lld R %lld pct %d: %lld kept, want %d\n",
+                                    n, (long long)Ps[b], (long long)Ss[c], (long long)Rs[d],
+                                    pcts[e], (long long)got, want);
+                            return TEST_FAIL;
+                        }
+                        for (int i = 0, k = 0; i < n; i++)
+                            if (keep[i]) {
+                                CHECK(idx[k] == i * 3);
+                                CHECK(val[k] == ref[k]);
+                                k++;
+                            }
+                        double mx = 0, sq = 0;
+                        for (int i = 0; i < n; i++) {
+                            if (v[i] > mx) mx = v[i];
+                            sq += (double)v[i] * v[i];
+                        }
+                        CHECK(chaos == (float)((mx - sq) * (double)want));
+                        cases++;
+                    }
+    CHECK(cases == 6 * 5 * 4 * 4 * 4);
+    free(idx);
+    free(val);
+    free(scr);
+    free(v);
+    free(ref);
+    free(keep);
+    return TEST_PASS;
+}
+
+// The owner's view in a distributed run: each of `parts` ranks holds a slice of the column
+// and sends every entry >= cut and its R largest below the cut with ties; pruning that
+// candidate set with the column's measures must give the column pruned whole.
+static int test_candidates_exact(void)
+{
+    enum { N = 3000 };
+    int32_t *i1 = malloc(sizeof(int32_t) * N), *i2 = malloc(sizeof(int32_t) * N);
+    float *v1 = malloc(sizeof(float) * N), *v2 = malloc(sizeof(float) * N);
+    float *scr = malloc(sizeof(float) * N), *t = malloc(sizeof(float) * N);
+    for (int trial = 0; trial < 60; trial++) {
+        int n = 1 + (int)(dsmm_rng_at(task_seed(77), 2, (uint64_t)trial) % N);
+        int parts = 1 + trial % 5;
+        dsmmi_mcl_rules r = {trial % 3 ? 0.99999 / 3000.0 : 0.0, (trial % 4) * 40,
+                             (trial % 7) * 30, 0.9};
+        rand_column(task_seed(1000 + (uint64_t)trial), n, v1);
+        for (int i = 0; i < n; i++) i1[i] = i;
+        dsmmi_mcl_col cs;
+        dsmmi_mcl_measure(v1, n, &cs);
+        int m = 0;
+        for (int p = 0; p < parts; p++) {
+            int lo = n * p / parts, hi = n * (p + 1) / parts, below = 0;
+            for (int i = lo; i < hi; i++)
+                if (!(r.cut <= 0 || v1[i] >= r.cut)) t[below++] = v1[i];
+            double tbar = -1e300;
+            if (below > r.R) {
+                qsort(t, (size_t)below, sizeof *t, cmp_desc);
+                tbar = r.R ? (double)t[r.R - 1] : 1e300;
+            }
+            for (int i = lo; i < hi; i++)
+                if (r.cut <= 0 || v1[i] >= r.cut || (double)v1[i] >= tbar) {
+                    i2[m] = i;
+                    v2[m++] = v1[i];
+                }
+        }
+        float c1, c2;
+        dsmm_idx a = dsmmi_mcl_prune(&r, 0, i1, v1, n, &cs, scr, &c1);
+        dsmm_idx b = dsmmi_mcl_prune(&r, 0, i2, v2, m, &cs, scr, &c2);
+        CHECK(a == b);
+        CHECK(c1 == c2);
+        for (dsmm_idx k = 0; k < a; k++) CHECK(i1[k] == i2[k] && v1[k] == v2[k]);
+    }
+    free(i1);
+    free(i2);
+    free(v1);
+    free(v2);
+    free(scr);
+    free(t);
+    return TEST_PASS;
+}
+
+// ------------------------------------------------------------------------------------------
+// Reference interpretation (breadth-first searches, mcl's rules as docs/mcl.md states them).
+// ------------------------------------------------------------------------------------------
+
+typedef struct refmat {
+    int n;
+    int *ptr, *col;
+    float *val;
+} refmat;
+
+static void ref_dag(const refmat *L, refmat *D)
+{
+    D->n = L->n;
+    D->ptr = calloc((size_t)L->n + 1, sizeof(int));
+    D->col = malloc(sizeof(int) * (size_t)(L->ptr[L->n] + 1));
+    D->val = malloc(sizeof(float) * (size_t)(L->ptr[L->n] + 1));
+    int q = 0;
+    for (int c = 0; c < L->n; c++) {
+        double self = 0, mx = -3.4028234663852886e38;
+        for (int k = L->ptr[c]; k < L->ptr[c + 1]; k++) {
+            if (L->col[k] == c) self = L->val[k];
+            if (L->val[k] > mx) mx = L->val[k];
+        }
+        double bar = self < mx ? 0.999 * self + 0.001 * mx : self / 1.01;
+        int s0 = q;
+        double s = 0;
+        for (int k = L->ptr[c]; k < L->ptr[c + 1]; k++)
+            if ((double)L->val[k] >= bar) {
+                D->col[q] = L->col[k];
+                D->val[q++] = L->val[k];
+                s += L->val[k];
+            }
+        int m = q - s0;
+        q = s0;
+        for (int k = s0; k < s0 + m; k++) {
+            float x = s != 0 ? (float)((double)D->val[k] / s) : D->val[k];
+            if ((double)x >= 1.0 / (m + 1)) {
+                D->col[q] = D->col[k];
+                D->val[q++] = x;
+            }
+        }
+        D->ptr[c + 1] = q;
+    }
+}
+
+typedef struct rcl {
+    int size, first, id;
+} rcl;
+
+static int cmp_rcl(const void *a, const void *b)
+{
+    const rcl *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+static void ref_interpret(const refmat *L, int64_t *cluster)
+{
+    refmat D;
+    ref_dag(L, &D);
+    int n = L->n;
+    int *attr = calloc((size_t)n, sizeof(int)), *comp = malloc(sizeof(int) * (size_t)n);
+    int *stack = malloc(sizeof(int) * (size_t)n), *mark = calloc((size_t)n, sizeof(int));
+    rcl *cl = calloc((size_t)n + 1, sizeof(rcl));
+    for (int c = 0; c < n; c++)
+        for (int k = D.ptr[c]; k < D.ptr[c + 1]; k++)
+            if (D.col[k] == c) attr[c] = 1;
+    int nc = 0;
+    for (int c = 0; c < n; c++) comp[c] = -1;
+    for (int a = 0; a < n; a++) {
+        if (!attr[a] || comp[a] >= 0) continue;
+        int sp = 0, size = 0;
+        stack[sp++] = a;
+        comp[a] = nc;
+        while (sp) {
+            int x = stack[--sp];
+            size++;
+            for (int y = 0; y < n; y++) { // symmetric: x -> y or y -> x among attractors
+                if (!attr[y] || comp[y] >= 0) continue;
+                int edge = 0;
+                for (int k = D.ptr[x]; k < D.ptr[x + 1] && !edge; k++) edge = D.col[k] == y;
+                for (int k = D.ptr[y]; k < D.ptr[y + 1] && !edge; k++) edge = D.col[k] == x;
+                if (edge) {
+                    comp[y] = nc;
+                    stack[sp++] = y;
+                }
+            }
+        }
+        cl[nc] = (rcl){size, a, nc};
+        nc++;
+    }
+    qsort(cl, (size_t)nc, sizeof *cl, cmp_rcl);
+    int *rank = malloc(sizeof(int) * (size_t)(nc + 1));
+    for (int i = 0; i < nc; i++) rank[cl[i].id] = i;
+    for (int v = 0; v < n; v++) {
+        if (attr[v]) {
+            cluster[v] = rank[comp[v]];
+            continue;
+        }
+        // Everything reachable from v; the first system among them.
+        for (int u = 0; u < n; u++) mark[u] = 0;
+        int sp = 0, best = nc;
+        for (int k = D.ptr[v]; k < D.ptr[v + 1]; k++)
+            if (!mark[D.col[k]]) {
+                mark[D.col[k]] = 1;
+                stack[sp++] = D.col[k];
+            }
+        while (sp) {
+            int x = stack[--sp];
+            if (attr[x] && rank[comp[x]] < best) best = rank[comp[x]];
+            for (int k = D.ptr[x]; k < D.ptr[x + 1]; k++)
+                if (!mark[D.col[k]]) {
+                    mark[D.col[k]] = 1;
+                    stack[sp++] = D.col[k];
+                }
+        }
+        cluster[v] = best; // nc: the extra cluster of the unreached
+    }
+    for (int i = 0; i <= nc; i++) cl[i] = (rcl){0, n, i};
+    for (int v = 0; v < n; v++) {
+        cl[cluster[v]].size++;
+        if (v < cl[cluster[v]].first) cl[cluster[v]].first = v;
+    }
+    int m = 0;
+    for (int i = 0; i <= nc; i++)
+        if (cl[i].size) cl[m++] = cl[i];
+    qsort(cl, (size_t)m, sizeof *cl, cmp_rcl);
+    for (int i = 0; i < m; i++) rank[cl[i].id] = i;
+    for (int v = 0; v < n; v++) cluster[v] = rank[cluster[v]];
+    free(attr);
+    free(comp);
+    free(stack);
+    free(mark);
+    free(cl);
+    free(rank);
+    free(D.ptr);
+    free(D.col);
+    free(D.val);
+}
+
+static int test_interpret_vs_reference(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    for (int trial = 0; trial < 30; trial++) {
+        int n = 1 + (int)(dsmm_rng_at(task_seed(5), 3, (uint64_t)trial) % 120);
+        refmat L = {n, calloc((size_t)n + 1, sizeof(int)), malloc(sizeof(int) * (size_t)n * 4),
+                    malloc(sizeof(float) * (size_t)n * 4)};
+        int q = 0;
+        for (int c = 0; c < n; c++) {
+            // Limit-like columns: one or a few dominant rows, sometimes itself, some empty.
+            uint64_t u = dsmm_rng_at(task_seed(6 + (uint64_t)trial), 4, (uint64_t)c);
+            int deg = (int)(u % 4);
+            int rows[4], nr = 0;
+            for (int e = 0; e < deg; e++) {
+                int r = (u >> (8 + 2 * e)) & 1 ? c : (int)((u >> (16 + 8 * e)) % (uint64_t)n);
+                if (e == 0 && trial % 3 == 0) r = (int)((u >> 40) % (uint64_t)(n < 6 ? n : 6));
+                int dup = 0;
+                for (int t = 0; t < nr; t++) dup |= rows[t] == r;
+                if (!dup) rows[nr++] = r;
+            }
+            for (int a = 0; a < nr; a++) // sort the rows
+                for (int b = a + 1; b < nr; b++)
+                    if (rows[b] < rows[a]) {
+                        int t = rows[a];
+                        rows[a] = rows[b];
+                        rows[b] = t;
+                    }
+            for (int e = 0; e < nr; e++) {
+                L.col[q] = rows[e];
+                L.val[q++] = (e + (int)(u % 3)) % 2 ? 0.25f : 0.75f;
+            }
+            L.ptr[c + 1] = q;
+        }
+        int64_t *want = malloc(sizeof(int64_t) * (size_t)n);
+        ref_interpret(&L, want);
+        // This rank's rows of the equal split.
+        dsmm_idx b[65];
+        split_bounds(n, g_size, b);
+        dsmmi_mcl_mat M = {0};
+        dsmm_idx r0 = b[g_rank], r1 = b[g_rank + 1];
+        CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, r1 - r0, L.ptr[r1] - L.ptr[r0]));
+        for (dsmm_idx i = r0; i < r1; i++) {
+            M.rowptr[i - r0 + 1] = L.ptr[i + 1] - L.ptr[r0];
+            for (int k = L.ptr[i]; k < L.ptr[i + 1]; k++) {
+                M.col[k - L.ptr[r0]] = L.col[k];
+                M.val[k - L.ptr[r0]] = L.val[k];
+            }
+        }
+        dsmm_mcl_result res = {0};
+        CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, &res));
+        int same = res.n == n;
+        for (int v = 0; v < n && same; v++) same = res.cluster[v] == want[v];
+        CHECK_ALL_MSG(same, "trial %d (n %d): clusters differ from the reference", trial, n);
+        dsmm_mcl_result_free(&res);
+        dsmmi_mcl_mat_free(ctx, &M);
+        free(want);
+        free(L.ptr);
+        free(L.col);
+        free(L.val);
+    }
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// ------------------------------------------------------------------------------------------
+// Whole runs.
+// ------------------------------------------------------------------------------------------
+
+// A weighted graph every rank builds the same way: planted blocks plus noise, a few isolated
+// vertices, symmetric; n vertices.
+static dsmm_status weighted_graph(dsmm_ctx *ctx, dsmm_idx n, uint64_t seed, dsmm_csr **out)
+{
+    dsmm_coo *T = NULL;
+    dsmm_status st = dsmm_coo_create(ctx, n, n, 16 * n, DSMM_DOUBLE, &T);
+    if (st != DSMM_OK) return st;
+    double *val = T->val;
+    for (dsmm_idx i = 0; i < n - 3; i++)
+        for (int e = 0; e < 6; e++) {
+            uint64_t u = dsmm_rng_at(seed, (uint64_t)i, (uint64_t)e);
+            dsmm_idx j = (u % 4 == 0) ? (dsmm_idx)((u >> 8) % (uint64_t)(n - 3))
+                                      : (i / 20) * 20 + (dsmm_idx)((u >> 8) % 20);
+            if (j >= n - 3 || j == i) continue;
+            double w = 0.1 + (double)((u >> 32) % 1000) / 1000.0;
+            T->row[T->nnz] = i;
+            T->col[T->nnz] = j;
+            val[T->nnz++] = w;
+            T->row[T->nnz] = j;
+            T->col[T->nnz] = i;
+            val[T->nnz++] = w;
+        }
+    st = dsmm_coo_to_csr(ctx, T, DSMM_DUP_MAX, out);
+    dsmm_coo_destroy(&T);
+    return st;
+}
+
+static int same_clusters(const dsmm_mcl_result *a, const dsmm_mcl_result *b)
+{
+    if (a->n != b->n || a->nclusters != b->nclusters) return 0;
+    for (dsmm_idx v = 0; v < a->n; v++)
+        if (a->cluster[v] != b->cluster[v]) return 0;
+    return 1;
+}
+
+// The fused one-rank result on a serial context (every rank computes it).
+static dsmm_status fused_result(const dsmm_csr *A, const dsmm_mcl_params *p, dsmm_mcl_result *r)
+{
+    dsmm_ctx *s = NULL;
+    dsmm_dist *G = NULL;
+    dsmm_status st = dsmm_ctx_create(&s);
+    if (st == DSMM_OK) st = dsmm_ctx_set_threads(s, 1);
+    dsmm_ctx_set_log(s, DSMM_LOG_ERROR, NULL, NULL);
+    if (st == DSMM_OK) st = dsmm_dist_scatter(s, 0, A, 0, 0, &G);
+    dsmm_mcl_params q = *p;
+    q.expand = DSMM_MCL_FUSED;
+    q.checkpoint_dir = q.resume_dir = NULL;
+    if (st == DSMM_OK) st = dsmm_mcl_run(s, G, &q, r);
+    dsmm_dist_destroy(&G);
+    dsmm_ctx_destroy(&s);
+    return st;
+}
+
+static int run_compare(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_mcl_params *p, const char *what,
+                       dsmm_mcl_result *keep)
+{
+    dsmm_mcl_result want = {0}, got = {0};
+    dsmm_dist *G = NULL;
+    CHECK_ALL(fused_result(A, p, &want) == DSMM_OK);
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    dsmm_mcl_params q = *p;
+    q.expand = DSMM_MCL_DIST;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &q, &got));
+    CHECK_ALL_MSG(same_clusters(&want, &got), "%s: %lld clusters, fused %lld", what,
+                  (long long)got.nclusters, (long long)want.nclusters);
+    CHECK_ALL_EQ(got.iterations, want.iterations);
+    CHECK_ALL(got.nclusters >= 1 && got.nclusters <= A->nrows);
+    if (keep) {
+        *keep = got;
+        got = (dsmm_mcl_result){0};
+    }
+    dsmm_mcl_result_free(&want);
+    dsmm_mcl_result_free(&got);
+    dsmm_dist_destroy(&G);
+    return TEST_PASS;
+}
+
+static int test_dist_equals_fused(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 203, task_seed(11), &A));
+    const double infl[] = {1.4, 2.0, 4.0};
+    for (int k = 0; k < 3; k++) {
+        p.inflation = infl[k];
+        dsmm_mcl_result r = {0};
+        if (run_compare(ctx, A, &p, "weighted graph", &r) != TEST_PASS) return TEST_FAIL;
+        // The isolated vertices are singletons, and clusters are numbered by size.
+        for (dsmm_idx v = A->nrows - 3; v < A->nrows; v++) {
+            int alone = 1;
+            for (dsmm_idx u = 0; u < A->nrows; u++) alone &= u == v || r.cluster[u] != r.cluster[v];
+            CHECK_ALL(alone);
+        }
+        dsmm_mcl_result_free(&r);
+    }
+    dsmm_csr_destroy(&A);
+    // A real network: the collins protein complexes (abc, weighted), made symmetric.
+    dsmm_labels *lab = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/collins2007.txt.gz", DSMM_TEST_DATA_DIR);
+    CHECK_ALL_OK(ctx, dsmm_read(ctx, path, NULL, &A, &lab, NULL));
+    p.inflation = 2.0;
+    p.symmetrize = 1;
+    p.scheme = 2; // a tighter selection than the default: the candidates matter
+    if (run_compare(ctx, A, &p, "collins scheme 2", NULL) != TEST_PASS) return TEST_FAIL;
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&lab);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_phases_algos(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 150, task_seed(12), &A));
+    p.phases = 4;
+    if (run_compare(ctx, A, &p, "4 phases", NULL) != TEST_PASS) return TEST_FAIL;
+    p.phases = 0;
+    // A budget of a quarter of the estimated unpruned product beside the iterate's share.
+    dsmm_mcl_result r = {0};
+    dsmm_dist *G = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    p.expand = DSMM_MCL_DIST;
+    p.main_loop = 1;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &r));
+    CHECK_ALL(r.iters[0].phases == 1 && r.iters[0].est_bytes > 0);
+    double est = r.iters[0].est_bytes;
+    dsmm_mcl_result_free(&r);
+    p.main_loop = 10000;
+    int64_t nnz = A->nnz + A->nrows;
+    p.per_process_mem = (size_t)(est / 4 + 3.0 * 12.0 * (double)nnz / g_size +
+                                 24.0 * (double)nnz + 16.0 * (double)A->nrows);
+    dsmm_mcl_result b = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &b));
+    CHECK_ALL_MSG(b.iters[0].phases >= 4, "%d phases", b.iters[0].phases);
+    if (run_compare(ctx, A, &p, "budget of a quarter", NULL) != TEST_PASS) return TEST_FAIL;
+    dsmm_mcl_result_free(&b);
+    // Too small for one column: a clear failure on every rank.
+    p.per_process_mem = 1000;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &b), DSMM_ERR_NOMEM);
+    CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "too small") != NULL);
+    p.per_process_mem = 0;
+    dsmm_dist_destroy(&G);
+    // Other distributed SpGEMMs and SUMMA's accumulations give the same clusters.
+    p.dist.alg = DSMM_DIST_RDMA_C;
+    if (run_compare(ctx, A, &p, "rdma-c", NULL) != TEST_PASS) return TEST_FAIL;
+    p.dist.alg = DSMM_DIST_SUMMA;
+    p.dist.accumulate = DSMM_ACC_MERGE;
+    if (run_compare(ctx, A, &p, "summa merge", NULL) != TEST_PASS) return TEST_FAIL;
+    p.dist.accumulate = DSMM_ACC_BINARY;
+    p.dist.pipeline = 1;
+    if (run_compare(ctx, A, &p, "summa binary pipelined", NULL) != TEST_PASS) return TEST_FAIL;
+    dsmm_csr_destroy(&A);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_checkpoint_resume(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_dist *G = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    p.inflation = 1.6;
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 120, task_seed(13), &A));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    dsmm_mcl_result whole = {0}, part = {0}, rest = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &whole));
+    CHECK_ALL(whole.converged && whole.iterations > 4);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", test_path("ckpt"));
+    if (g_rank == 0) mkdir(dir, 0777);
+    MPI_Barrier(MPI_COMM_WORLD);
+    p.checkpoint_dir = dir;
+    p.main_loop = 3; // "interrupted" after three iterations
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &part));
+    CHECK_ALL(part.iterations == 3 && !part.converged);
+    p.checkpoint_dir = NULL;
+    p.resume_dir = dir;
+    p.main_loop = 10000;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rest));
+    CHECK_ALL(same_clusters(&whole, &rest));
+    CHECK_ALL_EQ(rest.iterations, whole.iterations);
+    // A checkpoint of other settings is refused.
+    p.inflation = 3.0;
+    dsmm_mcl_result bad = {0};
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &bad), DSMM_ERR_ARG);
+    p.resume_dir = "/nonexistent/dir";
+    p.inflation = 1.6;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &bad), DSMM_ERR_IO);
+    dsmm_mcl_result_free(&whole);
+    dsmm_mcl_result_free(&part);
+    dsmm_mcl_result_free(&rest);
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_errors_and_edges(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_coo *T = NULL;
+    dsmm_csr *A = NULL;
+    dsmm_dist *G = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    dsmm_mcl_result r = {0};
+    // Negative and NaN weights.
+    const double bad[] = {-1.0, NAN};
+    for (int k = 0; k < 2; k++) {
+        CHECK_ALL_OK(ctx, dsmm_coo_create(ctx, 4, 4, 4, DSMM_DOUBLE, &T));
+        T->row[0] = 0, T->col[0] = 1, ((double *)T->val)[0] = 1.0;
+        T->row[1] = 2, T->col[1] = 3, ((double *)T->val)[1] = bad[k];
+        T->nnz = 2;
+        CHECK_ALL_OK(ctx, dsmm_coo_to_csr(ctx, T, DSMM_DUP_ERROR, &A));
+        CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+        CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "weight") != NULL);
+        CHECK_ALL(r.cluster == NULL);
+        dsmm_dist_destroy(&G);
+        dsmm_csr_destroy(&A);
+        dsmm_coo_destroy(&T);
+    }
+    // Not square; bad parameters.
+    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 3, 4, 0, 1, &A));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_DIM);
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    // A graph without edges: every vertex alone, in order.
+    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 7, 7, 0, 1, &A));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    p.scheme = 9;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_ARG);
+    p.scheme = 6;
+    p.inflation = 0.0;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_ARG);
+    p.inflation = 2.0;
+    if (g_size > 1) {
+        p.expand = DSMM_MCL_FUSED;
+        CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_ARG);
+        p.expand = DSMM_MCL_AUTO;
+    }
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &r));
+    CHECK_ALL(r.nclusters == 7 && r.attractors == 7 && r.garbage == 0);
+    for (int v = 0; v < 7; v++) CHECK_ALL(r.cluster[v] == v);
+    dsmm_mcl_result_free(&r);
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST(test_prune_vs_reference), TEST(test_candidates_exact),
+        TEST(test_interpret_vs_reference), TEST(test_dist_equals_fused),
+        TEST(test_phases_algos), TEST(test_checkpoint_resume), TEST(test_errors_and_edges),
+    };
+    return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
