@@ -972,7 +972,8 @@ typedef struct dsmm_mcl_iter {
     int64_t nnz_pruned; // entries kept by pruning (before inflation)
     int64_t dense_cols; // columns expanded on mcl's dense path
     int phases;         // expansion phases (1 unless the product did not fit the budget)
-    double est_bytes;   // estimated bytes of the largest rank's unpruned product (DIST)
+    double est_bytes;   // estimated bytes of a rank's unpruned product (DIST)
+    double resident_bytes; // a rank's share of the iterates held beside it (DIST)
     int64_t peak_bytes; // largest rank's peak of dsmm-allocated bytes during the iteration
 } dsmm_mcl_iter;
 

@@ -64,9 +64,9 @@ typedef struct dsmmi_mcl_iter_stats {
 /* dsmmi_mcl_expand_col: column row0 + r of M*M (r: a local row of M) into idx/val (ascending,
  * floats as mcl computes them); G holds rows g0.. of T that M's rows reference; acc/seen are
  * N-long scratch (both all zero on entry and exit). *dense_path: mcl's dense path was used. */
-dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
-                              dsmm_idx g0, double *acc, unsigned char *seen, int32_t *idx,
-                              float *val, int *dense_path);
+dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
+                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
+                              int32_t *idx, float *val, int *dense_path);
 
 /* dsmmi_mcl_iterate_local: the next iterate of M's rows (global rows row0..): every column
  * expanded against G, pruned, rescaled and inflated with `inflation` (0: not inflated), OpenMP

@@ -260,7 +260,7 @@ int cli_mcl(int argc, char **argv)
         {"abc", NULL, "INPUT is abc label triples (label1 label2 [weight])", K_FLAG, &a.abc, 0, 0},
         {"matrix-market", NULL, "INPUT is Matrix Market (HipMCL's option; the default)", K_FLAG,
          &a.mm, 0, 0},
-        {"base", "0|1", "Matrix Market: index base of the file and of the output (1)", K_INT,
+        {"base", "0|1", "Matrix Market input: vertex numbers of the output from 0 or 1 (1)", K_INT,
          &a.base0, 0, 1},
         {"I", "f[,f...]", "inflation (2.0); several values: one clustering each, one read", K_LIST,
          NULL, 0, 0},
@@ -290,8 +290,8 @@ int cli_mcl(int argc, char **argv)
         {"phases", "N", "expand in exactly N phases (testing)", K_INT, &a.phases, 1, 1 << 30},
         {"stats", "FILE", "JSON statistics per iteration to FILE ('-': stdout)", K_STRING, &a.stats,
          0, 0},
-        {"checkpoint", "DIR", "after each iteration save the state in DIR", K_STRING,
-         &a.checkpoint, 0, 0},
+        {"checkpoint", "DIR", "after each iteration save the state in DIR", K_STRING, &a.checkpoint,
+         0, 0},
         {"resume", "DIR", "continue the run saved in DIR", K_STRING, &a.resume, 0, 0},
         {"algo", "NAME", "distributed SpGEMM: summa (default) or a one-sided algorithm", K_STRING,
          &a.algo, 0, 0},
@@ -300,8 +300,7 @@ int cli_mcl(int argc, char **argv)
         {"pipeline", NULL, "Pipelined Sparse SUMMA", K_FLAG, &a.pipeline, 0, 0},
         {"expand", "auto|fused|dist", "expansion: fused on one rank, or distributed SpGEMM",
          K_STRING, &a.expand, 0, 0},
-        {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0,
-         0},
+        {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
         {NULL, NULL, NULL, K_FLAG, NULL, 0, 0}};
     const char *input = NULL;
     int rc = parse(argc, argv, table, &a, &input);
@@ -364,8 +363,7 @@ int cli_mcl(int argc, char **argv)
     if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
         return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "
                                "with several -I values");
-    if (a.checkpoint && a.ninfl > 1)
-        return usage_err("%s", "--checkpoint takes one -I value");
+    if (a.checkpoint && a.ninfl > 1) return usage_err("%s", "--checkpoint takes one -I value");
 
     // Output paths first, so a bad one fails before the work.
     char paths[MAX_INFL][4096];
@@ -404,8 +402,8 @@ int cli_mcl(int argc, char **argv)
     d.grid = a.grid;
     if (a.grid) {
         char x = 0;
-        if (sscanf(a.grid, "%d%c%d", &d.pr, &x, &d.pc) != 3 || (x != 'x' && x != 'X') ||
-            d.pr < 1 || d.pc < 1)
+        if (sscanf(a.grid, "%d%c%d", &d.pr, &x, &d.pc) != 3 || (x != 'x' && x != 'X') || d.pr < 1 ||
+            d.pc < 1)
             return usage_err("--grid: '%s' is not PRxPC (e.g. 2x3)", a.grid);
     }
     dsmm_ctx *ctx = NULL;
@@ -423,7 +421,6 @@ int cli_mcl(int argc, char **argv)
     dsmm_read_opts_init(&ro);
     ro.type = DSMM_DOUBLE;
     ro.keep_pattern = 1;
-    ro.base = a.base0;
     ro.format = a.abc ? DSMM_FORMAT_ABC : (a.mm ? DSMM_FORMAT_MTX : DSMM_FORMAT_AUTO);
     if (a.abc) {
         // Labels live on rank 0 (for the output); the matrix is scattered from there.
@@ -455,7 +452,7 @@ int cli_mcl(int argc, char **argv)
         }
         if (root) {
             dsmm_status ws = dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster, labels,
-                                                      a.abc ? 0 : a.base0);
+                                                       a.abc ? 0 : a.base0);
             if (ws != DSMM_OK) {
                 cli_fail(&cmd, ctx, paths[k]);
                 rc = CLI_FAIL;

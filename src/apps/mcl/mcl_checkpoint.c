@@ -13,8 +13,7 @@
 
 #define STATE_MAGIC "dsmm-mcl-checkpoint 1"
 
-static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, char *buf,
-                          size_t len)
+static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, char *buf, size_t len)
 {
     snprintf(buf, len, "I=%a i=%a l=%d cut=%a S=%lld R=%lld pct=%a c=%a pi=%a sym=%d",
              (double)(float)p->inflation, (double)(float)p->init_inflation, p->init_loop, r->cut,
@@ -43,7 +42,7 @@ dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, 
 
     DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &r));
     DSMM_TRY(dsmmi_dist_new(ctx, N, N, DSMM_DOUBLE, P, 1, &D));
-    DSMM_TRY(dsmm_csr_create(ctx, M->nrows, N, M->nnz, 1, &tile));
+    DSMM_TRY(dsmm_csr_create(ctx, M->nrows, N, M->nnz, DSMM_DOUBLE, &tile));
     memcpy(tile->rowptr, M->rowptr, ((size_t)M->nrows + 1) * sizeof *tile->rowptr);
     for (dsmm_idx k = 0; k < M->nnz; k++) {
         if (tile->colidx32)
@@ -68,8 +67,9 @@ dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, 
         dsmm_status lst = dsmmi_outfile_open(ctx, &out, path);
         if (lst == DSMM_OK) {
             is_open = 1;
-            fprintf(out.f, "%s\nvertices %lld\niteration %d\nmain_done %d\ninflation %a\n"
-                           "iterate %s\nsettings %s\n",
+            fprintf(out.f,
+                    "%s\nvertices %lld\niteration %d\nmain_done %d\ninflation %a\n"
+                    "iterate %s\nsettings %s\n",
                     STATE_MAGIC, (long long)N, loop->n_ite, loop->main_done, loop->inflation_main,
                     name, set);
             is_open = 0;
@@ -129,8 +129,8 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
     DSMM_CHECK(ctx, n == N, DSMM_ERR_ARG,
                "mcl: --resume: the checkpoint has %lld vertices, the graph %lld", n, (long long)N);
     DSMM_CHECK(ctx, strcmp(set, want) == 0, DSMM_ERR_ARG,
-               "mcl: --resume: the checkpoint was made with other settings (%s; this run: %s)",
-               set, want);
+               "mcl: --resume: the checkpoint was made with other settings (%s; this run: %s)", set,
+               want);
     path_in(path, sizeof path, p->resume_dir, name);
     DSMM_TRY(dsmm_dist_read(ctx, path, NULL, P, 1, &D, NULL));
     DSMM_CHECK(ctx, D->nrows == N && D->ncols == N, DSMM_ERR_FORMAT,

@@ -42,7 +42,8 @@ static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx
     for (dsmm_idx i = 0; i < M->nrows; i++) rownnz[row0 + i] = M->rowptr[i + 1] - M->rowptr[i];
     const dsmm_idx chunk = (dsmm_idx)1 << 26;
     for (dsmm_idx lo = 0; lo < N; lo += chunk)
-        DSMM_TRY(dsmmi_allreduce_i64(ctx, rownnz + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
+        DSMM_TRY(
+            dsmmi_allreduce_i64(ctx, rownnz + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
     for (dsmm_idx i = 0; i < M->nrows; i++) {
         double f = 0.0;
         for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) f += (double)rownnz[M->col[k]];
@@ -62,7 +63,8 @@ static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx
             m1[row0 + i] = m;
         }
         for (dsmm_idx lo = 0; lo < N; lo += chunk)
-            DSMM_TRY(dsmmi_allreduce_f64(ctx, m1 + lo, (int)(N - lo < chunk ? N - lo : chunk), '<'));
+            DSMM_TRY(
+                dsmmi_allreduce_f64(ctx, m1 + lo, (int)(N - lo < chunk ? N - lo : chunk), '<'));
         for (dsmm_idx i = 0; i < M->nrows; i++) {
             double m = INFINITY;
             for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
@@ -216,26 +218,27 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     // products being merged) against what the budget leaves beside the iterate (2 copies on
     // the grid, the local rows, the next iterate).
     {
-        double need = 0.0, biggest = 0.0, f = 0.0;
+        double need = 0.0, biggest = 0.0;
         for (dsmm_idx i = 0; i < nloc; i++) {
             need += est[i];
-            f += flops[i];
             if (est[i] > biggest) biggest = est[i];
             gest[row0 + i] = est[i];
         }
-        double v[3] = {need, biggest, f};
+        double v[2] = {need, biggest};
         DSMM_TRY(dsmmi_allreduce_f64(ctx, v, 2, '+'));
         double bmax = biggest;
         DSMM_TRY(dsmmi_allreduce_f64(ctx, &bmax, 1, '>'));
         const dsmm_idx chunk = (dsmm_idx)1 << 26;
         for (dsmm_idx lo = 0; lo < N; lo += chunk)
-            DSMM_TRY(dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
+            DSMM_TRY(
+                dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
         double per_rank = 24.0 * v[0] / (double)P;
         it->est_bytes = per_rank;
         int64_t nnz_all = M->nnz;
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_all, 1, '+'));
-        double resident = 3.0 * 12.0 * (double)nnz_all / (double)P + 24.0 * (double)M->nnz +
-                          16.0 * (double)N;
+        double resident =
+            3.0 * 12.0 * (double)nnz_all / (double)P + 24.0 * (double)M->nnz + 16.0 * (double)N;
+        it->resident_bytes = resident;
         if (p->phases > 0) {
             h = p->phases;
         } else if (p->per_process_mem > 0) {
@@ -278,7 +281,8 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     cstart = dsmmi_malloc(ctx, (size_t)nloc + 1, sizeof *cstart);
     ccount = dsmmi_malloc(ctx, (size_t)nloc + 1, sizeof *ccount);
     DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, out, nloc, 0));
-    DSMM_CHECK(ctx, bufs && scount && sdispl && rcount && scratch && tcol && tval && cs && cstart &&
+    DSMM_CHECK(ctx,
+               bufs && scount && sdispl && rcount && scratch && tcol && tval && cs && cstart &&
                    ccount,
                DSMM_ERR_NOMEM, "mcl: exchange buffers");
 
@@ -344,7 +348,8 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         if (ncand > ccap) {
             cands = dsmmi_free(ctx, cands);
             cands = dsmmi_malloc(ctx, (size_t)ncand, sizeof *cands);
-            DSMM_CHECK(ctx, cands != NULL, DSMM_ERR_NOMEM, "mcl: %lld candidates", (long long)ncand);
+            DSMM_CHECK(ctx, cands != NULL, DSMM_ERR_NOMEM, "mcl: %lld candidates",
+                       (long long)ncand);
             ccap = ncand;
         }
         dsmm_idx s0 = 0;

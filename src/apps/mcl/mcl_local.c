@@ -71,9 +71,9 @@ static int out_reserve(dsmm_ctx *ctx, worker *w, dsmm_idx more)
 }
 
 // Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
-dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
-                              dsmm_idx g0, double *acc, unsigned char *seen, int32_t *idx,
-                              float *val, int *dense_path)
+dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
+                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
+                              int32_t *idx, float *val, int *dense_path)
 {
     // G holds the rows k of T that row r references (global k - g0 is the row of G).
     dsmm_idx flops = 0;
@@ -160,8 +160,8 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         w[t].val = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
         DSMM_CHECK(ctx, w[t].acc && w[t].seen && w[t].idx && w[t].val && w[t].scratch,
-                   DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads",
-                   (long long)N, nt);
+                   DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads", (long long)N,
+                   nt);
     }
 
 #ifdef _OPENMP
@@ -180,8 +180,8 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         for (dsmm_idx r = 0; r < nrows; r++) {
             if (me->failed) continue;
             int dense = 0;
-            dsmm_idx n = dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx, me->val,
-                                              &dense);
+            dsmm_idx n =
+                dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx, me->val, &dense);
             dsmmi_mcl_col cs;
             dsmmi_mcl_measure(me->val, n, &cs);
             float chaos = 0.0f;

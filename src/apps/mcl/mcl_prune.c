@@ -82,8 +82,7 @@ dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, floa
     if (r->R > 0 && n_prune < r->R && mass_prune < r->pct) {
         // Recovery: everything at or above cut, plus the largest pruned entries (ties kept).
         double rbar = 0.0;
-        if (cs->n_expand > r->R)
-            rbar = kth_in(val, n, -INFINITY, cut, r->R - n_prune, scratch);
+        if (cs->n_expand > r->R) rbar = kth_in(val, n, -INFINITY, cut, r->R - n_prune, scratch);
         n = keep_from(idx, val, n, rbar, &mass_final);
     } else if (r->S > 0 && n_prune > r->S) {
         // Selection among the entries that survived the threshold, then recovery inside them.

@@ -1,0 +1,153 @@
+#!/bin/bash
+# tests/cli/test_cli_mcl.sh: `dsmm mcl` as a user runs it: collins2007 clustered byte for byte
+# as mcl 22-282 clusters it (bundled references at -I 1.4, 2, 4; and mcl itself when it is
+# installed, with pruning settings that exercise selection and recovery), the -I sweep,
+# mcl's default output name, -o -, --stats JSON, checkpoint + resume, Matrix Market input
+# (1-based and -base 0 output), 2 and 4 ranks with phases, a planted partition recovered
+# (adjusted Rand index from dsmm clm dist), -z, and bad input: exit 2 for usage errors, 1 for
+# runtime failures, a message naming the problem, no output file left behind.
+# usage: test_cli_mcl.sh DSMM_BINARY DATA_DIR [unused]
+set -u
+dsmm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+data=$(cd "$2" && pwd)
+. "$(dirname "$0")/lib.sh"
+collins=$data/collins2007.txt.gz
+cd "$tmp" || exit 1
+
+# same FILE1 FILE2: the two files are byte-identical.
+same() {
+    if cmp -s "$1" "$2"; then ok; else bad "$1 differs from $2: $(cmp "$1" "$2" 2>&1 | head -1)"; fi
+}
+
+# --- help and defaults ------------------------------------------------------------------------
+expect_rc 0 "$dsmm" mcl --help
+expect_grep "$tmp/out" '^usage: dsmm mcl INPUT'
+expect_grep "$tmp/out" '-pct n'
+expect_rc 0 "$dsmm" mcl -z
+expect_grep "$tmp/out" '^Prune number +10000 +\[-P n\]'
+expect_grep "$tmp/out" '^Selection number +1100'
+expect_grep "$tmp/out" '^Recovery number +1400'
+expect_grep "$tmp/out" '^Main inflation +2.0'
+expect_rc 0 "$dsmm" mcl -scheme 2 -z
+expect_grep "$tmp/out" '^Prune number +4000'
+
+# --- collins against mcl's clusterings ----------------------------------------------------------
+for I in 1.4 2.0 4.0; do
+    zcat "$data/collins2007.mcl-I$I.clusters.gz" >"ref.$I"
+    expect_rc 0 "$dsmm" mcl "$collins" --abc -I "$I" -o "got.$I"
+    same "got.$I" "ref.$I"
+done
+expect_grep "$tmp/err" '366 clusters found'
+# The sweep reads once and writes one clustering per value, the same as the single runs.
+expect_rc 0 "$dsmm" mcl "$collins" --abc -I 1.4,2,4 -o sweep -q
+same sweep.I14 ref.1.4
+same sweep.I20 ref.2.0
+same sweep.I40 ref.4.0
+# mcl's default name in the current directory; -o - to stdout; threads change nothing.
+expect_rc 0 "$dsmm" mcl "$collins" --abc -te 2
+same out.collins2007.txt.gz.I20 ref.2.0
+expect_rc 0 "$dsmm" mcl "$collins" --abc -o - -q
+same "$tmp/out" ref.2.0
+if command -v mcl >/dev/null 2>&1; then
+    zcat "$collins" >collins.abc
+    for args in "-scheme 1" "-P 300 -S 20 -R 30 -pct 80" "-P 50 -S 0 -R 100 -pct 99" "-p 0.01 -S 5 -R 0" "-I 3 -c 2.5" "-l 2 -i 1.5"; do
+        # shellcheck disable=SC2086
+        mcl collins.abc --abc $args -o mcl.out 2>/dev/null
+        # shellcheck disable=SC2086
+        expect_rc 0 "$dsmm" mcl collins.abc --abc $args -o dsmm.out
+        same dsmm.out mcl.out
+    done
+else
+    echo "SKIP: mcl not installed: comparisons with other settings (the bundled references ran)"
+fi
+
+# --- statistics, checkpoint and resume ----------------------------------------------------------
+expect_rc 0 "$dsmm" mcl "$collins" --abc -o s.out --stats s.json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); it=d["iters"];
+assert d["op"]=="mcl" and d["clusters"]==300 and d["iterations"]==len(it)==22
+assert it[-1]["chaos"] < 1e-4 <= it[-2]["chaos"]
+assert all(x["nnz_pruned"] <= x["nnz_expand"] and x["phases"] == 1 for x in it)' s.json 2>"$tmp/pyerr"; then
+    ok
+else
+    bad "s.json: $(head -c 300 "$tmp/pyerr")"
+fi
+expect_rc 0 "$dsmm" mcl "$collins" --abc -L 5 --checkpoint ck -o part.out -q
+expect_grep ck/state '^iteration 5$'
+expect_rc 0 "$dsmm" mcl "$collins" --abc --resume ck -o resumed.out -q
+same resumed.out ref.2.0
+expect_rc 1 "$dsmm" mcl "$collins" --abc -I 3 --resume ck -o bad.out
+expect_grep "$tmp/err" 'other settings'
+expect_none bad.out
+
+# --- Matrix Market input ------------------------------------------------------------------------
+expect_rc 0 "$dsmm" mcl "$data/hep-th.mtx.gz" -o hep1 -q
+expect_rc 0 "$dsmm" mcl "$data/hep-th.mtx.gz" -base 0 -o hep0 -q
+if python3 -c 'import sys
+a=[[int(x) for x in l.split()] for l in open(sys.argv[1])]
+b=[[int(x) for x in l.split()] for l in open(sys.argv[2])]
+assert len(a)==len(b) and all([x-1 for x in p]==q for p,q in zip(a,b))
+assert sorted(x for p in a for x in p)==list(range(1,8362))' hep1 hep0 2>"$tmp/pyerr"; then
+    ok
+else
+    bad "hep-th -base 0 vs 1: $(head -c 300 "$tmp/pyerr")"
+fi
+
+# --- several ranks, phases --------------------------------------------------------------------
+if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
+    mpi=(mpirun --oversubscribe)
+    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o p2.out -q
+    same p2.out ref.2.0
+    expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$collins" --abc -I 4 -o p4.out -q --stats p4.json
+    same p4.out ref.4.0
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o ph.out -q --phases 3 --accumulate binary
+    same ph.out ref.2.0
+    expect_rc 1 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o small.out --per-process-mem 10K
+    expect_grep "$tmp/err" 'too small'
+    expect_none small.out
+else
+    echo "no MPI or no mpirun: multi-rank cases skipped"
+fi
+
+# --- planted partition: recovered --------------------------------------------------------------
+expect_rc 0 "$dsmm" gen planted -n 400 --blocks 4 --p-in 0.15 --p-out 0.005 --seed 3 -o pl.mtx --truth pl.truth
+expect_rc 0 "$dsmm" mcl pl.mtx -o pl.out -q -base 0
+expect_rc 0 "$dsmm" clm dist --index pl.truth pl.out
+if python3 -c 'import re,sys; t=open(sys.argv[1]).read(); m=re.search(r"arand=([0-9.]+)", t); assert m and float(m.group(1)) > 0.9, t' "$tmp/out" 2>"$tmp/pyerr"; then
+    ok
+else
+    bad "planted partition: $(head -c 300 "$tmp/pyerr")"
+fi
+
+# --- bad input -----------------------------------------------------------------------------------
+expect_rc 2 "$dsmm" mcl "$collins" --abc --bogus
+expect_grep "$tmp/err" "unknown option '--bogus'"
+expect_rc 2 "$dsmm" mcl
+expect_grep "$tmp/err" 'no INPUT'
+expect_rc 2 "$dsmm" mcl "$collins" --abc -I 0
+expect_rc 2 "$dsmm" mcl "$collins" --abc -I abc
+expect_rc 2 "$dsmm" mcl "$collins" --abc -scheme 8
+expect_rc 2 "$dsmm" mcl "$collins" --abc -pct 100
+expect_rc 2 "$dsmm" mcl "$collins" --abc -I 1.4,2 -o -
+expect_rc 1 "$dsmm" mcl missing.abc --abc -o m.out
+expect_grep "$tmp/err" 'missing.abc'
+expect_none m.out
+printf 'a\tb\t0.5\nb\tc\tx7\n' >nonnum.abc
+expect_rc 1 "$dsmm" mcl nonnum.abc --abc -o nn.out
+expect_grep "$tmp/err" 'nonnum.abc:2'
+expect_none nn.out
+printf 'a\tb\t0.5\nb\tc\t-2\n' >neg.abc
+expect_rc 1 "$dsmm" mcl neg.abc --abc -o neg.out
+expect_grep "$tmp/err" 'weight'
+expect_none neg.out
+: >empty.abc
+expect_rc 1 "$dsmm" mcl empty.abc --abc -o e.out
+expect_grep "$tmp/err" 'no vertices|empty'
+expect_none e.out
+expect_rc 1 "$dsmm" mcl "$collins" --abc -o /nonexistent/dir/x.out
+expect_rc 1 "$dsmm" mcl "$collins" --abc -o small1.out --per-process-mem 10K
+expect_grep "$tmp/err" 'too small'
+expect_none small1.out
+
+echo "test_cli_mcl: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
