@@ -974,6 +974,9 @@ typedef struct dsmm_mcl_iter {
     int phases;         // expansion phases (1 unless the product did not fit the budget)
     double est_bytes;   // estimated bytes of a rank's unpruned product (DIST)
     double resident_bytes; // a rank's share of the iterates held beside it (DIST)
+    int64_t merge_peak_bytes; // DIST with SUMMA merge/binary: largest peak of the stage
+                              // products and merged lists over the phases and ranks
+    double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
     int64_t peak_bytes; // largest rank's peak of dsmm-allocated bytes during the iteration
 } dsmm_mcl_iter;
 

@@ -186,5 +186,7 @@ size_t dsmmi_type_size(dsmm_type t);
 /* dsmmi_stats_set_raw: key -> a JSON value built by the caller (arrays, objects), written as
  * is (ranks_detail, stages of distributed operations). */
 dsmm_status dsmmi_stats_set_raw(dsmm_stats *s, const char *key, const char *json);
+/* dsmmi_stats_get_num: 1 and *v when key holds a number (or an integer) in s, else 0. */
+int dsmmi_stats_get_num(const dsmm_stats *s, const char *key, double *v);
 
 #endif // DSMM_BASE_H

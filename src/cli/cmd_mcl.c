@@ -214,10 +214,12 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
         fprintf(f,
                 "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
                 "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
-                "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"peak_bytes\": %lld}",
+                "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"resident_bytes\": %.0f, "
+                "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f}",
                 k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
                 (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
-                (long long)it->dense_cols, it->phases, it->est_bytes, (long long)it->peak_bytes);
+                (long long)it->dense_cols, it->phases, it->est_bytes, it->resident_bytes,
+                (long long)it->peak_bytes, (long long)it->merge_peak_bytes, it->merge_seconds);
     }
     fprintf(f, "]}\n");
     int bad = ferror(f);

@@ -190,6 +190,7 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     dsmm_status st = DSMM_OK;
     int P = dsmm_ctx_size(ctx), me = dsmm_ctx_rank(ctx);
     dsmm_dist *T = NULL, *A = NULL, *C = NULL;
+    dsmm_stats *sst = NULL;
     double *est = NULL, *flops = NULL, *gest = NULL;
     dsmm_idx *bounds = NULL, *pb = NULL;
     outbuf *bufs = NULL;
@@ -288,7 +289,15 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
 
     for (int ph = 0; ph < h; ph++) {
         DSMM_TRY(to_grid(ctx, M, row0, N, pb[ph], pb[ph + 1], &A));
-        DSMM_TRY(dsmm_spgemm_ex(ctx, A, T, &p->dist, &C));
+        dsmm_dist_opts o = p->dist;
+        DSMM_TRY(dsmm_stats_create(ctx, "spgemm", &sst));
+        o.stats = sst;
+        DSMM_TRY(dsmm_spgemm_ex(ctx, A, T, &o, &C));
+        double mp = 0.0, ms = 0.0;
+        if (dsmmi_stats_get_num(sst, "merge_peak_bytes", &mp) && (int64_t)mp > it->merge_peak_bytes)
+            it->merge_peak_bytes = (int64_t)mp;
+        if (dsmmi_stats_get_num(sst, "merge_seconds", &ms)) it->merge_seconds += ms;
+        dsmm_stats_destroy(&sst);
         dsmm_dist_destroy(&A);
         // Candidates of every local column piece to the column's owner.
         const dsmm_csr *tile = C->tile;
@@ -419,6 +428,7 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     }
     out->nnz = on;
 cleanup:
+    dsmm_stats_destroy(&sst);
     dsmm_dist_destroy(&T);
     dsmm_dist_destroy(&A);
     dsmm_dist_destroy(&C);
