@@ -409,7 +409,22 @@ int cli_mcl(int argc, char **argv)
             return usage_err("--grid: '%s' is not PRxPC (e.g. 2x3)", a.grid);
     }
     dsmm_ctx *ctx = NULL;
-    if (cli_dist_ctx(&cmd, &c, &d, &ctx) != CLI_OK) return CLI_FAIL;
+    int serial = !cli_dist_launched();
+    if (serial) {
+        // One process without a launcher: no MPI start-up (a singleton MPI_Init costs about a
+        // second, longer than clustering a small network).
+        if (dsmm_ctx_create(&ctx) != DSMM_OK) return cli_fail(&cmd, NULL, "cannot create a context");
+        dsmm_ctx_set_log(ctx, c.quiet ? DSMM_LOG_ERROR : DSMM_LOG_WARN, NULL, NULL);
+        dsmm_ctx_set_progress(ctx, 0);
+        if ((a.threads && dsmm_ctx_set_threads(ctx, a.threads) != DSMM_OK) ||
+            (a.grid && dsmm_ctx_set_grid(ctx, d.pr, d.pc) != DSMM_OK)) {
+            cli_fail(&cmd, ctx, "bad option");
+            dsmm_ctx_destroy(&ctx);
+            return CLI_FAIL;
+        }
+    } else if (cli_dist_ctx(&cmd, &c, &d, &ctx) != CLI_OK) {
+        return CLI_FAIL;
+    }
     int root = dsmm_ctx_rank(ctx) == 0;
     dsmm_dist *G = NULL;
     dsmm_csr *A = NULL;
@@ -483,6 +498,9 @@ done:
     dsmm_dist_destroy(&G);
     dsmm_csr_destroy(&A);
     dsmm_labels_destroy(&labels);
-    cli_dist_end(&ctx);
+    if (serial)
+        dsmm_ctx_destroy(&ctx);
+    else
+        cli_dist_end(&ctx);
     return rc;
 }

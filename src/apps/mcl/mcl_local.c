@@ -121,7 +121,19 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
             }
         }
     }
-    qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
+    if (m <= 32) { // insertion sort: sparse-path columns are short
+        for (dsmm_idx a = 1; a < m; a++) {
+            int32_t x = idx[a];
+            dsmm_idx b = a;
+            while (b > 0 && idx[b - 1] > x) {
+                idx[b] = idx[b - 1];
+                b--;
+            }
+            idx[b] = x;
+        }
+    } else {
+        qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
+    }
     for (dsmm_idx t = 0; t < m; t++) {
         int32_t j = idx[t];
         seen[j] = 0;
