@@ -4,6 +4,7 @@
 // into expansion phases, per-iteration JSON statistics, checkpoints, and an inflation sweep
 // (-I 1.4,2,4) that reads the input once.
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,15 +212,16 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
             (long long)r->garbage, a->mem);
     for (int k = 0; k < r->iterations; k++) {
         const dsmm_mcl_iter *it = &r->iters[k];
-        fprintf(f,
-                "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
-                "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
-                "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"resident_bytes\": %.0f, "
-                "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f}",
-                k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
-                (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
-                (long long)it->dense_cols, it->phases, it->est_bytes, it->resident_bytes,
-                (long long)it->peak_bytes, (long long)it->merge_peak_bytes, it->merge_seconds);
+        fprintf(
+            f,
+            "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
+            "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
+            "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"resident_bytes\": %.0f, "
+            "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f}",
+            k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
+            (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
+            (long long)it->dense_cols, it->phases, it->est_bytes, it->resident_bytes,
+            (long long)it->peak_bytes, (long long)it->merge_peak_bytes, it->merge_seconds);
     }
     fprintf(f, "]}\n");
     int bad = ferror(f);
@@ -395,6 +397,9 @@ int cli_mcl(int argc, char **argv)
         }
     }
 
+    // Large arrays straight from mmap: freed iterates go back to the system at once and
+    // growing ones are moved by mremap, not copied, so the peak RSS stays near two iterates.
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     cli_common c;
     cli_common_init(&c);
     c.threads = a.threads;
@@ -413,7 +418,8 @@ int cli_mcl(int argc, char **argv)
     if (serial) {
         // One process without a launcher: no MPI start-up (a singleton MPI_Init costs about a
         // second, longer than clustering a small network).
-        if (dsmm_ctx_create(&ctx) != DSMM_OK) return cli_fail(&cmd, NULL, "cannot create a context");
+        if (dsmm_ctx_create(&ctx) != DSMM_OK)
+            return cli_fail(&cmd, NULL, "cannot create a context");
         dsmm_ctx_set_log(ctx, c.quiet ? DSMM_LOG_ERROR : DSMM_LOG_WARN, NULL, NULL);
         dsmm_ctx_set_progress(ctx, 0);
         if ((a.threads && dsmm_ctx_set_threads(ctx, a.threads) != DSMM_OK) ||

@@ -81,21 +81,15 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, 
     int P = dsmm_ctx_size(ctx);
     dsmm_idx N = G->nrows;
     dsmm_status bad = DSMM_OK;
-    char what[200] = "";
 
     DSMM_TRY(dsmmi_dist_triples(ctx, G, &r, &c, &v, &n));
-    for (dsmm_idx k = 0; k < n && v != NULL && bad == DSMM_OK; k++) {
-        if (!isfinite(v[k]) || v[k] < 0.0) {
-            bad = DSMM_ERR_ARG;
-            snprintf(what, sizeof what, "edge %lld -> %lld has weight %g", (long long)c[k] + 1,
-                     (long long)r[k] + 1, v[k]);
-        }
-    }
-    if (dsmmi_comm_agree(ctx, bad) != DSMM_OK) {
-        if (bad != DSMM_OK)
-            DSMM_FAIL(ctx, DSMM_ERR_ARG, "mcl: %s (weights must be finite and >= 0)", what);
-        DSMM_FAIL(ctx, DSMM_ERR_ARG, "mcl: a weight on another rank is NaN, infinite or negative");
-    }
+    for (dsmm_idx k = 0; k < n && v != NULL && bad == DSMM_OK; k++)
+        if (!isfinite(v[k]) || v[k] < 0.0)
+            bad = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
+                              "mcl: edge %lld -> %lld has weight %g (weights must be finite and "
+                              ">= 0)",
+                              (long long)c[k] + 1, (long long)r[k] + 1, v[k]);
+    DSMM_TRY(dsmmi_comm_agree(ctx, bad)); // the first failing rank's message on every rank
     dsmm_idx m = symmetrize ? 2 * n : n;
     tr = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tr);
     tc = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tc);

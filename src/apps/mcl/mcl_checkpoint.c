@@ -97,7 +97,7 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
     dsmm_status st = DSMM_OK;
     dsmm_dist *D = NULL;
     FILE *f = NULL;
-    char path[4096], line[1024], name[256] = "", set[1024], want[1024];
+    char path[4096], name[256] = "", set[1024], want[1024];
     long long n = -1;
     int ite = -1, main_done = -1, ok = 0;
     double infl = 0.0;
@@ -106,24 +106,39 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
 
     DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &r));
     settings_line(p, &r, want, sizeof want);
+    // Rank 0 reads the state and sends it to all, so every rank decides the same way.
     path_in(path, sizeof path, p->resume_dir, "state");
-    f = fopen(path, "r");
-    DSMM_CHECK(ctx, f != NULL, DSMM_ERR_IO, "mcl: --resume: %s: %s", path, strerror(errno));
-    set[0] = '\0';
-    if (fgets(line, sizeof line, f) && strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) == 0) {
-        ok = 1;
-        while (fgets(line, sizeof line, f)) {
-            line[strcspn(line, "\n")] = '\0';
-            if (sscanf(line, "vertices %lld", &n) == 1) continue;
-            if (sscanf(line, "iteration %d", &ite) == 1) continue;
-            if (sscanf(line, "main_done %d", &main_done) == 1) continue;
-            if (sscanf(line, "inflation %la", &infl) == 1) continue;
-            if (sscanf(line, "iterate %255s", name) == 1) continue;
-            if (strncmp(line, "settings ", 9) == 0) snprintf(set, sizeof set, "%s", line + 9);
+    char text[4096];
+    int64_t len = -1;
+    memset(text, 0, sizeof text);
+    if (dsmm_ctx_rank(ctx) == 0) {
+        f = fopen(path, "r");
+        if (f != NULL) {
+            len = (int64_t)fread(text, 1, sizeof text - 1, f);
+            fclose(f);
+            f = NULL;
+        } else {
+            snprintf(text, sizeof text, "%s", strerror(errno));
         }
     }
-    fclose(f);
-    f = NULL;
+    DSMM_TRY(dsmmi_bcast_ctl(ctx, 0, &len, sizeof len));
+    DSMM_TRY(dsmmi_bcast_ctl(ctx, 0, text, sizeof text));
+    DSMM_CHECK(ctx, len >= 0, DSMM_ERR_IO, "mcl: --resume: %s: %s", path, text);
+    set[0] = '\0';
+    {
+        char *save = NULL, *line = strtok_r(text, "\n", &save);
+        if (line != NULL && strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) == 0) {
+            ok = 1;
+            while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+                if (sscanf(line, "vertices %lld", &n) == 1) continue;
+                if (sscanf(line, "iteration %d", &ite) == 1) continue;
+                if (sscanf(line, "main_done %d", &main_done) == 1) continue;
+                if (sscanf(line, "inflation %la", &infl) == 1) continue;
+                if (sscanf(line, "iterate %255s", name) == 1) continue;
+                if (strncmp(line, "settings ", 9) == 0) snprintf(set, sizeof set, "%s", line + 9);
+            }
+        }
+    }
     DSMM_CHECK(ctx, ok && n >= 0 && ite >= 0 && main_done >= 0 && infl > 0.0 && name[0] != '\0',
                DSMM_ERR_FORMAT, "mcl: --resume: %s is not a dsmm mcl checkpoint state", path);
     DSMM_CHECK(ctx, n == N, DSMM_ERR_ARG,

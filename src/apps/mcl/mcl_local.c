@@ -42,31 +42,35 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-// Per-thread state: the accumulator, the column being built, and the thread's output.
+// Per-thread state: the accumulator and the column being built.
 typedef struct worker {
     double *acc;
     unsigned char *seen;
     int32_t *idx;
     float *val, *scratch;
-    int32_t *out_col;
-    float *out_val;
-    dsmm_idx out_n, out_cap;
     dsmmi_mcl_iter_stats s;
-    int failed;
 } worker;
 
-static int out_reserve(dsmm_ctx *ctx, worker *w, dsmm_idx more)
+// Output of a contiguous block of rows; blocks are concatenated in order at the end.
+typedef struct block {
+    int32_t *col;
+    float *val;
+    dsmm_idx n, cap;
+    int failed;
+} block;
+
+static int block_reserve(dsmm_ctx *ctx, block *b, dsmm_idx more)
 {
-    if (w->out_n + more <= w->out_cap) return 1;
-    dsmm_idx cap = w->out_cap > 0 ? w->out_cap : 1024;
-    while (cap < w->out_n + more) cap *= 2;
-    int32_t *c = dsmmi_realloc(ctx, w->out_col, (size_t)cap, sizeof *c);
+    if (b->n + more <= b->cap) return 1;
+    dsmm_idx cap = b->cap > 0 ? b->cap : 4096;
+    while (cap < b->n + more) cap += cap / 2;
+    int32_t *c = dsmmi_realloc(ctx, b->col, (size_t)cap, sizeof *c);
     if (c == NULL) return 0;
-    w->out_col = c;
-    float *v = dsmmi_realloc(ctx, w->out_val, (size_t)cap, sizeof *v);
+    b->col = c;
+    float *v = dsmmi_realloc(ctx, b->val, (size_t)cap, sizeof *v);
     if (v == NULL) return 0;
-    w->out_val = v;
-    w->out_cap = cap;
+    b->val = v;
+    b->cap = cap;
     return 1;
 }
 
@@ -154,17 +158,43 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     dsmm_status st = DSMM_OK;
     int nt = dsmmi_threads(ctx);
     worker *w = NULL;
-    dsmm_idx *where = NULL; // per row: thread and offset, packed
-    int32_t *rowthr = NULL;
+    block *blk = NULL;
+    dsmm_idx *bnd = NULL;
     dsmm_idx nrows = M->nrows;
+    // Blocks of rows with equal flops, several per thread (taken dynamically) for balance;
+    // each block's rows are written in order, so the result is the blocks concatenated, with
+    // no per-row bookkeeping and no second copy of the iterate (the first block's arrays
+    // grow into the result).
+    int nb = nt == 1 ? 1 : 8 * nt;
     memset(out, 0, sizeof *out);
     memset(stats, 0, sizeof *stats);
 
     w = dsmmi_calloc(ctx, (size_t)nt, sizeof *w);
-    where = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *where);
-    rowthr = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *rowthr);
-    DSMM_CHECK(ctx, w && where && rowthr, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
-    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, out, nrows, 0));
+    blk = dsmmi_calloc(ctx, (size_t)nb, sizeof *blk);
+    bnd = dsmmi_malloc(ctx, (size_t)nb + 1, sizeof *bnd);
+    DSMM_CHECK(ctx, w && blk && bnd, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
+    out->rowptr = dsmmi_calloc(ctx, (size_t)nrows + 1, sizeof *out->rowptr);
+    DSMM_CHECK(ctx, out->rowptr != NULL, DSMM_ERR_NOMEM, "mcl: %lld row pointers",
+               (long long)nrows);
+    out->nrows = nrows;
+    {
+        double total = 0.0, acc = 0.0;
+        for (dsmm_idx r = 0; r < nrows; r++)
+            for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+                dsmm_idx k = M->col[p] - g0;
+                total += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
+            }
+        bnd[0] = 0;
+        int q = 1;
+        for (dsmm_idx r = 0; r < nrows && q < nb; r++) {
+            for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+                dsmm_idx k = M->col[p] - g0;
+                acc += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
+            }
+            while (q < nb && acc >= total * q / nb) bnd[q++] = r + 1;
+        }
+        while (q <= nb) bnd[q++] = nrows;
+    }
     for (int t = 0; t < nt; t++) {
         w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double)); // kept all zero
         w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
@@ -177,20 +207,16 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     }
 
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
-    {
+    for (int b = 0; b < nb; b++) {
         int t = 0;
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
         worker *me = &w[t];
-        me->s.chaos = 0.0;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16)
-#endif
-        for (dsmm_idx r = 0; r < nrows; r++) {
-            if (me->failed) continue;
+        block *bk = &blk[b];
+        for (dsmm_idx r = bnd[b]; r < bnd[b + 1] && !bk->failed; r++) {
             int dense = 0;
             dsmm_idx n =
                 dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx, me->val, &dense);
@@ -204,37 +230,44 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
             me->s.nnz_pruned += n;
             if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
             if (inflation > 0.0) n = dsmmi_mcl_inflate(me->val, n, inflation);
-            if (!out_reserve(ctx, me, n)) {
-                me->failed = 1;
-                continue;
+            if (!block_reserve(ctx, bk, n)) {
+                bk->failed = 1;
+                break;
             }
-            memcpy(me->out_col + me->out_n, me->idx, (size_t)n * sizeof(int32_t));
-            memcpy(me->out_val + me->out_n, me->val, (size_t)n * sizeof(float));
-            where[r] = me->out_n;
-            rowthr[r] = t;
+            memcpy(bk->col + bk->n, me->idx, (size_t)n * sizeof(int32_t));
+            memcpy(bk->val + bk->n, me->val, (size_t)n * sizeof(float));
+            bk->n += n;
             out->rowptr[r + 1] = n;
-            me->out_n += n;
         }
     }
-    for (int t = 0; t < nt; t++)
-        DSMM_CHECK(ctx, !w[t].failed, DSMM_ERR_NOMEM, "mcl: the pruned columns of thread %d", t);
+    for (int b = 0; b < nb; b++)
+        DSMM_CHECK(ctx, !blk[b].failed, DSMM_ERR_NOMEM, "mcl: the pruned columns of block %d", b);
     for (dsmm_idx r = 0; r < nrows; r++) out->rowptr[r + 1] += out->rowptr[r];
     out->nnz = out->rowptr[nrows];
-    out->col = dsmmi_free(ctx, out->col);
-    out->val = dsmmi_free(ctx, out->val);
-    out->col = dsmmi_malloc(ctx, (size_t)(out->nnz > 0 ? out->nnz : 1), sizeof *out->col);
-    out->val = dsmmi_malloc(ctx, (size_t)(out->nnz > 0 ? out->nnz : 1), sizeof *out->val);
-    DSMM_CHECK(ctx, out->col && out->val, DSMM_ERR_NOMEM, "mcl: the next iterate (%lld entries)",
-               (long long)out->nnz);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (dsmm_idx r = 0; r < nrows; r++) {
-        dsmm_idx n = out->rowptr[r + 1] - out->rowptr[r];
-        if (n == 0) continue;
-        const worker *src = &w[rowthr[r]];
-        memcpy(out->col + out->rowptr[r], src->out_col + where[r], (size_t)n * sizeof(int32_t));
-        memcpy(out->val + out->rowptr[r], src->out_val + where[r], (size_t)n * sizeof(float));
+    // The first block's arrays grow into the result (realloc moves pages, it does not copy
+    // them twice); the others are appended and freed one by one.
+    {
+        dsmm_idx total = out->nnz > 0 ? out->nnz : 1;
+        int32_t *c = dsmmi_realloc(ctx, blk[0].col, (size_t)total, sizeof *c);
+        DSMM_CHECK(ctx, c != NULL, DSMM_ERR_NOMEM, "mcl: the next iterate (%lld entries)",
+                   (long long)out->nnz);
+        blk[0].col = NULL;
+        out->col = c;
+        float *v = dsmmi_realloc(ctx, blk[0].val, (size_t)total, sizeof *v);
+        DSMM_CHECK(ctx, v != NULL, DSMM_ERR_NOMEM, "mcl: the next iterate (%lld entries)",
+                   (long long)out->nnz);
+        blk[0].val = NULL;
+        out->val = v;
+        dsmm_idx off = blk[0].n;
+        for (int b = 1; b < nb; b++) {
+            if (blk[b].n > 0) {
+                memcpy(out->col + off, blk[b].col, (size_t)blk[b].n * sizeof(int32_t));
+                memcpy(out->val + off, blk[b].val, (size_t)blk[b].n * sizeof(float));
+            }
+            off += blk[b].n;
+            blk[b].col = dsmmi_free(ctx, blk[b].col);
+            blk[b].val = dsmmi_free(ctx, blk[b].val);
+        }
     }
     for (int t = 0; t < nt; t++) {
         stats->nnz_expand += w[t].s.nnz_expand;
@@ -250,12 +283,15 @@ cleanup:
             dsmmi_free(ctx, w[t].idx);
             dsmmi_free(ctx, w[t].val);
             dsmmi_free(ctx, w[t].scratch);
-            dsmmi_free(ctx, w[t].out_col);
-            dsmmi_free(ctx, w[t].out_val);
+        }
+    if (blk != NULL)
+        for (int b = 0; b < nb; b++) {
+            dsmmi_free(ctx, blk[b].col);
+            dsmmi_free(ctx, blk[b].val);
         }
     dsmmi_free(ctx, w);
-    dsmmi_free(ctx, where);
-    dsmmi_free(ctx, rowthr);
+    dsmmi_free(ctx, blk);
+    dsmmi_free(ctx, bnd);
     if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, out);
     return st;
 }
