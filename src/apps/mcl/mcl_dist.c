@@ -239,6 +239,7 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_all, 1, '+'));
         double resident =
             3.0 * 12.0 * (double)nnz_all / (double)P + 24.0 * (double)M->nnz + 16.0 * (double)N;
+        DSMM_TRY(dsmmi_allreduce_f64(ctx, &resident, 1, '>')); // one decision on every rank
         it->resident_bytes = resident;
         if (p->phases > 0) {
             h = p->phases;
