@@ -5,7 +5,7 @@
 # (dsmm gen, converted to abc). Each program runs REPEAT times with THREADS threads
 # (mcl -te, dsmm -te); reported: median wall seconds, peak RSS (GNU time), the ratio
 # mcl / dsmm, the cluster count and whether the clusterings are identical (split/join
-# distance from dsmm clm dist). Then, for --phases-check, one network at 2 ranks: the
+# distance from dsmm clm dist). Then one network at 4 ranks (1x4 grid, 4 stages): the
 # unphased distributed run and a run under --per-process-mem = resident + 1/4 of the
 # estimated unpruned product (the expansion's share), clusters compared; and SUMMA's k-way
 # versus binary merge on the same run (largest merge peak bytes and merge seconds).
@@ -105,10 +105,10 @@ f=""
 for entry in "${inputs[@]}"; do [ "${entry%%:*}" = "$net" ] && f=${entry#*:}; done
 [ -n "$f" ] || { echo "phases check: $net absent"; exit 0; }
 echo
-echo "phases and merge on $net, 2 ranks, 1 thread each (SUMMA):"
-mp=(mpirun "${root[@]}" --oversubscribe -n 2)
+echo "phases and merge on $net, 4 ranks on a 1x4 grid (4 SUMMA stages), 1 thread each:"
+mp=(mpirun "${root[@]}" --oversubscribe -n 4)
 for acc in merge binary; do
-    run_timed "$out/ph.$acc.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --accumulate "$acc" \
+    run_timed "$out/ph.$acc.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate "$acc" \
         -o "$out/ph.$acc.out" --stats "$out/ph.$acc.json" -V >"$out/ph.$acc.tr"
 done
 python3 - "$out" <<'EOF'
@@ -126,7 +126,7 @@ print("  unphased: estimated product %.0f bytes, resident %.0f bytes (largest it
 open(out + "/budget", "w").write("%d\n" % int(budget))
 EOF
 budget=$(cat "$out/budget")
-run_timed "$out/ph.budget.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --accumulate merge \
+run_timed "$out/ph.budget.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate merge \
     --per-process-mem "$budget" -o "$out/ph.budget.out" --stats "$out/ph.budget.json" -V >"$out/ph.budget.tr"
 d=$("$dsmm" clm dist "$out/ph.merge.out" "$out/ph.budget.out" | sed -n 's/^d=\([0-9]*\).*/\1/p')
 dm=$("$dsmm" clm dist "$out/$net.mcl.out" "$out/ph.budget.out" 2>/dev/null | sed -n 's/^d=\([0-9]*\).*/\1/p')

@@ -183,10 +183,11 @@ static dsmm_status reader_node(reader *r, char *name, size_t len, dsmm_idx line,
         name[len] = '\0';
         *idx = dsmm_labels_find(r->L, name);
         if (*idx < 0) {
-            if (len > 200) memcpy(name + 197, "...", 4); // keep the message short
+            name[len] = keep;
             DSMM_FAIL(r->ctx, DSMM_ERR_FORMAT,
-                      "%s:%lld: node '%s' is not among the %lld known nodes", r->path,
-                      (long long)line, name, (long long)dsmm_labels_count(r->L));
+                      "%s:%lld: node '%.*s%s' is not among the %lld known nodes", r->path,
+                      (long long)line, (int)(len > 200 ? 197 : len), name, len > 200 ? "..." : "",
+                      (long long)dsmm_labels_count(r->L));
         }
         name[len] = keep;
     }

@@ -266,6 +266,7 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
             DSMM_TRY(dsmmi_mcl_iterate_dist(ctx, p, &M, row0, N, &rules, power, &next, &s, &it));
         }
         dsmmi_mcl_mat_free(ctx, &M);
+        dsmmi_cache_drop(ctx); // the old iterate goes back to the system, not to the block cache
         M = next;
         next = (dsmmi_mcl_mat){0};
         int64_t cnt[3] = {s.nnz_expand, s.nnz_pruned, s.dense_cols};
