@@ -963,21 +963,21 @@ typedef enum dsmm_mcl_expand { DSMM_MCL_AUTO = 0, DSMM_MCL_FUSED, DSMM_MCL_DIST 
 
 /* One iteration as measured (dsmm_mcl_result.iters, the progress callback, --stats). */
 typedef struct dsmm_mcl_iter {
-    int iteration;      // 1-based, initial loop included
-    double inflation;   // the power used
-    double chaos;       // max over columns of mcl's chaos, after pruning
-    double seconds;     // wall time of the iteration
-    int64_t nnz_in;     // entries of the iterate multiplied
-    int64_t nnz_expand; // entries of the unpruned product M * M
-    int64_t nnz_pruned; // entries kept by pruning (before inflation)
-    int64_t dense_cols; // columns expanded on mcl's dense path
-    int phases;         // expansion phases (1 unless the product did not fit the budget)
-    double est_bytes;   // estimated bytes of a rank's unpruned product (DIST)
-    double resident_bytes; // a rank's share of the iterates held beside it (DIST)
+    int iteration;            // 1-based, initial loop included
+    double inflation;         // the power used
+    double chaos;             // max over columns of mcl's chaos, after pruning
+    double seconds;           // wall time of the iteration
+    int64_t nnz_in;           // entries of the iterate multiplied
+    int64_t nnz_expand;       // entries of the unpruned product M * M
+    int64_t nnz_pruned;       // entries kept by pruning (before inflation)
+    int64_t dense_cols;       // columns expanded on mcl's dense path
+    int phases;               // expansion phases (1 unless the product did not fit the budget)
+    double est_bytes;         // estimated bytes of a rank's unpruned product (DIST)
+    double resident_bytes;    // a rank's share of the iterates held beside it (DIST)
     int64_t merge_peak_bytes; // DIST with SUMMA merge/binary: largest peak of the stage
                               // products and merged lists over the phases and ranks
     double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
-    int64_t peak_bytes; // largest rank's peak of dsmm-allocated bytes during the iteration
+    int64_t peak_bytes;       // largest rank's peak of dsmm-allocated bytes so far
 } dsmm_mcl_iter;
 
 typedef struct dsmm_mcl_params {
@@ -1008,8 +1008,8 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *
                                                            int64_t *R, int *pct);
 
 typedef struct dsmm_mcl_result {
-    int64_t n;          // vertices
-    int64_t *cluster;   // cluster[v] in 0..nclusters-1, numbered in mcl's output order
+    int64_t n;        // vertices
+    int64_t *cluster; // cluster[v] in 0..nclusters-1, numbered in mcl's output order
     int64_t nclusters;
     int iterations;
     int converged;      // 0: stopped by main_loop

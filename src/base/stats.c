@@ -203,9 +203,12 @@ int dsmmi_stats_get_num(const dsmm_stats *s, const char *key, double *v)
     if (s == NULL) return 0;
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->items[i].key, key) == 0) {
-            if (s->items[i].kind == KV_NUM) *v = s->items[i].num;
-            else if (s->items[i].kind == KV_INT) *v = (double)s->items[i].i;
-            else return 0;
+            if (s->items[i].kind == KV_NUM)
+                *v = s->items[i].num;
+            else if (s->items[i].kind == KV_INT)
+                *v = (double)s->items[i].i;
+            else
+                return 0;
             return 1;
         }
     return 0;
