@@ -50,7 +50,17 @@ typedef struct dsmmi_mcl_mat {
     dsmm_idx *rowptr;
     int32_t *col;
     float *val;
+    // Relabelled (dsmmi_mcl_relabel; not owned): vertex v is stored as newof[v], label u was
+    // vertex orig[u]; rows keep their entries in the original vertex order, so every sum runs
+    // in mcl's order. NULL: not relabelled.
+    const int32_t *newof, *orig;
 } dsmmi_mcl_mat;
+
+/* dsmmi_mcl_relabel: M (all N rows, original labels) stored in breadth-first order, so that
+ * columns expanded one after the other share the rows they read (locality; the arithmetic is
+ * unchanged). *newof and *orig are new (N entries each). dsmmi_mcl_unlabel undoes it. */
+dsmm_status dsmmi_mcl_relabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M, int32_t **newof, int32_t **orig);
+dsmm_status dsmmi_mcl_unlabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
 
 dsmm_status dsmmi_mcl_mat_alloc(dsmm_ctx *ctx, dsmmi_mcl_mat *M, dsmm_idx nrows, dsmm_idx nnz);
 void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M);

@@ -208,6 +208,7 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
     double t0 = dsmmi_wtime();
     int P = dsmm_ctx_size(ctx);
     dsmmi_mcl_loop loop = {0};
+    int32_t *newof = NULL, *orig = NULL;
 
     DSMM_CHECK(ctx, res != NULL, DSMM_ERR_ARG, "mcl: res must be non-NULL");
     memset(res, 0, sizeof *res);
@@ -239,6 +240,8 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         DSMM_TRY(load_rows(ctx, G, p->symmetrize, &M, &row0));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
     }
+    // One rank without checkpoints: rows stored in breadth-first order for locality.
+    if (fused && p->checkpoint_dir == NULL) DSMM_TRY(dsmmi_mcl_relabel(ctx, &M, &newof, &orig));
     int64_t nnz0 = M.nnz;
     DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz0, 1, '+'));
 
@@ -268,6 +271,8 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         dsmmi_mcl_mat_free(ctx, &M);
         dsmmi_cache_drop(ctx); // the old iterate goes back to the system, not to the block cache
         M = next;
+        M.newof = newof;
+        M.orig = orig;
         next = (dsmmi_mcl_mat){0};
         int64_t cnt[3] = {s.nnz_expand, s.nnz_pruned, s.dense_cols};
         double chaos = s.chaos;
@@ -306,6 +311,7 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         }
     }
 
+    DSMM_TRY(dsmmi_mcl_unlabel(ctx, &M));
     DSMM_TRY(dsmmi_mcl_interpret(ctx, &M, row0, N, res));
     res->iterations = loop.n_ite;
     res->converged = loop.converged;
@@ -315,6 +321,8 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
 cleanup:
     dsmmi_mcl_mat_free(ctx, &M);
     dsmmi_mcl_mat_free(ctx, &next);
+    dsmmi_free(ctx, newof);
+    dsmmi_free(ctx, orig);
     dsmmi_free(NULL, iters);
     if (st != DSMM_OK && res != NULL) dsmm_mcl_result_free(res);
     return st;

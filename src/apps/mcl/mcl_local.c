@@ -19,6 +19,7 @@ void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M)
     M->col = dsmmi_free(ctx, M->col);
     M->val = dsmmi_free(ctx, M->val);
     M->nrows = M->nnz = 0;
+    M->newof = M->orig = NULL;
 }
 
 dsmm_status dsmmi_mcl_mat_alloc(dsmm_ctx *ctx, dsmmi_mcl_mat *M, dsmm_idx nrows, dsmm_idx nnz)
@@ -98,12 +99,24 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
             dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
             for (dsmm_idx q = 0; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
         }
-        for (dsmm_idx j = 0; j < N; j++) {
-            if (acc[j] != 0.0) {
-                idx[n] = (int32_t)j;
-                val[n] = (float)acc[j];
-                n++;
-                acc[j] = 0.0;
+        if (M->newof != NULL) { // relabelled: collect in the original vertex order
+            for (dsmm_idx j = 0; j < N; j++) {
+                int32_t u = M->newof[j];
+                if (acc[u] != 0.0) {
+                    idx[n] = u;
+                    val[n] = (float)acc[u];
+                    n++;
+                    acc[u] = 0.0;
+                }
+            }
+        } else {
+            for (dsmm_idx j = 0; j < N; j++) {
+                if (acc[j] != 0.0) {
+                    idx[n] = (int32_t)j;
+                    val[n] = (float)acc[j];
+                    n++;
+                    acc[j] = 0.0;
+                }
             }
         }
         *dense_path = 1;
@@ -119,7 +132,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
             if (!seen[j]) {
                 seen[j] = 1;
                 acc[j] = term;
-                idx[m++] = j;
+                idx[m++] = M->orig ? M->orig[j] : j; // sorted by the original vertex
             } else {
                 acc[j] += term;
             }
@@ -139,7 +152,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
         qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
     }
     for (dsmm_idx t = 0; t < m; t++) {
-        int32_t j = idx[t];
+        int32_t j = M->newof ? M->newof[idx[t]] : idx[t];
         seen[j] = 0;
         idx[n] = j;
         val[n] = (float)acc[j];
@@ -293,5 +306,83 @@ cleanup:
     dsmmi_free(ctx, blk);
     dsmmi_free(ctx, bnd);
     if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, out);
+    return st;
+}
+
+dsmm_status dsmmi_mcl_relabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M, int32_t **newof, int32_t **orig)
+{
+    dsmm_status st = DSMM_OK;
+    int32_t *nw = NULL, *og = NULL;
+    dsmmi_mcl_mat R = {0};
+    dsmm_idx N = M->nrows;
+    *newof = *orig = NULL;
+    nw = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *nw);
+    og = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *og);
+    DSMM_CHECK(ctx, nw && og, DSMM_ERR_NOMEM, "mcl: labels of %lld vertices", (long long)N);
+    for (dsmm_idx v = 0; v < N; v++) nw[v] = -1;
+    // Breadth-first from each unvisited vertex in turn; og doubles as the queue.
+    dsmm_idx next = 0;
+    for (dsmm_idx s = 0; s < N; s++) {
+        if (nw[s] >= 0) continue;
+        dsmm_idx head = next;
+        nw[s] = (int32_t)next;
+        og[next++] = (int32_t)s;
+        while (head < next) {
+            int32_t v = og[head++];
+            for (dsmm_idx p = M->rowptr[v]; p < M->rowptr[v + 1]; p++) {
+                int32_t u = M->col[p];
+                if (nw[u] < 0) {
+                    nw[u] = (int32_t)next;
+                    og[next++] = u;
+                }
+            }
+        }
+    }
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, &R, N, M->nnz));
+    for (dsmm_idx r = 0; r < N; r++) {
+        int32_t v = og[r];
+        dsmm_idx len = M->rowptr[v + 1] - M->rowptr[v];
+        R.rowptr[r + 1] = R.rowptr[r] + len;
+        for (dsmm_idx p = 0; p < len; p++) { // the original order of the entries is kept
+            R.col[R.rowptr[r] + p] = nw[M->col[M->rowptr[v] + p]];
+            R.val[R.rowptr[r] + p] = M->val[M->rowptr[v] + p];
+        }
+    }
+    R.newof = nw;
+    R.orig = og;
+    dsmmi_mcl_mat_free(ctx, M);
+    *M = R;
+    R = (dsmmi_mcl_mat){0};
+    *newof = nw;
+    *orig = og;
+    nw = og = NULL;
+cleanup:
+    dsmmi_mcl_mat_free(ctx, &R);
+    dsmmi_free(ctx, nw);
+    dsmmi_free(ctx, og);
+    return st;
+}
+
+dsmm_status dsmmi_mcl_unlabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_mcl_mat R = {0};
+    dsmm_idx N = M->nrows;
+    if (M->newof == NULL) return DSMM_OK;
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, &R, N, M->nnz));
+    for (dsmm_idx v = 0; v < N; v++) {
+        int32_t r = M->newof[v];
+        dsmm_idx len = M->rowptr[r + 1] - M->rowptr[r];
+        R.rowptr[v + 1] = R.rowptr[v] + len;
+        for (dsmm_idx p = 0; p < len; p++) { // entries were kept in original order: sorted
+            R.col[R.rowptr[v] + p] = M->orig[M->col[M->rowptr[r] + p]];
+            R.val[R.rowptr[v] + p] = M->val[M->rowptr[r] + p];
+        }
+    }
+    dsmmi_mcl_mat_free(ctx, M);
+    *M = R;
+    R = (dsmmi_mcl_mat){0};
+cleanup:
+    dsmmi_mcl_mat_free(ctx, &R);
     return st;
 }
