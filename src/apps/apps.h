@@ -64,6 +64,9 @@ dsmm_status dsmmi_mcl_unlabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
 
 dsmm_status dsmmi_mcl_mat_alloc(dsmm_ctx *ctx, dsmmi_mcl_mat *M, dsmm_idx nrows, dsmm_idx nnz);
 void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
+/* dsmmi_mcl_mat_from_tile: M (new) from a double (or pattern: ones) tile whose columns are the
+ * global vertex numbers (a P x 1 grid), values rounded to float as mcl stores them. */
+dsmm_status dsmmi_mcl_mat_from_tile(dsmm_ctx *ctx, const dsmm_csr *tile, dsmmi_mcl_mat *M);
 
 /* What one iteration measured on this rank. */
 typedef struct dsmmi_mcl_iter_stats {

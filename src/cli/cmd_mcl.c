@@ -156,6 +156,15 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
     return CLI_OK;
 }
 
+// raw without its '.' characters into out (mcl's suffixes: -I 1.4 -> "I14").
+static void drop_dots(const char *raw, char *out, size_t len)
+{
+    size_t q = 0;
+    for (size_t k = 0; raw[k] && q + 1 < len; k++)
+        if (raw[k] != '.') out[q++] = raw[k];
+    out[q] = '\0';
+}
+
 // mcl's automatic output name: out.<base>.I<f> (+ l<n>i<f>, pi<f>, c<f>), '.' dropped in
 // the suffix; in the input's directory with --d.
 static void auto_name(const mcl_args *a, const char *input, double I, char *buf, size_t len)
@@ -167,10 +176,7 @@ static void auto_name(const mcl_args *a, const char *input, double I, char *buf,
     if (a->has_l) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "l%di%.1f", a->l, a->i);
     if (a->has_pi) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "pi%.1f", a->pi);
     if (a->has_c) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "c%.1f", a->c);
-    size_t q = 0;
-    for (size_t k = 0; raw[k] && q + 1 < sizeof suf; k++)
-        if (raw[k] != '.') suf[q++] = raw[k];
-    suf[q] = '\0';
+    drop_dots(raw, suf, sizeof suf);
     if (a->d && slash)
         snprintf(buf, len, "%.*s/out.%s.%s", (int)(slash - input), input, base, suf);
     else
@@ -377,10 +383,7 @@ int cli_mcl(int argc, char **argv)
         } else if (a.out) {
             char suf[64], raw[64];
             snprintf(raw, sizeof raw, "%.1f", a.infl[k]);
-            size_t q = 0;
-            for (size_t t = 0; raw[t]; t++)
-                if (raw[t] != '.') suf[q++] = raw[t];
-            suf[q] = '\0';
+            drop_dots(raw, suf, sizeof suf);
             snprintf(paths[k], sizeof paths[k], "%s.I%s", a.out, suf);
         } else {
             auto_name(&a, input, a.infl[k], paths[k], sizeof paths[k]);

@@ -118,12 +118,7 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, 
     tv = dsmmi_free(ctx, tv);
     tile = T->tile;
     *row0 = T->rb[T->grid->myrow];
-    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, tile->nrows, tile->nnz));
-    memcpy(M->rowptr, tile->rowptr, ((size_t)tile->nrows + 1) * sizeof *M->rowptr);
-    for (dsmm_idx k = 0; k < tile->nnz; k++) {
-        M->col[k] = tile->colidx32 ? tile->colidx32[k] : (int32_t)tile->colidx[k];
-        M->val[k] = (float)((const double *)tile->val)[k];
-    }
+    DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, tile, M));
 cleanup:
     dsmm_dist_destroy(&T);
     dsmmi_free(ctx, r);

@@ -153,12 +153,7 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
                (long long)D->ncols, (long long)N, (long long)N);
     const dsmm_csr *t = D->tile;
     *row0 = D->rb[D->grid->myrow];
-    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, t->nrows, t->nnz));
-    memcpy(M->rowptr, t->rowptr, ((size_t)t->nrows + 1) * sizeof *M->rowptr);
-    for (dsmm_idx k = 0; k < t->nnz; k++) {
-        M->col[k] = t->colidx32 ? t->colidx32[k] : (int32_t)t->colidx[k];
-        M->val[k] = t->val ? (float)((const double *)t->val)[k] : 1.0f;
-    }
+    DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, t, M));
     loop->n_ite = ite;
     loop->main_done = main_done;
     loop->inflation_main = infl;

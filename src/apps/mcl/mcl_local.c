@@ -37,6 +37,19 @@ cleanup:
     return st;
 }
 
+dsmm_status dsmmi_mcl_mat_from_tile(dsmm_ctx *ctx, const dsmm_csr *tile, dsmmi_mcl_mat *M)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, tile->nrows, tile->nnz));
+    memcpy(M->rowptr, tile->rowptr, ((size_t)tile->nrows + 1) * sizeof *M->rowptr);
+    for (dsmm_idx k = 0; k < tile->nnz; k++) {
+        M->col[k] = tile->colidx32 ? tile->colidx32[k] : (int32_t)tile->colidx[k];
+        M->val[k] = tile->val ? (float)((const double *)tile->val)[k] : 1.0f;
+    }
+cleanup:
+    return st;
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
