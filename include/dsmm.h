@@ -1131,6 +1131,188 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr 
                                                   dsmm_clm_info_stats *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Graph reordering                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Vertex orderings that make a graph's adjacency closer to block diagonal (docs/cola.md).
+ * RCM: reverse Cuthill-McKee (bandwidth). RABBIT: community-aware, Rabbit Order's incremental
+ * aggregation (Arai et al., IPDPS'16): vertices in increasing degree order merge into the
+ * neighbouring community of largest positive modularity gain, and the dendrogram of merges is
+ * numbered depth first, so each community gets consecutive numbers. Names: "none", "rcm",
+ * "rabbit". */
+typedef enum dsmm_reorder { DSMM_REORDER_NONE = 0, DSMM_REORDER_RCM, DSMM_REORDER_RABBIT } dsmm_reorder;
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_reorder_from_name(const char *name, dsmm_reorder *r);
+DSMM_API const char *dsmm_reorder_name(dsmm_reorder r);
+
+/* dsmm_csr_reorder: a permutation of square A's vertices: *perm (new, dsmm_free; n entries)
+ * gives the new number of vertex v as perm[v], the convention of dsmm_dist_permute. The graph
+ * is the pattern of A + A^T without loops (values and direction ignored). NONE: identity.
+ * Deterministic (the same A gives the same perm). Errors: DSMM_ERR_ARG (NULL, bad kind);
+ * DSMM_ERR_DIM (not square); DSMM_ERR_NOMEM. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_reorder(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                     dsmm_reorder kind, dsmm_idx **perm);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1D distributed SpMM (CoLa) for GNN aggregation                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* C = A * B with A split into P row blocks balanced by nnz, B and C in the matching row panels
+ * (CoLa, Zhang et al. ICS'25; docs/cola.md). Rank i's block is its local chunk (LSC: columns
+ * of its own panel) and its remote chunk (RSC). The algorithms (names for --algo):
+ *  COLA ("cola"): the RSC multiplied column-wise from a buffer where every needed remote row
+ *    of B arrives exactly once per multiply; ranks grouped in workgroups (the context's,
+ *    dsmm_ctx_set_workgroup_size) receive the rows of another workgroup once per workgroup
+ *    (at the rank of the same local rank) and read each other's buffers through a shared
+ *    memory window; W stages, stage j+1's transfers overlapping stage j's multiply.
+ *  COLA_NOFUSION ("cola-nofusion"): every rank receives exactly the rows it needs from each
+ *    owner, one coalesced transfer per pair (opts.comm: MPI_Alltoallv, MPI_Neighbor_alltoallv
+ *    or MPI_Put).
+ *  BCAST ("bcast-1d"): every panel broadcast to all ranks in turn (CAGNET / MGG-GCN style).
+ *  ROWWISE ("rowwise-1d"): the RSC row by row, one MPI_Get of a remote row per nonzero (MGG
+ *    style).
+ * All give C equal to the serial product up to the order of the sums. */
+typedef enum dsmm_cola_alg {
+    DSMM_COLA = 0,
+    DSMM_COLA_NOFUSION,
+    DSMM_COLA_BCAST,
+    DSMM_COLA_ROWWISE,
+    DSMM_COLA_ALG_COUNT
+} dsmm_cola_alg;
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_cola_alg_from_name(const char *name, dsmm_cola_alg *alg);
+DSMM_API const char *dsmm_cola_alg_name(dsmm_cola_alg alg);
+
+/* Transfer of the coalesced rows in COLA_NOFUSION ("alltoallv", "neighbor", "put"). */
+typedef enum dsmm_cola_comm {
+    DSMM_COLA_ALLTOALLV = 0,
+    DSMM_COLA_NEIGHBOR,
+    DSMM_COLA_PUT
+} dsmm_cola_comm;
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_cola_comm_from_name(const char *name, dsmm_cola_comm *c);
+DSMM_API const char *dsmm_cola_comm_name(dsmm_cola_comm c);
+
+typedef struct dsmm_cola_opts {
+    dsmm_cola_alg alg;    // COLA
+    dsmm_reorder reorder; // NONE: the rows keep A's numbering; else A's vertices renumbered
+    dsmm_cola_comm comm;  // ALLTOALLV
+    int pipeline;         // COLA: 1 (default) overlaps stage j+1's transfers with stage j
+    int balance;          // 1 (default): row blocks of equal nnz; 0: equal row counts
+    dsmm_spmm_alg lsc_alg, rsc_alg; // local kernels (AUTO: ROW for the LSC, COL for the RSC)
+} dsmm_cola_opts;
+DSMM_API void dsmm_cola_opts_init(dsmm_cola_opts *o);
+
+typedef struct dsmm_cola dsmm_cola; // a plan: the layout, chunks and index lists (opaque)
+
+/* dsmm_cola_create: the plan of square A (any grid; read only) under opts: reorders when
+ * asked, moves rows to their balanced blocks, splits LSC / RSC, and builds the index lists
+ * of every transfer once (reused by every multiply: GNN layers and epochs). Collective.
+ * Errors: DSMM_ERR_ARG (NULL, bad options); DSMM_ERR_DIM (A not square);
+ * DSMM_ERR_UNSUPPORTED (COLA with a workgroup whose ranks do not share memory);
+ * DSMM_ERR_NOMEM; DSMM_ERR_MPI. Every rank returns the same status. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_cola_create(dsmm_ctx *ctx, const dsmm_dist *A,
+                                                     const dsmm_cola_opts *opts, dsmm_cola **out);
+DSMM_API void dsmm_cola_destroy(dsmm_cola **plan);
+
+/* dsmm_cola_rows: this rank's panel: rows [row0, row0 + nrows) of the plan's numbering, and
+ * (vertex may be NULL) the vertex of A each of them is: vertex[r] = original index of local
+ * row r (the identity shifted by row0 without reordering). */
+DSMM_API void dsmm_cola_rows(const dsmm_cola *plan, dsmm_idx *row0, dsmm_idx *nrows,
+                             const dsmm_idx **vertex);
+/* dsmm_cola_perm: perm[v] = the plan's number of vertex v of A (n entries, every rank), or
+ * NULL without reordering. */
+DSMM_API const dsmm_idx *dsmm_cola_perm(const dsmm_cola *plan);
+
+/* Exact counts of this rank for k columns of `elem` bytes each (4 for float), as bytes this
+ * rank receives in one multiply (CoLa paper §3.1): v_cg = elem*k*(n - nrows) (every other
+ * panel), v_fr = elem*k*nnz(RSC) (a row per nonzero), v_fc = elem*k*(nonempty RSC columns);
+ * inter_nofusion / inter_fused: the part of v_fc / of the fused transfers crossing workgroups
+ * (received by this rank). The counts themselves are given too. */
+typedef struct dsmm_cola_volume {
+    int64_t v_cg, v_fr, v_fc, inter_nofusion, inter_fused;
+    int64_t lsc_nnz, rsc_nnz, rsc_cols; // nnz of the chunks, nonempty RSC columns
+    int64_t nrows;
+} dsmm_cola_volume;
+DSMM_API void dsmm_cola_volume_get(const dsmm_cola *plan, dsmm_idx k, size_t elem,
+                                   dsmm_cola_volume *v);
+
+/* What one multiply did on this rank: seconds in local multiplies, in communication (waits
+ * included) and in total; bytes received over intra- / inter-workgroup links by messages,
+ * collectives and one-sided gets (the context's traffic counters over the call), and bytes
+ * read from workgroup peers' memory through the shared window. */
+typedef struct dsmm_cola_info {
+    double comp_seconds, comm_seconds, seconds;
+    int64_t recv_intra, recv_inter, shared_read;
+} dsmm_cola_info;
+
+/* dsmm_cola_spmm: C = A * B in the plan's numbering; B and C are this rank's panels (nrows
+ * from dsmm_cola_rows x k, FLOAT or DOUBLE, the same type and k on every rank); C is
+ * overwritten. info may be NULL. Collective. Errors: DSMM_ERR_ARG (NULL, types differ);
+ * DSMM_ERR_DIM (panel shape, k differing across ranks); DSMM_ERR_NOMEM; DSMM_ERR_MPI. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *plan,
+                                                   const dsmm_dense *B, dsmm_dense *C,
+                                                   dsmm_cola_info *info);
+
+/* ------------------------------------------------------------------------------------------ */
+/* GCN training                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Full-batch training of an L-layer graph convolutional network (Kipf & Welling, ICLR'17;
+ * docs/gcn.md): H' = relu(Ahat * H * W) (no relu on the last layer), Ahat = D^-1/2 (A + I)
+ * D^-1/2, softmax cross-entropy over the training nodes, Adam, dropout before every layer,
+ * weight decay (L2) on the first layer's weights. The aggregations Ahat * X forward and
+ * backward (Ahat is symmetric) run on dsmm_cola_spmm; dense products on BLAS. Dropout masks
+ * and initial weights depend on the seed and global indices only, so every rank count trains
+ * the same network (up to the order of floating-point sums). */
+typedef enum dsmm_gcn_features {
+    DSMM_GCN_FEATURES_FILE = 0, // PREFIX.features.mtx.gz, rows normalised to sum 1
+    DSMM_GCN_FEATURES_ONEHOT,   // the identity (n features)
+    DSMM_GCN_FEATURES_RANDOM    // random_dim uniform features from the seed
+} dsmm_gcn_features;
+
+/* One epoch: training loss and accuracies (after the epoch's update: the forward pass of the
+ * next epoch evaluates val/test without dropout), and where the time went (largest rank):
+ * aggregation multiplies, their communication, dense math (BLAS, softmax, Adam, allreduce). */
+typedef struct dsmm_gcn_epoch {
+    int epoch;
+    double loss, train_accuracy, val_accuracy, test_accuracy;
+    double seconds, agg_seconds, comm_seconds, dense_seconds;
+} dsmm_gcn_epoch;
+
+typedef struct dsmm_gcn_params {
+    int layers;          // 2
+    int hidden;          // 16
+    int epochs;          // 200
+    double lr;           // 0.01 (Adam, beta1 0.9, beta2 0.999, eps 1e-8)
+    double dropout;      // 0.5 (rate of dropped entries)
+    double weight_decay; // 5e-4
+    uint64_t seed;       // 1
+    dsmm_gcn_features features;
+    int random_dim;      // RANDOM: features per node (default 64)
+    dsmm_cola_opts cola; // the aggregation's algorithm and layout
+    void (*progress)(void *user, const dsmm_gcn_epoch *e); // after each epoch (rank 0)
+    void *progress_user;
+} dsmm_gcn_params;
+DSMM_API void dsmm_gcn_params_init(dsmm_gcn_params *p);
+
+typedef struct dsmm_gcn_result {
+    int epochs;
+    dsmm_gcn_epoch *curve; // epochs entries (dsmm_gcn_result_free)
+    double train_accuracy, val_accuracy, test_accuracy; // final model, no dropout
+    dsmm_idx nodes, edges, nfeatures, nclasses, ntrain, nval, ntest;
+    double seconds, setup_seconds; // training; reading, normalising, the plan
+    dsmm_cola_volume volume;       // the aggregation's counts at k = hidden (this rank)
+} dsmm_gcn_result;
+
+/* dsmm_gcn_train: trains on the dataset PREFIX.adj.mtx.gz (symmetric adjacency),
+ * PREFIX.features.mtx.gz (FILE), PREFIX.labels.txt.gz (a class 0..c-1 per line, -1 for none)
+ * and PREFIX.split.txt.gz (lines "train ids...", "val ids...", "test ids...", 0-based).
+ * Collective. Errors: DSMM_ERR_IO / DSMM_ERR_FORMAT naming the file and line;
+ * DSMM_ERR_DIM (files disagreeing on the node count); DSMM_ERR_ARG (bad params, empty
+ * training set); DSMM_ERR_NOMEM; DSMM_ERR_MPI. On error *res is zeroed. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_gcn_train(dsmm_ctx *ctx, const char *prefix,
+                                                   const dsmm_gcn_params *p, dsmm_gcn_result *res);
+DSMM_API void dsmm_gcn_result_free(dsmm_gcn_result *res);
+
+/* ------------------------------------------------------------------------------------------ */
 /* MPI                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 

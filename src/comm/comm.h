@@ -111,4 +111,56 @@ dsmm_status dsmmi_bcast_ctl(dsmm_ctx *ctx, int root, void *buf, size_t bytes);
 /* dsmmi_barrier: waits for all ranks; returns the seconds spent waiting in *waited. */
 dsmm_status dsmmi_barrier(dsmm_ctx *ctx, double *waited);
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* Point-to-point, known-count all-to-all, neighbourhood all-to-all, shared-memory windows     */
+/* (the 1D CoLa SpMM, dist/cola*.c; all counted like dsmmi_exchange)                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* dsmmi_isend / dsmmi_irecv: a non-blocking message of `bytes` to / from rank peer with tag,
+ * appended to r (start r zeroed; complete all with dsmmi_req_wait). Split into chunks. The
+ * receive is counted when posted, the send when started. Serial: DSMM_ERR_INTERNAL (one rank
+ * has no peer). */
+dsmm_status dsmmi_isend(dsmm_ctx *ctx, const void *buf, size_t bytes, int peer, int tag,
+                        dsmmi_req *r);
+dsmm_status dsmmi_irecv(dsmm_ctx *ctx, void *buf, size_t bytes, int peer, int tag, dsmmi_req *r);
+
+/* dsmmi_alltoallv: MPI_Alltoallv of bytes whose counts both sides already know: scount[p]
+ * bytes at sendbuf + sdispl[p] go to rank p, rcount[p] bytes from p land at recvbuf +
+ * rdispl[p]. DSMM_ERR_ARG when a count or displacement exceeds MPI's int (use dsmmi_isend).
+ * Collective. */
+dsmm_status dsmmi_alltoallv(dsmm_ctx *ctx, const void *sendbuf, const size_t *scount,
+                            const size_t *sdispl, void *recvbuf, const size_t *rcount,
+                            const size_t *rdispl);
+
+/* A distributed-graph communicator over the ranks a rank sends to and receives from
+ * (MPI_Dist_graph_create_adjacent), for MPI_Neighbor_alltoallv. */
+typedef struct dsmmi_nbr dsmmi_nbr;
+/* dsmmi_nbr_create: sources[0..nsrc) send to this rank, dests[0..ndst) receive from it.
+ * Collective. */
+dsmm_status dsmmi_nbr_create(dsmm_ctx *ctx, int nsrc, const int *sources, int ndst,
+                             const int *dests, dsmmi_nbr **out);
+/* dsmmi_nbr_alltoallv: scount[d] bytes at sendbuf + sdispl[d] to dests[d]; rcount[s] bytes
+ * from sources[s] to recvbuf + rdispl[s] (int counts, as dsmmi_alltoallv). Collective. */
+dsmm_status dsmmi_nbr_alltoallv(dsmm_ctx *ctx, dsmmi_nbr *nb, const void *sendbuf,
+                                const size_t *scount, const size_t *sdispl, void *recvbuf,
+                                const size_t *rcount, const size_t *rdispl);
+void dsmmi_nbr_free(dsmm_ctx *ctx, dsmmi_nbr **nb);
+
+/* A window of memory shared by the ranks of a workgroup (MPI_Win_allocate_shared over the
+ * workgroup's communicator): every member reads the others' segments through plain pointers.
+ * dsmmi_shm_create: `bytes` for this rank (each may differ); DSMM_ERR_UNSUPPORTED when the
+ * workgroup's ranks do not share memory (an emulated workgroup spanning nodes). Collective
+ * over the context. Serial: plain memory of the one rank. */
+typedef struct dsmmi_shm dsmmi_shm;
+dsmm_status dsmmi_shm_create(dsmm_ctx *ctx, size_t bytes, dsmmi_shm **out);
+/* dsmmi_shm_base: the segment of context rank r (a member of this rank's workgroup; NULL
+ * otherwise) and its size in *bytes (may be NULL). */
+void *dsmmi_shm_base(const dsmmi_shm *w, int r, size_t *bytes);
+/* dsmmi_shm_sync: a memory barrier and a barrier over the workgroup: what members wrote
+ * before is visible to all after. Collective over the workgroup. */
+dsmm_status dsmmi_shm_sync(dsmm_ctx *ctx, dsmmi_shm *w);
+/* dsmmi_shm_free: collective over the context (*w NULL afterwards; NULL is a no-op). */
+void dsmmi_shm_free(dsmm_ctx *ctx, dsmmi_shm **w);
+
 #endif // DSMM_COMM_H

@@ -106,3 +106,100 @@ dsmm_status dsmmi_barrier(dsmm_ctx *ctx, double *waited)
     if (waited) *waited = 0;
     return DSMM_OK;
 }
+
+dsmm_status dsmmi_isend(dsmm_ctx *ctx, const void *buf, size_t bytes, int peer, int tag,
+                        dsmmi_req *r)
+{
+    (void)buf, (void)bytes, (void)tag, (void)r;
+    return dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__, "send to rank %d of 1", peer);
+}
+
+dsmm_status dsmmi_irecv(dsmm_ctx *ctx, void *buf, size_t bytes, int peer, int tag, dsmmi_req *r)
+{
+    (void)buf, (void)bytes, (void)tag, (void)r;
+    return dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__, "receive from rank %d of 1",
+                       peer);
+}
+
+dsmm_status dsmmi_alltoallv(dsmm_ctx *ctx, const void *sendbuf, const size_t *scount,
+                            const size_t *sdispl, void *recvbuf, const size_t *rcount,
+                            const size_t *rdispl)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, scount[0] == rcount[0], DSMM_ERR_INTERNAL, "all-to-all: %zu sent, %zu expected",
+               scount[0], rcount[0]);
+    if (scount[0]) memmove((char *)recvbuf + rdispl[0], (const char *)sendbuf + sdispl[0], scount[0]);
+cleanup:
+    return st;
+}
+
+struct dsmmi_nbr {
+    int unused;
+};
+
+dsmm_status dsmmi_nbr_create(dsmm_ctx *ctx, int nsrc, const int *sources, int ndst,
+                             const int *dests, dsmmi_nbr **out)
+{
+    (void)sources, (void)dests;
+    dsmm_status st = DSMM_OK;
+    *out = NULL;
+    DSMM_CHECK(ctx, nsrc == 0 && ndst == 0, DSMM_ERR_INTERNAL, "neighbours of a lone rank");
+    *out = dsmmi_calloc(ctx, 1, sizeof **out);
+    DSMM_CHECK(ctx, *out != NULL, DSMM_ERR_NOMEM, "neighbour communicator");
+cleanup:
+    return st;
+}
+
+dsmm_status dsmmi_nbr_alltoallv(dsmm_ctx *ctx, dsmmi_nbr *nb, const void *sendbuf,
+                                const size_t *scount, const size_t *sdispl, void *recvbuf,
+                                const size_t *rcount, const size_t *rdispl)
+{
+    (void)ctx, (void)nb, (void)sendbuf, (void)scount, (void)sdispl, (void)recvbuf, (void)rcount,
+        (void)rdispl;
+    return DSMM_OK; // no neighbours
+}
+
+void dsmmi_nbr_free(dsmm_ctx *ctx, dsmmi_nbr **nb)
+{
+    if (nb && *nb) *nb = dsmmi_free(ctx, *nb);
+}
+
+struct dsmmi_shm {
+    void *base;
+    size_t bytes;
+};
+
+dsmm_status dsmmi_shm_create(dsmm_ctx *ctx, size_t bytes, dsmmi_shm **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_shm *w = dsmmi_calloc(ctx, 1, sizeof *w);
+    *out = NULL;
+    DSMM_CHECK(ctx, w != NULL, DSMM_ERR_NOMEM, "shared window");
+    w->base = dsmmi_malloc(ctx, bytes ? bytes : 8, 1);
+    DSMM_CHECK(ctx, w->base != NULL, DSMM_ERR_NOMEM, "shared window of %zu bytes", bytes);
+    w->bytes = bytes;
+    *out = w;
+    w = NULL;
+cleanup:
+    dsmmi_shm_free(ctx, &w);
+    return st;
+}
+
+void *dsmmi_shm_base(const dsmmi_shm *w, int r, size_t *bytes)
+{
+    if (bytes) *bytes = r == 0 ? w->bytes : 0;
+    return r == 0 ? w->base : NULL;
+}
+
+dsmm_status dsmmi_shm_sync(dsmm_ctx *ctx, dsmmi_shm *w)
+{
+    (void)ctx, (void)w;
+    return DSMM_OK;
+}
+
+void dsmmi_shm_free(dsmm_ctx *ctx, dsmmi_shm **w)
+{
+    if (w == NULL || *w == NULL) return;
+    dsmmi_free(ctx, (*w)->base);
+    *w = dsmmi_free(ctx, *w);
+}
