@@ -145,12 +145,14 @@ typedef struct cli_dist {
     int permute;
     int on, pr, pc;
     dsmm_dist_alg alg;
+    int cola;               // --algo names a 1D CoLa algorithm (cola_alg)
+    dsmm_cola_alg cola_alg;
 } cli_dist;
 
 #define CLI_DIST_OPTS(d)                                                                             \
     {"algo",                                                                                         \
      0,                                                                                              \
-     "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c",                      \
+     "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c|cola|cola-nofusion|bcast-1d|rowwise-1d", \
      "local engine, Sparse SUMMA or a one-sided algorithm (default auto: distributed under "         \
      "mpirun)",                                                                                      \
      CLI_STRING,                                                                                     \
@@ -204,6 +206,17 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
 int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_spmm_opts *so, int repeat);
+/* The 1D CoLa SpMM of `dsmm spmm --algo cola|cola-nofusion|bcast-1d|rowwise-1d` (cola_run.c):
+ * plan, repeated multiplies, C written in A's vertex order, and the volume table. */
+int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
+                  dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
+                  const dsmm_cola_opts *co, int repeat);
+/* cli_cola_table: prints (rank 0, to f) the per-rank volume table of plan at k columns of
+ * elem bytes: rows, LSC/RSC nnz, nonempty RSC columns, V_CG, V_FR, V_FC, inter-workgroup
+ * bytes without and with fusion, and (info non-NULL) the bytes this run received; totals
+ * last. Collective (gathers the ranks' rows). */
+dsmm_status cli_cola_table(FILE *f, dsmm_ctx *ctx, const dsmm_cola *plan, dsmm_idx k, size_t elem,
+                           const dsmm_cola_info *info);
 
 /* Names of enum values. */
 const char *cli_format_name(dsmm_format f);
@@ -225,5 +238,6 @@ void cli_dist_end(dsmm_ctx **ctx);
 
 int cli_mcl(int argc, char **argv);
 int cli_clm(int argc, char **argv);
+int cli_gcn(int argc, char **argv);
 
 #endif // DSMM_CLI_H

@@ -239,6 +239,8 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "--semiring: '%s' is not one of %s", semiring, semirings);
     rc = cli_dist_resolve(&cmd, &d);
     if (rc != CLI_OK) return rc;
+    if (d.cola)
+        return cli_usage_error(&cmd, "--algo %s is a 1D SpMM algorithm (dsmm spmm)", d.algo);
     if (d.on && (mask_path || transpose_b || unsorted || estimate))
         return cli_usage_error(&cmd, "--mask, --transpose-b, --unsorted and --estimate are not "
                                      "supported with --algo summa");

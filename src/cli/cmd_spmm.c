@@ -209,6 +209,8 @@ int cli_spmm(int argc, char **argv)
     int64_t k = -1, seed = -1; // -1: not given
     int type = 0, layout = 0, transpose = 0, repeat = 1;
     cli_dist d = {.algo = "auto", .permute_seed = -1};
+    const char *reorder = NULL, *comm = NULL;
+    int no_pipeline = 0;
     double bandwidth = 0.0;
     char kernels[128];
     alg_choices(kernels, sizeof kernels);
@@ -232,6 +234,13 @@ int cli_spmm(int argc, char **argv)
         {"bandwidth", 0, "GBPS", "memory bandwidth for the floor (default: STREAM triad)",
          CLI_DOUBLE, &bandwidth, 1e-6, 1e9},
         CLI_DIST_OPTS(d),
+        {"reorder", 0, "none|rcm|rabbit", "1D algorithms: renumber A's vertices first (default none)",
+         CLI_STRING, &reorder, 0, 0},
+        {"comm", 0, "alltoallv|neighbor|put",
+         "cola-nofusion: transfer of the coalesced rows (default alltoallv)", CLI_STRING, &comm, 0,
+         0},
+        {"no-pipeline", 0, NULL, "cola: no overlap of the next stage's transfers", CLI_FLAG,
+         &no_pipeline, 0, 0},
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[1];
@@ -245,7 +254,7 @@ int cli_spmm(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     if (d.on && (b_path || transpose || d.permute || bandwidth > 0))
         return cli_usage_error(&cmd, "--B, --transpose, --permute and --bandwidth are not "
-                                     "supported with --algo summa");
+                                     "supported with a distributed --algo");
     static const dsmm_spmm_alg layouts[] = {DSMM_SPMM_AUTO, DSMM_SPMM_ROW, DSMM_SPMM_COL};
     dsmm_spmm_alg alg = layouts[layout];
     if (kernel) {
@@ -269,6 +278,27 @@ int cli_spmm(int argc, char **argv)
     if (rc != CLI_OK) return rc;
 
     static const dsmm_type types[] = {DSMM_DOUBLE, DSMM_FLOAT};
+    if ((reorder || comm || no_pipeline) && !d.cola)
+        return cli_usage_error(&cmd, "--reorder, --comm and --no-pipeline need a 1D --algo "
+                                     "(cola, cola-nofusion, bcast-1d, rowwise-1d)");
+    if (d.cola) {
+        dsmm_cola_opts co;
+        dsmm_cola_opts_init(&co);
+        co.alg = d.cola_alg;
+        co.pipeline = !no_pipeline;
+        if (reorder && dsmm_reorder_from_name(reorder, &co.reorder) != DSMM_OK)
+            return cli_usage_error(&cmd, "--reorder: '%s' is not one of none|rcm|rabbit", reorder);
+        if (comm && dsmm_cola_comm_from_name(comm, &co.comm) != DSMM_OK)
+            return cli_usage_error(&cmd, "--comm: '%s' is not one of alltoallv|neighbor|put", comm);
+        if (d.grid || d.prefetch || d.permute || d.accumulate || d.queue_cap || d.pipeline)
+            return cli_usage_error(&cmd, "--grid, --prefetch, --permute, --accumulate, --queue-cap "
+                                         "and --pipeline are not options of the 1D algorithms");
+        co.lsc_alg = alg == DSMM_SPMM_COL ? DSMM_SPMM_COL : DSMM_SPMM_AUTO;
+        co.rsc_alg = alg == DSMM_SPMM_ROW ? DSMM_SPMM_ROW : DSMM_SPMM_AUTO;
+        return cli_spmm_cola(&cmd, &c, &d, pos[0], k >= 0 ? k : DEFAULT_K,
+                             seed >= 0 ? (uint64_t)seed : DEFAULT_SEED, types[type], out, &co,
+                             repeat);
+    }
     if (d.on) {
         dsmm_spmm_opts so;
         dsmm_spmm_opts_init(&so);

@@ -39,10 +39,14 @@ int cli_dist_resolve(const cli_cmd *cmd, cli_dist *d)
         d->on = cli_dist_launched();
     } else if (dsmm_dist_alg_from_name(d->algo, &d->alg) == DSMM_OK) {
         d->on = 1;
+    } else if (dsmm_cola_alg_from_name(d->algo, &d->cola_alg) == DSMM_OK) {
+        d->on = 1;
+        d->cola = 1;
     } else {
         return cli_usage_error(cmd,
                                "--algo: '%s' is not one of auto|local|summa|rdma-c|rdma-a|"
-                               "rdma-b|ws-random-a|ws-local-a|ws-local-c",
+                               "rdma-b|ws-random-a|ws-local-a|ws-local-c|cola|cola-nofusion|"
+                               "bcast-1d|rowwise-1d",
                                d->algo);
     }
     if (d->grid) {
