@@ -5,7 +5,9 @@
 # workgroups and a random symmetric permutation: C equals the local engine's C (Matrix Market
 # text compared; the inputs are pattern matrices, so every sum is exact), the stats JSON has
 # the stable keys and the breakdown, `dsmm report` reads it; bad options and inputs fail with a
-# message, a non-zero exit on every rank, and no output file.
+# message, a non-zero exit on every rank, and no output file. The 1D family (--algo cola,
+# cola-nofusion, bcast-1d, rowwise-1d; --reorder, --comm, --workgroup-size) against the local
+# SpMM, its volume table and the received bytes of its --stats.
 # usage: test_cli_dist.sh DSMM_BINARY DATA_DIR [unused]
 set -u
 dsmm=$1
@@ -111,6 +113,49 @@ else
     [ -e "$tmp/y.mtx" ] && bad "y.mtx written by a failed run" || ok
     # --algo local under a launch of several processes is refused.
     expect_rc 2 run 2 spgemm "$A" --algo local -o "$tmp/z.mtx"
+    # The 1D CoLa family: the serial product (B drawn by vertex), every algorithm, reordered
+    # or not, workgroups of 1 and 2; the volume table; the counts in --stats.
+    for n in 2 3 4; do
+        for a in cola cola-nofusion bcast-1d rowwise-1d; do
+            for ro in none rabbit; do
+                expect_rc 0 run "$n" spmm "$R" --k 8 --algo "$a" --reorder "$ro" --workgroup-size 2 \
+                    -o "$tmp/c${n}_$a.mtx" --stats "$tmp/c${n}_$a.json"
+                expect_grep "$tmp/out" "V_FC"
+                expect_grep "$tmp/out" "^ *total "
+                if awk 'NR==FNR { if (FNR > 2) a[FNR] = $1; next }
+                        FNR > 2 { d = $1 - a[FNR]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1);
+                                  if (d > 1e-12 * (s > 1 ? s : 1)) bad = 1 }
+                        END { exit bad }' "$tmp/local_m.mtx" "$tmp/c${n}_$a.mtx"; then ok
+                else bad "spmm --algo $a --reorder $ro at $n ranks differs"; fi
+            done
+            expect_grep "$tmp/c${n}_$a.json" "\"algo\":\"$a\""
+            expect_grep "$tmp/c${n}_$a.json" '"v_fc_bytes":[1-9]'
+        done
+        # nofusion receives exactly V_FC; with fusion the inter-workgroup bytes are at most so.
+        if awk -F'[:,]' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) + 0 }
+                END { exit !(v["\"recv_intra_bytes\""] + v["\"recv_inter_bytes\""] == v["\"v_fc_bytes\""]) }' \
+            "$tmp/c${n}_cola-nofusion.json"; then ok; else bad "nofusion at $n ranks did not receive V_FC"; fi
+        if awk -F'[:,]' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) + 0 }
+                END { exit !(v["\"inter_fused_bytes\""] <= v["\"inter_nofusion_bytes\""] &&
+                             v["\"recv_inter_bytes\""] == v["\"inter_fused_bytes\""]) }' \
+            "$tmp/c${n}_cola.json"; then ok; else bad "cola at $n ranks: inter-workgroup bytes"; fi
+    done
+    for c in alltoallv neighbor put; do
+        expect_rc 0 run 3 spmm "$R" --k 8 --algo cola-nofusion --comm "$c" -o "$tmp/n_$c.mtx" -q
+        if awk 'NR==FNR { if (FNR > 2) a[FNR] = $1; next }
+                FNR > 2 { d = $1 - a[FNR]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1);
+                          if (d > 1e-12 * (s > 1 ? s : 1)) bad = 1 }
+                END { exit bad }' "$tmp/local_m.mtx" "$tmp/n_$c.mtx"; then ok; else bad "--comm $c differs"; fi
+    done
+    # Bad combinations: exit 2, nothing written.
+    expect_rc 2 run 2 spmm "$R" --k 8 --algo cola --reorder bogus -o "$tmp/bad1.mtx"
+    expect_grep "$tmp/err" "reorder"
+    expect_rc 2 run 2 spmm "$R" --k 8 --algo summa --reorder rabbit -o "$tmp/bad1.mtx"
+    expect_rc 2 run 2 spmm "$R" --k 8 --algo cola --grid 2x1 -o "$tmp/bad1.mtx"
+    expect_rc 2 run 2 spgemm "$R" --algo cola -o "$tmp/bad1.mtx"
+    expect_rc 1 run 2 spmm "$data/nonexistent.mtx" --k 8 --algo cola -o "$tmp/bad1.mtx"
+    expect_grep "$tmp/err" "nonexistent.mtx"
+    expect_none "$tmp/bad1.mtx"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
