@@ -253,7 +253,7 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
     return TEST_PASS;
 }
 
-static int on_graph(const char *name, const dsmm_reorder *ros, int nro)
+static int on_graph(const char *name, const dsmm_reorder *ros, int nro, const int *wgs, int nwg)
 {
     dsmm_ctx *ctx = dist_ctx();
     CHECK_ALL(ctx != NULL);
@@ -261,12 +261,11 @@ static int on_graph(const char *name, const dsmm_reorder *ros, int nro)
     dsmm_dist *D = NULL;
     CHECK_ALL_OK(ctx, read_data(ctx, name, &A));
     CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &D));
-    static const int wgs[] = {1, 2, 4};
     uint64_t seed = task_seed(77);
     product ref;
     CHECK_ALL(product_make(A, seed, &ref));
     for (int r = 0; r < nro; r++)
-        for (int w = 0; w < 3; w++)
+        for (int w = 0; w < nwg; w++)
             if (check_all(ctx, A, D, &ref, seed, wgs[w], ros[r], name) != TEST_PASS) return TEST_FAIL;
     product_free(&ref);
     dsmm_dist_destroy(&D);
@@ -278,19 +277,22 @@ static int on_graph(const char *name, const dsmm_reorder *ros, int nro)
 static int test_cora(void)
 {
     static const dsmm_reorder ros[] = {DSMM_REORDER_NONE, DSMM_REORDER_RCM, DSMM_REORDER_RABBIT};
-    return on_graph(graphs[0], ros, 3);
+    static const int wgs[] = {1, 2, 4};
+    return on_graph(graphs[0], ros, 3, wgs, 3);
 }
 
 static int test_gnutella(void)
 {
     static const dsmm_reorder ros[] = {DSMM_REORDER_NONE, DSMM_REORDER_RABBIT};
-    return on_graph(graphs[1], ros, 2);
+    static const int wgs[] = {1, 4};
+    return on_graph(graphs[1], ros, 2, wgs, 2);
 }
 
 static int test_facebook(void)
 {
     static const dsmm_reorder ros[] = {DSMM_REORDER_NONE};
-    return on_graph(graphs[2], ros, 1);
+    static const int wgs[] = {2};
+    return on_graph(graphs[2], ros, 1, wgs, 1);
 }
 
 // Random A with empty rows and columns, rows fewer than ranks, an empty matrix, a
