@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh: installs what dsmm needs to build and test on Debian/Ubuntu
-# (compiler, cmake, make, Open MPI, zlib), with sudo when not root; a no-op when present.
+# (compiler, cmake, make, Open MPI, zlib, OpenBLAS), with sudo when not root; a no-op when present.
 # Extra package groups: `fuzz` (clang + libFuzzer runtime), `bench` (python3-scipy and the
 # SpGEMM anchors of bench/spgemm.sh: SuiteSparse:GraphBLAS, PETSc).
 set -euo pipefail
-pkgs=(gcc libc6-dev make cmake pkg-config zlib1g-dev libopenmpi-dev openmpi-bin python3 mcl)
+pkgs=(gcc libc6-dev make cmake pkg-config zlib1g-dev libopenblas-dev libopenmpi-dev openmpi-bin python3 mcl)
 for extra in "$@"; do
   case "$extra" in
     fuzz) pkgs+=(clang libclang-rt-14-dev) ;;

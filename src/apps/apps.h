@@ -1,4 +1,5 @@
-// src/apps/apps.h: internal header of the apps layer (Markov clustering, cluster tools).
+// src/apps/apps.h: internal header of the apps layer (Markov clustering, cluster tools, GCN
+// training).
 #ifndef DSMM_APPS_H
 #define DSMM_APPS_H
 
@@ -116,5 +117,106 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
  * res (n, cluster, nclusters, attractors, overlap, garbage). Collective. */
 dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx row0, dsmm_idx N,
                                 dsmm_mcl_result *res);
+
+// gcn (src/apps/gcn/) ------------------------------------------------------------------------
+
+/* Split membership bits of a local row. */
+enum { DSMMI_GCN_TRAIN = 1, DSMMI_GCN_VAL = 2, DSMMI_GCN_TEST = 4 };
+
+/* A dataset on this rank (gcn_data.c): the plan of Ahat = D^-1/2 (A + I) D^-1/2 over all
+ * ranks, and, for this rank's panel rows (vertex[r]: the original node of local row r), the
+ * labels, the split bits and the input features. Counts are global. */
+typedef struct dsmmi_gcn_data {
+    dsmm_idx n, nloc, nfeat, nclasses, edges, ntrain, nval, ntest;
+    dsmm_cola *plan;
+    const dsmm_idx *vertex; // the plan's (not owned)
+    int32_t *label;         // nloc classes (-1: none)
+    unsigned char *split;   // nloc DSMMI_GCN_* bits
+    dsmm_gcn_features kind;
+    dsmm_csr *X; // FILE: the local rows, float, each summing to 1 (or empty)
+    float *Xr;   // RANDOM: nloc x nfeat, row-major
+} dsmmi_gcn_data;
+
+/* dsmmi_gcn_data_load: PREFIX.{adj.mtx,features.mtx,labels.txt,split.txt}.gz as dsmm_gcn_train
+ * describes them (features only for FILE), Ahat built distributed and planned with p->cola.
+ * Collective; fails together with the message of the first failing rank (file and line). */
+dsmm_status dsmmi_gcn_data_load(dsmm_ctx *ctx, const char *prefix, const dsmm_gcn_params *p,
+                                dsmmi_gcn_data *d);
+void dsmmi_gcn_data_free(dsmm_ctx *ctx, dsmmi_gcn_data *d);
+
+/* The network and its training state (gcn_model.c), replicated weights, this rank's rows of
+ * every activation. Layer l maps width[l] to width[l + 1] columns. */
+typedef struct dsmmi_gcn_model {
+    const dsmmi_gcn_data *d;
+    dsmm_gcn_params p;
+    int L;
+    dsmm_idx *width;           // L + 1
+    float **W, **dW, **m, **v; // L each, width[l] x width[l + 1]
+    float **Hd;                // input of layer l after dropout (l >= 1; nloc x width[l])
+    float **M, **Z;            // Hd * W and Ahat * M (nloc x width[l + 1])
+    float *g1, *g2;            // gradient scratch, nloc x max width
+    dsmm_csr *Xd;              // FILE: X after dropout (X's pattern)
+    float *Xrd;                // RANDOM: after dropout
+    double *red;               // all-reduce buffer (largest W)
+    double agg_seconds, comm_seconds, cola_seconds; // dsmm_cola_spmm so far
+    int step;                                       // Adam steps taken
+    int train, epoch; // the last forward pass: dropout applied, the epoch of its masks
+} dsmmi_gcn_model;
+
+dsmm_status dsmmi_gcn_model_init(dsmm_ctx *ctx, const dsmmi_gcn_data *d, const dsmm_gcn_params *p,
+                                 dsmmi_gcn_model *m);
+void dsmmi_gcn_model_free(dsmm_ctx *ctx, dsmmi_gcn_model *m);
+/* dsmmi_gcn_forward: logits in m->Z[L - 1]; dropout (masks of `epoch`) when train != 0.
+ * Collective. */
+dsmm_status dsmmi_gcn_forward(dsmm_ctx *ctx, dsmmi_gcn_model *m, int epoch, int train);
+/* dsmmi_gcn_loss: the mean cross-entropy over the training nodes of the last forward pass
+ * plus weight_decay / 2 * ||W_0||^2 (every rank); grad != 0: also dL/dlogits into m->g1.
+ * Collective. */
+dsmm_status dsmmi_gcn_loss(dsmm_ctx *ctx, dsmmi_gcn_model *m, int grad, double *loss);
+/* dsmmi_gcn_backward: m->dW from the last forward pass and dsmmi_gcn_loss(grad = 1), summed
+ * over the ranks, the weight decay's gradient included. Collective. */
+dsmm_status dsmmi_gcn_backward(dsmm_ctx *ctx, dsmmi_gcn_model *m);
+/* dsmmi_gcn_step: one Adam step of every W with m->dW (the same on every rank). */
+void dsmmi_gcn_step(dsmmi_gcn_model *m);
+/* dsmmi_gcn_accuracy: train / val / test accuracy of the last forward pass. Collective. */
+dsmm_status dsmmi_gcn_accuracy(dsmm_ctx *ctx, dsmmi_gcn_model *m, double acc[3]);
+
+/* Dense math (gcn_math.c). dsmmi_gcn_blas_threads: sets OpenBLAS's thread count, returns the
+ * previous one. dsmmi_gcn_gemm: C = op(A) * op(B), row-major floats, C m x n, inner k. */
+int dsmmi_gcn_blas_threads(int n);
+void dsmmi_gcn_gemm(int ta, int tb, dsmm_idx m, dsmm_idx n, dsmm_idx k, const float *A,
+                    dsmm_idx lda, const float *B, dsmm_idx ldb, float *C, dsmm_idx ldc);
+/* Glorot uniform W (fan_in x fan_out) of layer `layer` from hashes of (seed, layer, i, j). */
+void dsmmi_gcn_glorot(uint64_t seed, int layer, dsmm_idx fan_in, dsmm_idx fan_out, float *W);
+/* Dropout: the stream of row `vertex` (original id) in `layer` at `epoch` (Philox), and
+ * whether its column col is dropped: murmur3's 64-bit finaliser of stream ^ col * golden
+ * ratio, 24 bits of it below thr = dsmmi_gcn_drop_threshold(rate) (probability rate). A few
+ * multiplies per entry, inlined: a Philox call per entry made dropout most of an epoch. */
+uint64_t dsmmi_gcn_drop_stream(uint64_t seed, int epoch, int layer, dsmm_idx vertex);
+uint64_t dsmmi_gcn_drop_threshold(double rate);
+static inline int dsmmi_gcn_dropped(uint64_t stream, dsmm_idx col, uint64_t thr)
+{
+    uint64_t z = stream ^ ((uint64_t)col * 0x9e3779b97f4a7c15ULL);
+    z ^= z >> 33;
+    z *= 0xff51afd7ed558ccdULL;
+    z ^= z >> 33;
+    z *= 0xc4ceb9fe1a85ec53ULL;
+    z ^= z >> 33;
+    return (z >> 40) < thr;
+}
+/* RANDOM features: uniform [0, 1) from (seed, vertex, col). */
+float dsmmi_gcn_random_feature(uint64_t seed, dsmm_idx vertex, dsmm_idx col);
+void dsmmi_gcn_relu(const float *Z, dsmm_idx n, float *H);
+/* dsmmi_gcn_xent: the summed cross-entropy of softmax(Z) over the rows with the TRAIN bit;
+ * dZ (may be NULL) gets scale * (softmax - onehot) there and 0 elsewhere. */
+double dsmmi_gcn_xent(const float *Z, dsmm_idx nrows, dsmm_idx c, const int32_t *label,
+                      const unsigned char *split, double scale, float *dZ);
+/* dsmmi_gcn_correct: correctly classified rows (argmax) of each split: count[0] train, [1] val,
+ * [2] test. */
+void dsmmi_gcn_correct(const float *Z, dsmm_idx nrows, dsmm_idx c, const int32_t *label,
+                       const unsigned char *split, double count[3]);
+/* dsmmi_gcn_adam: one bias-corrected Adam step (beta1 0.9, beta2 0.999, eps 1e-8), t >= 1. */
+void dsmmi_gcn_adam(float *W, const float *g, float *m, float *v, dsmm_idx n, double lr, int t);
+// end gcn ------------------------------------------------------------------------------------
 
 #endif // DSMM_APPS_H

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"model", cli_model, "model a distributed product: flops imbalance, traffic, roofline"},
     {"mcl", cli_mcl, "Markov clustering as mcl does it (same options, output, clusters), over MPI"},
     {"clm", cli_clm, "compare clusterings (clm dist) and score one on its graph (clm info)"},
+    {"gcn", cli_gcn, "train a GCN (Kipf & Welling) with distributed aggregation, over MPI"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
