@@ -9,7 +9,8 @@
 #     bcast-1d and rowwise-1d with reorder none and rabbit, and PETSc's MatMatMult (MPIAIJ x
 #     MPIDENSE, 1D rows; bench/dist_petsc) on the same matrix: median of --repeat multiplies
 #     (dsmm: the slowest rank per multiply; PETSc: dist_petsc's median), ratio to PETSc.
-# Usage: bench/cola.sh BUILD_DIR [--repeat 5] [--k 32] [--quick] [--only NAME...]
+# Usage: bench/cola.sh BUILD_DIR [--repeat 5] [--k 32] [--quick] [--volume-only | --time-only]
+#                               [--only NAME...]
 #   BUILD_DIR has bin/dsmm (and bench/bench_spgemm + bench/dist_petsc for PETSc: make bench).
 #   --quick: the volume table only for graphs below 1M nonzeros, timing for three graphs.
 # Prints the tables; skips cleanly (a line saying so) what is absent.
@@ -19,12 +20,16 @@ shift
 repeat=5
 k=32
 quick=0
+volume=1
+timing=1
 only=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
     --k) k=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --volume-only) timing=0; shift ;;
+    --time-only) volume=0; shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
     *) echo "cola.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -60,6 +65,7 @@ for f in "$data"/graphs/*.gz "$data"/matrices/*.gz "$data"/mcl/hep-th.mtx.gz "$d
 done
 fmt_of() { case "$1" in *.txt.gz) echo "--format abc" ;; *) echo "" ;; esac; }
 
+if [ $volume -eq 1 ]; then
 echo "== volume (k = $k, float; MB summed over ranks; in parentheses the share of V_CG / V_FR that is redundant)"
 printf "%-28s %2s %2s %-7s %18s %18s %10s %13s %13s\n" graph P G reorder "V_CG" "V_FR" "V_FC" "inter nofus" "inter fused"
 for g in "${graphs[@]}"; do
@@ -91,6 +97,9 @@ EOF
   done
 done
 
+fi
+
+[ $timing -eq 1 ] || exit 0
 echo
 echo "== time (P = 4, workgroups of 2, k = $k, double, median of $repeat; ms; PETSc runs the original order; ratio = PETSc / dsmm cola)"
 timed=("${graphs[@]}")

@@ -394,9 +394,7 @@ cleanup:
     return st;
 }
 
-// The member of group g holding U[s]: the one whose local rank matches s's (modulo the
-// group's size, for groups of different sizes).
-static int holder_in(const dsmm_cola *p, int g, int s)
+int dsmmi_cola_holder(const dsmm_cola *p, int g, int s)
 {
     int size = 0;
     for (int r = 0; r < p->P; r++) size += p->wg_of[r] == g;
@@ -551,7 +549,7 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     for (int s = 0; local == DSMM_OK && s < P; s++) {
         dsmm_idx lo = p->need_ptr[s], hi = p->need_ptr[s + 1];
         if (hi == lo || p->wg_of[s] == p->mywg) continue;
-        int h = holder_in(p, p->mywg, s);
+        int h = dsmmi_cola_holder(p, p->mywg, s);
         local = msgs_put(ctx, &m, h, s);
         if (local == DSMM_OK) local = msgs_put(ctx, &m, h, hi - lo);
         for (dsmm_idx k = lo; local == DSMM_OK && k < hi; k++)

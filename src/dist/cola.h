@@ -66,4 +66,8 @@ struct dsmm_cola {
 dsmm_status dsmmi_cola_mats_get(dsmm_ctx *ctx, dsmm_cola *p, dsmm_type type,
                                 const dsmmi_cola_mats **out);
 
+/* dsmmi_cola_holder: the member of workgroup g (by index) holding U[s] for it: the one whose
+ * local rank matches s's, modulo the group's size (groups may differ in size). */
+int dsmmi_cola_holder(const dsmm_cola *p, int g, int s);
+
 #endif // DSMM_DIST_COLA_H

@@ -203,16 +203,6 @@ static size_t buf_at(const dsmm_cola *p, int t, int par, dsmm_idx k)
     return (size_t)(h + par * rmax) * (size_t)k;
 }
 
-static int holder_of_group(const dsmm_cola *p, int g, int s)
-{
-    int size = 0;
-    for (int r = 0; r < p->P; r++) size += p->wg_of[r] == g;
-    int want = p->lr_of[s] % size;
-    for (int r = 0; r < p->P; r++)
-        if (p->wg_of[r] == g && p->lr_of[r] == want) return r;
-    return -1;
-}
-
 // Posts stage j's messages: receives of U[s] for the s this rank holds in group (mine + j),
 // and the packed rows this rank's panel owes the holder in group (mine - j).
 static dsmm_status post_stage(run *r, int j, char *sbuf_par, dsmmi_req *req)
@@ -229,7 +219,7 @@ static dsmm_status post_stage(run *r, int j, char *sbuf_par, dsmmi_req *req)
         if (p->wg_of[s] == g && p->holder[s] == p->me && p->ulen[s] > 0)
             DSMM_TRY(dsmmi_irecv(ctx, buf + (size_t)p->hoff[s] * r->row,
                                  (size_t)p->ulen[s] * r->row, s, TAG_STAGE + j, req));
-    int t = holder_of_group(p, tg, p->me);
+    int t = dsmmi_cola_holder(p, tg, p->me);
     dsmm_idx lo = p->fsend_ptr[t], cnt = p->fsend_ptr[t + 1] - lo;
     if (cnt > 0) {
         dsmm_dense Bc = {p->nrows, r->k, r->k, mine, r->type, 0, ctx};
