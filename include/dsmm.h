@@ -1140,7 +1140,11 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr 
  * neighbouring community of largest positive modularity gain, and the dendrogram of merges is
  * numbered depth first, so each community gets consecutive numbers. Names: "none", "rcm",
  * "rabbit". */
-typedef enum dsmm_reorder { DSMM_REORDER_NONE = 0, DSMM_REORDER_RCM, DSMM_REORDER_RABBIT } dsmm_reorder;
+typedef enum dsmm_reorder {
+    DSMM_REORDER_NONE = 0,
+    DSMM_REORDER_RCM,
+    DSMM_REORDER_RABBIT
+} dsmm_reorder;
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_reorder_from_name(const char *name, dsmm_reorder *r);
 DSMM_API const char *dsmm_reorder_name(dsmm_reorder r);
 
@@ -1286,8 +1290,8 @@ typedef struct dsmm_gcn_params {
     double weight_decay; // 5e-4
     uint64_t seed;       // 1
     dsmm_gcn_features features;
-    int random_dim;      // RANDOM: features per node (default 64)
-    dsmm_cola_opts cola; // the aggregation's algorithm and layout
+    int random_dim;                                        // RANDOM: features per node (default 64)
+    dsmm_cola_opts cola;                                   // the aggregation's algorithm and layout
     void (*progress)(void *user, const dsmm_gcn_epoch *e); // after each epoch (rank 0)
     void *progress_user;
 } dsmm_gcn_params;
@@ -1295,7 +1299,7 @@ DSMM_API void dsmm_gcn_params_init(dsmm_gcn_params *p);
 
 typedef struct dsmm_gcn_result {
     int epochs;
-    dsmm_gcn_epoch *curve; // epochs entries (dsmm_gcn_result_free)
+    dsmm_gcn_epoch *curve;                              // epochs entries (dsmm_gcn_result_free)
     double train_accuracy, val_accuracy, test_accuracy; // final model, no dropout
     dsmm_idx nodes, edges, nfeatures, nclasses, ntrain, nval, ntest;
     double seconds, setup_seconds; // training; reading, normalising, the plan

@@ -145,14 +145,15 @@ typedef struct cli_dist {
     int permute;
     int on, pr, pc;
     dsmm_dist_alg alg;
-    int cola;               // --algo names a 1D CoLa algorithm (cola_alg)
+    int cola; // --algo names a 1D CoLa algorithm (cola_alg)
     dsmm_cola_alg cola_alg;
 } cli_dist;
 
 #define CLI_DIST_OPTS(d)                                                                             \
     {"algo",                                                                                         \
      0,                                                                                              \
-     "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c|cola|cola-nofusion|bcast-1d|rowwise-1d", \
+     "auto|local|summa|rdma-c|rdma-a|rdma-b|ws-random-a|ws-local-a|ws-local-c|cola|cola-nofusion|"   \
+     "bcast-1d|rowwise-1d",                                                                          \
      "local engine, Sparse SUMMA or a one-sided algorithm (default auto: distributed under "         \
      "mpirun)",                                                                                      \
      CLI_STRING,                                                                                     \

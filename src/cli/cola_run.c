@@ -19,10 +19,17 @@ dsmm_status cli_cola_table(FILE *f, dsmm_ctx *ctx, const dsmm_cola *plan, dsmm_i
     int P = dsmm_ctx_size(ctx);
     dsmm_cola_volume v;
     dsmm_cola_volume_get(plan, k, elem, &v);
-    int64_t mine[NCOL] = {v.nrows,          v.lsc_nnz,       v.rsc_nnz,
-                          v.rsc_cols,       v.v_cg,          v.v_fr,
-                          v.v_fc,           v.inter_nofusion, v.inter_fused,
-                          info ? info->recv_intra : -1, info ? info->recv_inter : -1};
+    int64_t mine[NCOL] = {v.nrows,
+                          v.lsc_nnz,
+                          v.rsc_nnz,
+                          v.rsc_cols,
+                          v.v_cg,
+                          v.v_fr,
+                          v.v_fc,
+                          v.inter_nofusion,
+                          v.inter_fused,
+                          info ? info->recv_intra : -1,
+                          info ? info->recv_inter : -1};
     int64_t *all = dsmmi_malloc(ctx, (size_t)P * NCOL, sizeof *all);
     st = dsmmi_comm_agree(ctx, all ? DSMM_OK : DSMM_ERR_NOMEM);
     if (st != DSMM_OK) goto cleanup;
@@ -39,11 +46,13 @@ dsmm_status cli_cola_table(FILE *f, dsmm_ctx *ctx, const dsmm_cola *plan, dsmm_i
         const int64_t *x = r < P ? all + (size_t)r * NCOL : tot;
         if (r < P)
             for (int c = 0; c < NCOL; c++) tot[c] += x[c];
-        if (r < P) fprintf(f, "%6d", r);
-        else fprintf(f, "%6s", "total");
+        if (r < P)
+            fprintf(f, "%6d", r);
+        else
+            fprintf(f, "%6s", "total");
         fprintf(f, " %9lld %10lld %10lld %9lld %13lld %13lld %13lld %13lld %13lld", (long long)x[0],
-                (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4],
-                (long long)x[5], (long long)x[6], (long long)x[7], (long long)x[8]);
+                (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4], (long long)x[5],
+                (long long)x[6], (long long)x[7], (long long)x[8]);
         if (info) fprintf(f, " %13lld %13lld", (long long)x[9], (long long)x[10]);
         fprintf(f, "\n");
     }
@@ -64,8 +73,10 @@ static void fill_panel(dsmm_dense *B, const dsmm_idx *vertex, uint64_t seed)
         dsmm_rng_init(&g, seed, (uint64_t)vertex[i]);
         for (dsmm_idx j = 0; j < B->ncols; j++) {
             double v = 2.0 * dsmm_rng_uniform(&g) - 1.0;
-            if (B->type == DSMM_DOUBLE) ((double *)B->val)[i * B->ld + j] = v;
-            else ((float *)B->val)[i * B->ld + j] = (float)v;
+            if (B->type == DSMM_DOUBLE)
+                ((double *)B->val)[i * B->ld + j] = v;
+            else
+                ((float *)B->val)[i * B->ld + j] = (float)v;
         }
     }
 }
@@ -219,13 +230,12 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     if (c->stats) {
         dsmm_cola_volume v;
         dsmm_cola_volume_get(plan, k, elem, &v);
-        int64_t sums[7] = {v.v_cg,           v.v_fr,          v.v_fc,          v.inter_nofusion,
-                           v.inter_fused,    best.recv_intra, best.recv_inter};
+        int64_t sums[7] = {v.v_cg,        v.v_fr,          v.v_fc,         v.inter_nofusion,
+                           v.inter_fused, best.recv_intra, best.recv_inter};
         st = dsmmi_allreduce_i64(ctx, sums, 7, '+');
-        static const char *const keys[7] = {"v_cg_bytes",          "v_fr_bytes",
-                                            "v_fc_bytes",          "inter_nofusion_bytes",
-                                            "inter_fused_bytes",   "recv_intra_bytes",
-                                            "recv_inter_bytes"};
+        static const char *const keys[7] = {
+            "v_cg_bytes",        "v_fr_bytes",       "v_fc_bytes",      "inter_nofusion_bytes",
+            "inter_fused_bytes", "recv_intra_bytes", "recv_inter_bytes"};
         if (st == DSMM_OK) st = dsmm_stats_create(ctx, "spmm", &s);
         if (st == DSMM_OK) st = dsmm_stats_set_str(s, "algo", dsmm_cola_alg_name(co->alg));
         if (st == DSMM_OK) st = dsmm_stats_set_int(s, "ranks", dsmm_ctx_size(ctx));

@@ -111,7 +111,6 @@ dsmm_status dsmmi_bcast_ctl(dsmm_ctx *ctx, int root, void *buf, size_t bytes);
 /* dsmmi_barrier: waits for all ranks; returns the seconds spent waiting in *waited. */
 dsmm_status dsmmi_barrier(dsmm_ctx *ctx, double *waited);
 
-
 /* ------------------------------------------------------------------------------------------ */
 /* Point-to-point, known-count all-to-all, neighbourhood all-to-all, shared-memory windows     */
 /* (the 1D CoLa SpMM, dist/cola*.c; all counted like dsmmi_exchange)                            */

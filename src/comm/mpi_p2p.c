@@ -98,7 +98,8 @@ dsmm_status dsmmi_alltoallv(dsmm_ctx *ctx, const void *sendbuf, const size_t *sc
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     int P = ctx->size;
     int *ib = dsmmi_malloc(ctx, 4 * (size_t)P, sizeof *ib);
-    if (ib == NULL) local = DSMM_ERR_NOMEM;
+    if (ib == NULL)
+        local = DSMM_ERR_NOMEM;
     else {
         local = int_counts(ctx, P, scount, sdispl, ib, ib + P);
         if (local == DSMM_OK) local = int_counts(ctx, P, rcount, rdispl, ib + 2 * P, ib + 3 * P);
@@ -145,9 +146,9 @@ dsmm_status dsmmi_nbr_create(dsmm_ctx *ctx, int nsrc, const int *sources, int nd
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
-    DSMM_MPI_TRY(ctx, MPI_Dist_graph_create_adjacent(dsmmi_comm(ctx), nsrc, nb->src,
-                                                     MPI_UNWEIGHTED, ndst, nb->dst, MPI_UNWEIGHTED,
-                                                     MPI_INFO_NULL, 0, &nb->comm));
+    DSMM_MPI_TRY(ctx, MPI_Dist_graph_create_adjacent(dsmmi_comm(ctx), nsrc, nb->src, MPI_UNWEIGHTED,
+                                                     ndst, nb->dst, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                                     0, &nb->comm));
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -165,7 +166,8 @@ dsmm_status dsmmi_nbr_alltoallv(dsmm_ctx *ctx, dsmmi_nbr *nb, const void *sendbu
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     int ns = nb->nsrc, nd = nb->ndst;
     int *ib = dsmmi_malloc(ctx, 2 * (size_t)(ns + nd) + 1, sizeof *ib);
-    if (ib == NULL) local = DSMM_ERR_NOMEM;
+    if (ib == NULL)
+        local = DSMM_ERR_NOMEM;
     else {
         local = int_counts(ctx, nd, scount, sdispl, ib, ib + nd);
         if (local == DSMM_OK)
@@ -210,15 +212,15 @@ dsmm_status dsmmi_shm_create(dsmm_ctx *ctx, size_t bytes, dsmmi_shm **out)
     MPI_Comm node = MPI_COMM_NULL;
     *out = NULL;
     dsmmi_shm *w = dsmmi_calloc(ctx, 1, sizeof *w);
-    if (w == NULL) local = DSMM_ERR_NOMEM;
+    if (w == NULL)
+        local = DSMM_ERR_NOMEM;
     else {
         w->wg = MPI_COMM_NULL;
         w->win = MPI_WIN_NULL;
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     int me = ctx->rank;
-    DSMM_MPI_TRY(ctx,
-                 MPI_Comm_split(dsmmi_comm(ctx), dsmm_ctx_workgroup(ctx, me), me, &w->wg));
+    DSMM_MPI_TRY(ctx, MPI_Comm_split(dsmmi_comm(ctx), dsmm_ctx_workgroup(ctx, me), me, &w->wg));
     DSMM_MPI_TRY(ctx, MPI_Comm_size(w->wg, &w->nmem));
     int nnode = 0;
     DSMM_MPI_TRY(ctx, MPI_Comm_split_type(w->wg, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));

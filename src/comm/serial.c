@@ -128,7 +128,8 @@ dsmm_status dsmmi_alltoallv(dsmm_ctx *ctx, const void *sendbuf, const size_t *sc
     dsmm_status st = DSMM_OK;
     DSMM_CHECK(ctx, scount[0] == rcount[0], DSMM_ERR_INTERNAL, "all-to-all: %zu sent, %zu expected",
                scount[0], rcount[0]);
-    if (scount[0]) memmove((char *)recvbuf + rdispl[0], (const char *)sendbuf + sdispl[0], scount[0]);
+    if (scount[0])
+        memmove((char *)recvbuf + rdispl[0], (const char *)sendbuf + sdispl[0], scount[0]);
 cleanup:
     return st;
 }

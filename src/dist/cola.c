@@ -128,8 +128,10 @@ static int owner_of(const dsmm_idx *rb, int P, dsmm_idx i)
     int lo = 0, hi = P - 1;
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (rb[mid] <= i) lo = mid;
-        else hi = mid - 1;
+        if (rb[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     return lo;
 }
@@ -140,8 +142,10 @@ static dsmm_idx find(const dsmm_idx *a, dsmm_idx n, dsmm_idx v)
     dsmm_idx lo = 0, hi = n - 1;
     while (lo < hi) {
         dsmm_idx mid = lo + (hi - lo) / 2;
-        if (a[mid] < v) lo = mid + 1;
-        else hi = mid;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -154,15 +158,15 @@ static int cmp_idx(const void *a, const void *b)
 
 // The permutation of opts->reorder: ordered on rank 0 from the gathered pattern, then sent to
 // every rank.
-static dsmm_status make_perm(dsmm_ctx *ctx, const dsmm_dist *A, dsmm_reorder kind,
-                             dsmm_idx **out)
+static dsmm_status make_perm(dsmm_ctx *ctx, const dsmm_dist *A, dsmm_reorder kind, dsmm_idx **out)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     dsmm_csr *G = NULL;
     dsmm_idx *perm = NULL, n = A->nrows;
     *out = NULL;
     DSMM_TRY(dsmm_dist_gather(ctx, A, 0, &G));
-    if (ctx->rank == 0) local = dsmm_csr_reorder(ctx, G, kind, &perm);
+    if (ctx->rank == 0)
+        local = dsmm_csr_reorder(ctx, G, kind, &perm);
     else {
         perm = dsmmi_malloc(ctx, n ? (size_t)n : 1, sizeof *perm);
         if (perm == NULL) local = DSMM_ERR_NOMEM;
@@ -219,8 +223,7 @@ cleanup:
 
 // This rank's rows (global columns, sorted) from the entries any rank holds.
 static dsmm_status gather_rows(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_idx *row,
-                               const dsmm_idx *col, const double *val, dsmm_idx cnt,
-                               dsmm_csr **out)
+                               const dsmm_idx *col, const double *val, dsmm_idx cnt, dsmm_csr **out)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     int P = p->P;
@@ -231,7 +234,8 @@ static dsmm_status gather_rows(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_idx *row,
     char *rb = NULL;
     dsmm_coo T = {0};
     const size_t rec = 3 * sizeof(double); // row, column, value (indices below 2^53)
-    if (!scount || !sdispl || !rcount) local = DSMM_ERR_NOMEM;
+    if (!scount || !sdispl || !rcount)
+        local = DSMM_ERR_NOMEM;
     else {
         for (dsmm_idx k = 0; k < cnt; k++) scount[owner_of(p->rb, P, row[k])] += rec;
         for (int t = 0; t < P; t++) sdispl[t + 1] = sdispl[t] + scount[t];
@@ -261,8 +265,8 @@ static dsmm_status gather_rows(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_idx *row,
     T.row = dsmmi_malloc(ctx, nrec + 1, sizeof *T.row);
     T.col = dsmmi_malloc(ctx, nrec + 1, sizeof *T.col);
     T.val = dsmmi_malloc(ctx, nrec + 1, sizeof(double));
-    DSMM_CHECK(ctx, T.row && T.col && T.val, DSMM_ERR_NOMEM, "%zu entries of rank %d's rows",
-               nrec, p->me);
+    DSMM_CHECK(ctx, T.row && T.col && T.val, DSMM_ERR_NOMEM, "%zu entries of rank %d's rows", nrec,
+               p->me);
     const double *r = (const double *)rb;
     for (size_t e = 0; e < nrec; e++) {
         T.row[e] = (dsmm_idx)r[3 * e] - p->row0;
@@ -458,7 +462,8 @@ static dsmm_status msgs_send(dsmm_ctx *ctx, msgs *m, int P, dsmm_status local, i
             sd[t + 1] = sd[t] + sc[t];
         }
         sb = dsmmi_malloc(ctx, sd[P] + 1, 1);
-        if (sb == NULL) local = DSMM_ERR_NOMEM;
+        if (sb == NULL)
+            local = DSMM_ERR_NOMEM;
         else
             for (int t = 0; t < P; t++)
                 if (sc[t]) memcpy(sb + sd[t], m->v[t], sc[t]);
@@ -607,13 +612,15 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
         size_t j = i;
         while (j < nu && pr[j].s == s) j++;
         local = msgs_put(ctx, &m, (int)s, (int64_t)(j - i));
-        for (size_t k = i; local == DSMM_OK && k < j; k++) local = msgs_put(ctx, &m, (int)s, pr[k].c);
+        for (size_t k = i; local == DSMM_OK && k < j; k++)
+            local = msgs_put(ctx, &m, (int)s, pr[k].c);
         for (int q = 0; local == DSMM_OK && q < p->nmem; q++) {
             int t = p->members[q];
             local = msgs_put(ctx, &m, t, s);
             if (local == DSMM_OK) local = msgs_put(ctx, &m, t, held_off[s]);
             if (local == DSMM_OK) local = msgs_put(ctx, &m, t, (int64_t)(j - i));
-            for (size_t k = i; local == DSMM_OK && k < j; k++) local = msgs_put(ctx, &m, t, pr[k].c);
+            for (size_t k = i; local == DSMM_OK && k < j; k++)
+                local = msgs_put(ctx, &m, t, pr[k].c);
         }
         i = j;
     }
@@ -778,7 +785,8 @@ dsmm_status dsmm_cola_create(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_cola_
     local = p->vertex ? DSMM_OK : DSMM_ERR_NOMEM;
     if (local == DSMM_OK && p->perm) {
         inv = dsmmi_malloc(ctx, (size_t)p->n + 1, sizeof *inv);
-        if (inv == NULL) local = DSMM_ERR_NOMEM;
+        if (inv == NULL)
+            local = DSMM_ERR_NOMEM;
         else {
             for (dsmm_idx v = 0; v < p->n; v++) inv[p->perm[v]] = v;
             for (dsmm_idx r = 0; r < p->nrows; r++) p->vertex[r] = inv[p->row0 + r];

@@ -12,8 +12,8 @@
  * CSR has 64-bit columns; rows are this rank's panel. */
 typedef struct dsmmi_cola_mats {
     dsmm_type type;
-    dsmm_csr **piece; // [P]: A_{me,s}, columns local to panel s (NULL when empty); piece[me]: LSC
-    dsmm_csr *rsc;    // COLA_NOFUSION: the RSC, column c = c-th needed remote row (need order)
+    dsmm_csr **piece;  // [P]: A_{me,s}, columns local to panel s (NULL when empty); piece[me]: LSC
+    dsmm_csr *rsc;     // COLA_NOFUSION: the RSC, column c = c-th needed remote row (need order)
     dsmm_csr **fpiece; // COLA: [P] for s outside the workgroup: columns = positions in U[s]
 } dsmmi_cola_mats;
 
@@ -23,9 +23,9 @@ struct dsmm_cola {
     dsmm_cola_opts opts;
     int P, me;
     dsmm_idx n, row0, nrows;
-    dsmm_idx *rb;     // [P + 1] row bounds of the panels (plan numbering)
-    dsmm_idx *perm;   // [n] or NULL
-    dsmm_idx *vertex; // [nrows] original vertex of each local row
+    dsmm_idx *rb;            // [P + 1] row bounds of the panels (plan numbering)
+    dsmm_idx *perm;          // [n] or NULL
+    dsmm_idx *vertex;        // [nrows] original vertex of each local row
     dsmmi_cola_mats mats[2]; // [0] DOUBLE, [1] FLOAT (type 0 until built)
     int64_t lsc_nnz, rsc_nnz;
 

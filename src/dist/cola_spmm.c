@@ -61,7 +61,8 @@ static void pack(const run *r, const dsmm_dense *B, const dsmm_idx *idx, dsmm_id
 {
     const char *b = B->val;
     size_t ldb = (size_t)B->ld * r->elem;
-    for (dsmm_idx i = 0; i < n; i++) memcpy(dst + (size_t)i * r->row, b + (size_t)idx[i] * ldb, r->row);
+    for (dsmm_idx i = 0; i < n; i++)
+        memcpy(dst + (size_t)i * r->row, b + (size_t)idx[i] * ldb, r->row);
 }
 
 // B's rows into dst with ld k.
@@ -81,7 +82,8 @@ static dsmm_status grow(dsmm_ctx *ctx, void **buf, size_t *have, size_t need)
 {
     if (need <= *have && *buf) return DSMM_OK;
     void *nb = dsmmi_malloc(ctx, need ? need : 1, 1);
-    if (nb == NULL) return dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "buffer of %zu bytes", need);
+    if (nb == NULL)
+        return dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "buffer of %zu bytes", need);
     dsmmi_free(ctx, *buf);
     *buf = nb;
     *have = need;
@@ -245,9 +247,9 @@ static dsmm_status compute_stage(run *r, int j)
             DSMM_TRY(mul(r, r->m->piece[s], b, s == p->me ? lsc_alg(r) : rsc_alg(r)));
         } else if (r->m->fpiece[s]) {
             int t = p->holder[s];
-            const char *b = (const char *)dsmmi_shm_base(p->shm, t, NULL) +
-                            (buf_at(p, t, j % 2, r->k) + (size_t)p->hoff[s] * (size_t)r->k) *
-                                r->elem;
+            const char *b =
+                (const char *)dsmmi_shm_base(p->shm, t, NULL) +
+                (buf_at(p, t, j % 2, r->k) + (size_t)p->hoff[s] * (size_t)r->k) * r->elem;
             if (t != p->me) r->shared_read += (int64_t)nneed * (int64_t)r->row;
             DSMM_TRY(mul(r, r->m->fpiece[s], b, rsc_alg(r)));
         }
@@ -275,7 +277,8 @@ static dsmm_status run_fused(run *r, const dsmm_dense *B)
     }
     dsmm_idx smax = 0;
     for (int t = 0; t < p->P; t++)
-        if (p->fsend_ptr[t + 1] - p->fsend_ptr[t] > smax) smax = p->fsend_ptr[t + 1] - p->fsend_ptr[t];
+        if (p->fsend_ptr[t + 1] - p->fsend_ptr[t] > smax)
+            smax = p->fsend_ptr[t + 1] - p->fsend_ptr[t];
     local = grow(ctx, &p->sbuf, &p->sbuf_bytes, 2 * (size_t)smax * r->row);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     char *sb[2] = {p->sbuf, (char *)p->sbuf + (size_t)smax * r->row};
@@ -398,7 +401,8 @@ static dsmm_status run_rowwise(run *r, const dsmm_dense *B)
                 const dsmm_csr *X = m->piece[s];
                 if (s == p->me || X == NULL) continue;
                 for (dsmm_idx k = X->rowptr[i]; k < X->rowptr[i + 1]; k++, at++)
-                    axpy_row(r, i, dsmm_csr_value(X, k), (const char *)p->rbuf + (size_t)at * r->row);
+                    axpy_row(r, i, dsmm_csr_value(X, k),
+                             (const char *)p->rbuf + (size_t)at * r->row);
             }
         r->comp += dsmmi_wtime() - tc;
         i0 = i1;
@@ -425,7 +429,8 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
                             "dsmm_cola_spmm: the plan is not a live plan of this context");
     else if (B == NULL || C == NULL || (B->val == NULL && B->nrows * B->ncols > 0) ||
              (C->val == NULL && C->nrows * C->ncols > 0))
-        local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__, "dsmm_cola_spmm: B or C is NULL");
+        local =
+            dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__, "dsmm_cola_spmm: B or C is NULL");
     else if (B->type != C->type || (B->type != DSMM_FLOAT && B->type != DSMM_DOUBLE))
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dsmm_cola_spmm: B and C must both be float or both double");
@@ -437,8 +442,7 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
                             ctx->rank, (long long)B->nrows, (long long)B->ncols,
                             (long long)C->nrows, (long long)C->ncols, (long long)p->nrows);
     else if (B->val == C->val && B->nrows > 0)
-        local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
-                            "dsmm_cola_spmm: C overlaps B");
+        local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__, "dsmm_cola_spmm: C overlaps B");
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     int64_t kk[4] = {B->ncols, -B->ncols, (int64_t)B->type, -(int64_t)B->type};
     DSMM_TRY(dsmmi_allreduce_i64(ctx, kk, 4, '>'));
@@ -469,7 +473,9 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
         if (local == DSMM_OK) local = mul(&r, r.m->piece[0], b, lsc_alg(&r));
     } else {
         switch (p->opts.alg) {
-        case DSMM_COLA: local = run_fused(&r, B); break;
+        case DSMM_COLA:
+            local = run_fused(&r, B);
+            break;
         case DSMM_COLA_NOFUSION:
             if (B->ld != r.k) {
                 local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
@@ -478,8 +484,12 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
             }
             local = run_nofusion(&r, B);
             break;
-        case DSMM_COLA_BCAST: local = run_bcast(&r, B); break;
-        default: local = run_rowwise(&r, B); break;
+        case DSMM_COLA_BCAST:
+            local = run_bcast(&r, B);
+            break;
+        default:
+            local = run_rowwise(&r, B);
+            break;
         }
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
@@ -497,8 +507,10 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
             info->recv_intra = info->recv_inter = 0;
             for (int s = 0; s < p->P; s++) {
                 int64_t b = (int64_t)(p->need_ptr[s + 1] - p->need_ptr[s]) * (int64_t)r.row;
-                if (p->wg_of[s] == p->mywg) info->recv_intra += b;
-                else info->recv_inter += b;
+                if (p->wg_of[s] == p->mywg)
+                    info->recv_intra += b;
+                else
+                    info->recv_inter += b;
             }
         }
         info->shared_read = r.shared_read;

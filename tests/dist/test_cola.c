@@ -29,8 +29,10 @@ static dsmm_status make_b(dsmm_ctx *ctx, const dsmm_cola *p, dsmm_idx k, dsmm_id
     for (dsmm_idx i = 0; i < nrows; i++)
         for (dsmm_idx x = 0; x < k; x++) {
             double v = bval(seed, vx[i], x);
-            if (type == DSMM_FLOAT) ((float *)(*out)->val)[i * (*out)->ld + x] = (float)v;
-            else ((double *)(*out)->val)[i * (*out)->ld + x] = v;
+            if (type == DSMM_FLOAT)
+                ((float *)(*out)->val)[i * (*out)->ld + x] = (float)v;
+            else
+                ((double *)(*out)->val)[i * (*out)->ld + x] = v;
         }
     return DSMM_OK;
 }
@@ -56,7 +58,8 @@ static int product_make(const dsmm_csr *A, uint64_t seed, product *r)
     memset(r, 0, sizeof *r);
     for (int ki = 0; ki < 3; ki++) {
         dsmm_idx k = ks[ki], n = A->nrows;
-        double *w = calloc((size_t)(n * k) + 1, sizeof *w), *m = calloc((size_t)(n * k) + 1, sizeof *m);
+        double *w = calloc((size_t)(n * k) + 1, sizeof *w),
+               *m = calloc((size_t)(n * k) + 1, sizeof *m);
         double *b = calloc((size_t)(n * k) + 1, sizeof *b);
         r->want[ki] = w;
         r->mag[ki] = m;
@@ -166,9 +169,9 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
         dsmm_cola_comm comm;
         int pipeline;
     } variants[] = {
-        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 1},           {DSMM_COLA, DSMM_COLA_ALLTOALLV, 0},
-        {DSMM_COLA_NOFUSION, DSMM_COLA_ALLTOALLV, 1},  {DSMM_COLA_NOFUSION, DSMM_COLA_NEIGHBOR, 1},
-        {DSMM_COLA_NOFUSION, DSMM_COLA_PUT, 1},        {DSMM_COLA_BCAST, DSMM_COLA_ALLTOALLV, 1},
+        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 1},          {DSMM_COLA, DSMM_COLA_ALLTOALLV, 0},
+        {DSMM_COLA_NOFUSION, DSMM_COLA_ALLTOALLV, 1}, {DSMM_COLA_NOFUSION, DSMM_COLA_NEIGHBOR, 1},
+        {DSMM_COLA_NOFUSION, DSMM_COLA_PUT, 1},       {DSMM_COLA_BCAST, DSMM_COLA_ALLTOALLV, 1},
         {DSMM_COLA_ROWWISE, DSMM_COLA_ALLTOALLV, 1},
     };
     CHECK_ALL_OK(ctx, dsmm_ctx_set_workgroup_size(ctx, wg));
@@ -223,9 +226,9 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
             if (wg == 1) CHECK_ALL_EQ(v.inter_fused, v.inter_nofusion);
             // What moved in the last multiply (all ranks when puts count at the origin).
             int64_t got = info.recv_intra + info.recv_inter;
-            int64_t bytes2 = (t1.bytes_recv[0] + t1.bytes_recv[1] - t0.bytes_recv[0] -
-                              t0.bytes_recv[1]) +
-                             (t1.rma_bytes[0] + t1.rma_bytes[1] - t0.rma_bytes[0] - t0.rma_bytes[1]);
+            int64_t bytes2 =
+                (t1.bytes_recv[0] + t1.bytes_recv[1] - t0.bytes_recv[0] - t0.bytes_recv[1]) +
+                (t1.rma_bytes[0] + t1.rma_bytes[1] - t0.rma_bytes[0] - t0.rma_bytes[1]);
             if (g_size == 1) {
                 CHECK_ALL_EQ(got, 0);
                 CHECK_ALL_EQ(v.v_fc + v.v_fr + v.v_cg, 0);
@@ -266,7 +269,8 @@ static int on_graph(const char *name, const dsmm_reorder *ros, int nro, const in
     CHECK_ALL(product_make(A, seed, &ref));
     for (int r = 0; r < nro; r++)
         for (int w = 0; w < nwg; w++)
-            if (check_all(ctx, A, D, &ref, seed, wgs[w], ros[r], name) != TEST_PASS) return TEST_FAIL;
+            if (check_all(ctx, A, D, &ref, seed, wgs[w], ros[r], name) != TEST_PASS)
+                return TEST_FAIL;
     product_free(&ref);
     dsmm_dist_destroy(&D);
     dsmm_csr_destroy(&A);
@@ -304,7 +308,10 @@ static int test_edge_cases(void)
     static const struct {
         dsmm_idx n;
         double density, empty_rows, empty_cols;
-    } cases[] = {{200, 0.03, 0.3, 0.3}, {3, 0.5, 0, 0}, {1, 1.0, 0, 0}, {50, 0.0, 0, 0},
+    } cases[] = {{200, 0.03, 0.3, 0.3},
+                 {3, 0.5, 0, 0},
+                 {1, 1.0, 0, 0},
+                 {50, 0.0, 0, 0},
                  {97, 0.2, 0.1, 0.0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         test_mat o;
@@ -320,8 +327,10 @@ static int test_edge_cases(void)
         uint64_t seed = task_seed(200 + i);
         product ref;
         CHECK_ALL(product_make(A, seed, &ref));
-        if (check_all(ctx, A, D, &ref, seed, 2, DSMM_REORDER_NONE, name) != TEST_PASS) return TEST_FAIL;
-        if (check_all(ctx, A, D, &ref, seed, 1, DSMM_REORDER_RCM, name) != TEST_PASS) return TEST_FAIL;
+        if (check_all(ctx, A, D, &ref, seed, 2, DSMM_REORDER_NONE, name) != TEST_PASS)
+            return TEST_FAIL;
+        if (check_all(ctx, A, D, &ref, seed, 1, DSMM_REORDER_RCM, name) != TEST_PASS)
+            return TEST_FAIL;
         product_free(&ref);
         dsmm_dist_destroy(&D);
         dsmm_csr_destroy(&A);
@@ -346,7 +355,8 @@ static int test_balance(void)
     dsmm_cola_volume_get(p, 1, 4, &v);
     int64_t mine = v.lsc_nnz + v.rsc_nnz + v.nrows, maxrow = 0;
     for (dsmm_idx i = 0; i < A->nrows; i++)
-        if (A->rowptr[i + 1] - A->rowptr[i] + 1 > maxrow) maxrow = A->rowptr[i + 1] - A->rowptr[i] + 1;
+        if (A->rowptr[i + 1] - A->rowptr[i] + 1 > maxrow)
+            maxrow = A->rowptr[i + 1] - A->rowptr[i] + 1;
     int64_t total = sum_all(mine);
     CHECK_ALL_EQ(total, (int64_t)A->nnz + A->nrows);
     CHECK_ALL_MSG(mine <= total / g_size + maxrow + 1, "panel weight %lld, mean %lld, row %lld",
@@ -389,8 +399,7 @@ static int test_bad_args(void)
     CHECK_ALL_OK(ctx, dsmm_dense_create(ctx, nrows + 1, 4, DSMM_DOUBLE, &Bk));
     CHECK_ALL_OK(ctx, dsmm_dense_create(ctx, nrows, 4, DSMM_FLOAT, &Bf));
     // A panel of the wrong height on the last rank only: every rank fails with DIM.
-    CHECK_ALL_ST(ctx, dsmm_cola_spmm(ctx, p, g_rank == g_size - 1 ? Bk : B, C, NULL),
-                 DSMM_ERR_DIM);
+    CHECK_ALL_ST(ctx, dsmm_cola_spmm(ctx, p, g_rank == g_size - 1 ? Bk : B, C, NULL), DSMM_ERR_DIM);
     dsmm_ctx_clear_error(ctx);
     CHECK_ALL_ST(ctx, dsmm_cola_spmm(ctx, p, Bf, C, NULL), DSMM_ERR_ARG); // types differ
     dsmm_ctx_clear_error(ctx);
