@@ -9,8 +9,10 @@
 #     bcast-1d and rowwise-1d with reorder none and rabbit, and PETSc's MatMatMult (MPIAIJ x
 #     MPIDENSE, 1D rows; bench/dist_petsc) on the same matrix: median of --repeat multiplies
 #     (dsmm: the slowest rank per multiply; PETSc: dist_petsc's median), ratio to PETSc.
-# Usage: bench/cola.sh BUILD_DIR [--repeat 5] [--k 32] [--quick] [--volume-only | --time-only]
-#                               [--only NAME...]
+#  3. Transfers of cola-nofusion (§4.3): MPI_Alltoallv, MPI_Neighbor_alltoallv and MPI_Put at
+#     P = 4, k = 32 double, median of --repeat, same graphs as the timing.
+# Usage: bench/cola.sh BUILD_DIR [--repeat 5] [--k 32] [--quick]
+#                               [--volume-only | --time-only | --transfers-only] [--only NAME...]
 #   BUILD_DIR has bin/dsmm (and bench/bench_spgemm + bench/dist_petsc for PETSc: make bench).
 #   --quick: the volume table only for graphs below 1M nonzeros, timing for three graphs.
 # Prints the tables; skips cleanly (a line saying so) what is absent.
@@ -22,6 +24,7 @@ k=32
 quick=0
 volume=1
 timing=1
+main=1
 only=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --volume-only) timing=0; shift ;;
     --time-only) volume=0; shift ;;
+    --transfers-only) volume=0; main=0; shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
     *) echo "cola.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -100,12 +104,13 @@ done
 fi
 
 [ $timing -eq 1 ] || exit 0
-echo
-echo "== time (P = 4, workgroups of 2, k = $k, double, median of $repeat; ms; PETSc runs the original order; ratio = PETSc / dsmm cola)"
 timed=("${graphs[@]}")
 if [ $quick -eq 1 ]; then
   timed=(); for g in "${graphs[@]}"; do case "${g%%=*}" in cora.adj|ca-condmat-cc1|email-enron) timed+=("$g") ;; esac; done
 fi
+if [ $main -eq 1 ]; then
+echo
+echo "== time (P = 4, workgroups of 2, k = $k, double, median of $repeat; ms; PETSc runs the original order; ratio = PETSc / dsmm cola)"
 have_petsc=0
 if [ -x "$petsc" ] && [ -x "$prep" ]; then have_petsc=1; else echo "(PETSc: skipped: $petsc or $prep not built; make bench)"; fi
 printf "%-28s %-7s %10s %10s %10s %10s %10s %8s\n" graph reorder cola nofusion bcast-1d rowwise-1d PETSc "PETSc/cola"
@@ -142,5 +147,27 @@ ratio = "%8.2f" % (pt / t[0]) if pt == pt and t[0] == t[0] and t[0] > 0 else "%8
 print("%-28s %-7s %s %s %s %s %s %s" % (name, ro, ms(t[0]), ms(t[1]), ms(t[2]), ms(t[3]),
                                         ms(pt) if ro == "none" else "%10s" % "", ratio))
 EOF
+  done
+done
+fi
+
+echo
+echo "== transfers of cola-nofusion (P = 4, k = $k, double, median of $repeat; ms; comm = slowest rank's communication)"
+printf "%-28s %-7s %18s %18s %18s\n" graph reorder "alltoallv (comm)" "neighbor (comm)" "put (comm)"
+for g in "${timed[@]}"; do
+  name=${g%%=*}; f=${g#*=}
+  case "$f" in *.txt.gz) continue ;; esac
+  for ro in none rabbit; do
+    row=()
+    for c in alltoallv neighbor put; do
+      s=$work/x.$name.$c.$ro.json
+      if mpirun "${mpiflags[@]}" -n 4 "$dsmm" spmm "$f" --algo cola-nofusion --comm "$c" --k "$k" \
+           --type double --reorder "$ro" --repeat "$repeat" -q --stats "$s" >"$work/out" 2>&1; then
+        row+=("$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f (%.3f)" % (1e3*d["seconds"], 1e3*d["comm_seconds"]))' "$s")")
+      else
+        row+=("-")
+      fi
+    done
+    printf "%-28s %-7s %18s %18s %18s\n" "$name" "$ro" "${row[@]}"
   done
 done
