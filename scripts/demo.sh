@@ -111,7 +111,7 @@ else
   step "GCN on Cora (2 layers, 16 hidden, 200 epochs, Kipf's split; no MPI in this build)" \
     "$DSMM" gcn --dataset "$DATA/cora" --stats "$out/gcn.json"
 fi
-acc=$(sed -n 's/.*"test_accuracy":\([0-9.eE+-]*\).*/\1/p' "$out/gcn.json")
+acc=$(sed -n 's/.*"test_accuracy":\([0-9][0-9.eE+-]*\).*/\1/p' "$out/gcn.json")
 if awk -v a="$acc" 'BEGIN { exit !(a >= 0.79) }'; then
   echo "GCN test accuracy $acc (published GCN: about 0.81)"
 else
