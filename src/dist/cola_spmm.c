@@ -233,7 +233,15 @@ cleanup:
     return st;
 }
 
-static dsmm_status compute_stage(run *r, int j)
+// Drives the next stage's messages while this one multiplies (MPI progresses a transfer
+// only inside MPI calls): a test between pieces.
+static dsmm_status progress(run *r, dsmmi_req *req)
+{
+    int done = 0;
+    return req && req->n > 0 ? dsmmi_req_test(r->ctx, req, &done) : DSMM_OK;
+}
+
+static dsmm_status compute_stage(run *r, int j, dsmmi_req *req)
 {
     dsmm_status st = DSMM_OK;
     dsmm_cola *p = r->p;
@@ -245,6 +253,7 @@ static dsmm_status compute_stage(run *r, int j)
             const char *b = dsmmi_shm_base(p->shm, s, NULL);
             if (s != p->me) r->shared_read += (int64_t)nneed * (int64_t)r->row;
             DSMM_TRY(mul(r, r->m->piece[s], b, s == p->me ? lsc_alg(r) : rsc_alg(r)));
+            DSMM_TRY(progress(r, req));
         } else if (r->m->fpiece[s]) {
             int t = p->holder[s];
             const char *b =
@@ -252,6 +261,7 @@ static dsmm_status compute_stage(run *r, int j)
                 (buf_at(p, t, j % 2, r->k) + (size_t)p->hoff[s] * (size_t)r->k) * r->elem;
             if (t != p->me) r->shared_read += (int64_t)nneed * (int64_t)r->row;
             DSMM_TRY(mul(r, r->m->fpiece[s], b, rsc_alg(r)));
+            DSMM_TRY(progress(r, req));
         }
     }
 cleanup:
@@ -290,7 +300,7 @@ static dsmm_status run_fused(run *r, const dsmm_dense *B)
     t0 = dsmmi_wtime();
     DSMM_TRY(dsmmi_shm_sync(ctx, p->shm)); // the copies of B are visible
     r->comm += dsmmi_wtime() - t0;
-    DSMM_TRY(compute_stage(r, 0));
+    DSMM_TRY(compute_stage(r, 0, &req));
     for (int j = 1; j < W; j++) {
         if (!p->opts.pipeline) DSMM_TRY(post_stage(r, j, sb[j % 2], &req));
         t0 = dsmmi_wtime();
@@ -298,7 +308,7 @@ static dsmm_status run_fused(run *r, const dsmm_dense *B)
         DSMM_TRY(dsmmi_shm_sync(ctx, p->shm)); // stage j's rows are in; stage j-1 is done
         r->comm += dsmmi_wtime() - t0;
         if (p->opts.pipeline && j + 1 < W) DSMM_TRY(post_stage(r, j + 1, sb[(j + 1) % 2], &req));
-        DSMM_TRY(compute_stage(r, j));
+        DSMM_TRY(compute_stage(r, j, &req));
     }
     t0 = dsmmi_wtime();
     DSMM_TRY(dsmmi_req_wait(ctx, &req));
