@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run_all.sh BUILD: every benchmark, each printing JSON lines (make bench).
-# DSMM_BENCH_SPGEMM_ARGS / DSMM_BENCH_SPMM_ARGS / DSMM_BENCH_DIST_ARGS pass options to
-# bench/spgemm.sh, bench/spmm.sh and bench/dist.sh (e.g. "--quick").
+# DSMM_BENCH_SPGEMM_ARGS / DSMM_BENCH_SPMM_ARGS / DSMM_BENCH_DIST_ARGS / DSMM_BENCH_COLA_ARGS
+# pass options to bench/spgemm.sh, bench/spmm.sh, bench/dist.sh and bench/cola.sh (e.g.
+# "--quick").
 set -euo pipefail
 build=${1:-build/release}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,3 +21,5 @@ bash "$here/spgemm.sh" "$build" ${DSMM_BENCH_SPGEMM_ARGS:-}
 bash "$here/spmm.sh" "$build" ${DSMM_BENCH_SPMM_ARGS:-}
 # shellcheck disable=SC2086
 bash "$here/dist.sh" "$build" ${DSMM_BENCH_DIST_ARGS:-}
+# shellcheck disable=SC2086
+bash "$here/cola.sh" "$build" ${DSMM_BENCH_COLA_ARGS:-}
