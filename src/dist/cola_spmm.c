@@ -39,13 +39,13 @@ static dsmm_spmm_alg rsc_alg(const run *r)
     return r->p->opts.rsc_alg == DSMM_SPMM_AUTO ? DSMM_SPMM_COL : r->p->opts.rsc_alg;
 }
 
-// C += X * B, B the brows x k rows at b (ld k).
-static dsmm_status mul(run *r, const dsmm_csr *X, const void *b, dsmm_spmm_alg alg)
+// C += X * B, B the X->ncols x k rows at b with leading dimension ld.
+static dsmm_status mul_ld(run *r, const dsmm_csr *X, const void *b, dsmm_idx ld, dsmm_spmm_alg alg)
 {
     dsmm_status st = DSMM_OK;
     if (X == NULL || X->nnz == 0) return DSMM_OK;
     double t0 = dsmmi_wtime();
-    dsmm_dense Bd = {X->ncols, r->k, r->k, (void *)b, r->type, 0, r->ctx};
+    dsmm_dense Bd = {X->ncols, r->k, ld, (void *)b, r->type, 0, r->ctx};
     dsmm_spmm_opts so;
     dsmm_spmm_opts_init(&so);
     so.alg = alg;
@@ -54,6 +54,12 @@ static dsmm_status mul(run *r, const dsmm_csr *X, const void *b, dsmm_spmm_alg a
 cleanup:
     r->comp += dsmmi_wtime() - t0;
     return st;
+}
+
+// C += X * B, B packed (ld k).
+static dsmm_status mul(run *r, const dsmm_csr *X, const void *b, dsmm_spmm_alg alg)
+{
+    return mul_ld(r, X, b, r->k, alg);
 }
 
 // Rows idx[0..n) of B (ld ldb) packed into dst.
@@ -179,7 +185,7 @@ static dsmm_status run_nofusion(run *r, const dsmm_dense *B)
         recv = p->win_base;
     }
     r->comm += dsmmi_wtime() - t0;
-    DSMM_TRY(mul(r, r->m->piece[p->me], B->val, lsc_alg(r)));
+    DSMM_TRY(mul_ld(r, r->m->piece[p->me], B->val, B->ld, lsc_alg(r)));
     DSMM_TRY(mul(r, r->m->rsc, recv, rsc_alg(r)));
 cleanup:
     dsmmi_free(ctx, cnt);
@@ -474,24 +480,13 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
     for (dsmm_idx i = 0; i < C->nrows; i++)
         memset((char *)C->val + (size_t)(i * C->ld) * r.elem, 0, r.row);
     if (p->P == 1) {
-        const void *b = B->val;
-        if (B->ld != r.k) { // a strided B: through a packed copy
-            local = grow(ctx, &p->rbuf, &p->rbuf_bytes, (size_t)B->nrows * r.row);
-            if (local == DSMM_OK) copy_rows(&r, B, p->rbuf);
-            b = p->rbuf;
-        }
-        if (local == DSMM_OK) local = mul(&r, r.m->piece[0], b, lsc_alg(&r));
+        local = mul_ld(&r, r.m->piece[0], B->val, B->ld, lsc_alg(&r));
     } else {
         switch (p->opts.alg) {
         case DSMM_COLA:
             local = run_fused(&r, B);
             break;
         case DSMM_COLA_NOFUSION:
-            if (B->ld != r.k) {
-                local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
-                                    "dsmm_cola_spmm: cola-nofusion needs B with ld == k");
-                break;
-            }
             local = run_nofusion(&r, B);
             break;
         case DSMM_COLA_BCAST:

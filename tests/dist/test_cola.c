@@ -190,7 +190,7 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
             dsmm_idx k = ks[ki];
             dsmm_type type = ki == 1 ? DSMM_DOUBLE : DSMM_FLOAT;
             size_t elem = type == DSMM_FLOAT ? 4 : 8;
-            dsmm_idx pad = o.alg == DSMM_COLA && ki == 2 ? 3 : 0; // a strided B for cola
+            dsmm_idx pad = ki == 2 ? 3 : 0; // a strided B (ld > k) for every algorithm
             dsmm_dense *B = NULL, *C = NULL;
             CHECK_ALL_OK(ctx, make_b(ctx, p, k, pad, type, seed + k, &B));
             CHECK_ALL_OK(ctx, dsmm_dense_create(ctx, B->nrows, k, type, &C));
