@@ -83,6 +83,7 @@ dsmm_status dsmmi_bcast(dsmm_ctx *ctx, const dsmmi_grid *g, dsmmi_dir dir, int r
 typedef struct dsmmi_req {
     void *reqs; // MPI_Request[n]
     int n;
+    int cap; // room in reqs (grown by dsmmi_isend / dsmmi_irecv)
 } dsmmi_req;
 /* dsmmi_ibcast: dsmmi_bcast started with MPI_Ibcast; complete it with dsmmi_req_wait before
  * touching buf. Counted when started. */

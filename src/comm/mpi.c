@@ -269,7 +269,7 @@ dsmm_status dsmmi_ibcast(dsmm_ctx *ctx, const dsmmi_grid *g, dsmmi_dir dir, int 
 {
     dsmm_status st = DSMM_OK;
     r->reqs = NULL;
-    r->n = 0;
+    r->n = r->cap = 0;
     int q = dir == DSMMI_ALONG_ROW ? g->pc : g->pr;
     if (q == 1 || bytes == 0) return DSMM_OK;
     size_t chunk = dsmmi_comm_chunk(ctx);
@@ -278,6 +278,7 @@ dsmm_status dsmmi_ibcast(dsmm_ctx *ctx, const dsmmi_grid *g, dsmmi_dir dir, int 
     MPI_Request *reqs = dsmmi_malloc(ctx, nchunks, sizeof *reqs);
     DSMM_CHECK(ctx, reqs != NULL, DSMM_ERR_NOMEM, "%zu broadcast requests", nchunks);
     r->reqs = reqs;
+    r->cap = (int)nchunks;
     for (size_t c = 0; c < nchunks; c++) {
         size_t off = c * chunk, n = bytes - off < chunk ? bytes - off : chunk;
         DSMM_MPI_TRY(
@@ -295,7 +296,7 @@ dsmm_status dsmmi_req_wait(dsmm_ctx *ctx, dsmmi_req *r)
     if (r->n > 0) DSMM_MPI_TRY(ctx, MPI_Waitall(r->n, r->reqs, MPI_STATUSES_IGNORE));
 cleanup:
     r->reqs = dsmmi_free(ctx, r->reqs);
-    r->n = 0;
+    r->n = r->cap = 0;
     return st;
 }
 

@@ -22,22 +22,19 @@ static void count(dsmm_ctx *ctx, int peer, size_t bytes, int nmsgs, int sent)
     }
 }
 
-// Room for `more` requests in r (the array grows geometrically; capacity is not stored, so
-// it is recomputed as the next power of two of n).
+// Room for `more` requests in r (the array grows geometrically).
 static dsmm_status req_room(dsmm_ctx *ctx, dsmmi_req *r, size_t more)
 {
     dsmm_status st = DSMM_OK;
-    size_t cap = 0, need = (size_t)r->n + more;
-    if (r->n > 0)
-        for (cap = 1; cap < (size_t)r->n; cap <<= 1) {
-        }
+    size_t cap = r->reqs ? (size_t)r->cap : 0, need = (size_t)r->n + more;
     if (need <= cap) return DSMM_OK;
     DSMM_CHECK(ctx, need <= INT_MAX, DSMM_ERR_ARG, "%zu requests in flight", need);
     size_t ncap = 16;
-    while (ncap < need) ncap <<= 1;
+    while (ncap < need) ncap = ncap > INT_MAX / 2 ? INT_MAX : ncap << 1;
     MPI_Request *p = dsmmi_realloc(ctx, r->reqs, ncap, sizeof *p);
     DSMM_CHECK(ctx, p != NULL, DSMM_ERR_NOMEM, "%zu requests", ncap);
     r->reqs = p;
+    r->cap = (int)ncap;
 cleanup:
     return st;
 }

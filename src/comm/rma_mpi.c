@@ -116,10 +116,10 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
                           uint64_t disp, int cls, dsmmi_req *r)
 {
     dsmm_status st = DSMM_OK;
-    dsmmi_req mine = {NULL, 0};
+    dsmmi_req mine = {NULL, 0, 0};
     dsmmi_req *q = r ? r : &mine;
     q->reqs = NULL;
-    q->n = 0;
+    q->n = q->cap = 0;
     if (bytes == 0) return DSMM_OK;
     size_t chunk = dsmmi_comm_chunk(ctx), n = (bytes + chunk - 1) / chunk;
     DSMM_CHECK(ctx, n <= INT_MAX, DSMM_ERR_ARG, "get of %zu bytes", bytes);
@@ -138,6 +138,7 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
     MPI_Request *reqs = dsmmi_malloc(ctx, n, sizeof *reqs);
     DSMM_CHECK(ctx, reqs != NULL, DSMM_ERR_NOMEM, "%zu get requests", n);
     q->reqs = reqs;
+    q->cap = (int)n;
     for (size_t c = 0; c < n; c++) {
         size_t off = c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         DSMM_MPI_TRY(ctx, MPI_Rget((char *)dst + off, (int)len, MPI_BYTE, target,
@@ -150,7 +151,10 @@ cleanup:
         MPI_Waitall(q->n, q->reqs, MPI_STATUSES_IGNORE);
         q->n = 0;
     }
-    if (st != DSMM_OK) q->reqs = dsmmi_free(ctx, q->reqs);
+    if (st != DSMM_OK) {
+        q->reqs = dsmmi_free(ctx, q->reqs);
+        q->cap = 0;
+    }
     return st;
 }
 
@@ -212,7 +216,7 @@ dsmm_status dsmmi_req_test(dsmm_ctx *ctx, dsmmi_req *r, int *done)
     *done = flag;
     if (flag) {
         r->reqs = dsmmi_free(ctx, r->reqs);
-        r->n = 0;
+        r->n = r->cap = 0;
     }
 cleanup:
     return st;

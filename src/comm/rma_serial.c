@@ -82,7 +82,7 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
 {
     if (r) {
         r->reqs = NULL;
-        r->n = 0;
+        r->n = r->cap = 0;
     }
     if (bytes == 0) return DSMM_OK;
     memmove(dst, at(w, disp), bytes);
@@ -128,7 +128,7 @@ dsmm_status dsmmi_req_test(dsmm_ctx *ctx, dsmmi_req *r, int *done)
 {
     (void)ctx;
     r->reqs = NULL;
-    r->n = 0;
+    r->n = r->cap = 0;
     *done = 1;
     return DSMM_OK;
 }

@@ -42,7 +42,7 @@ dsmm_status dsmmi_ibcast(dsmm_ctx *ctx, const dsmmi_grid *g, dsmmi_dir dir, int 
                          size_t bytes, dsmmi_req *r)
 {
     r->reqs = NULL;
-    r->n = 0;
+    r->n = r->cap = 0;
     return dsmmi_bcast(ctx, g, dir, root, buf, bytes);
 }
 
@@ -50,7 +50,7 @@ dsmm_status dsmmi_req_wait(dsmm_ctx *ctx, dsmmi_req *r)
 {
     (void)ctx;
     r->reqs = NULL;
-    r->n = 0;
+    r->n = r->cap = 0;
     return DSMM_OK;
 }
 
