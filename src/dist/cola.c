@@ -247,11 +247,11 @@ static dsmm_status gather_rows(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_idx *row,
         size_t *fill = rcount; // reused as cursors, reset below
         for (int t = 0; t < P; t++) fill[t] = sdispl[t] / sizeof(double);
         for (dsmm_idx k = 0; k < cnt; k++) {
-            size_t at = fill[owner_of(p->rb, P, row[k])];
-            sb[at] = (double)row[k];
-            sb[at + 1] = (double)col[k];
-            sb[at + 2] = val ? val[k] : 1.0;
-            fill[owner_of(p->rb, P, row[k])] += 3;
+            size_t *at = &fill[owner_of(p->rb, P, row[k])];
+            sb[*at] = (double)row[k];
+            sb[*at + 1] = (double)col[k];
+            sb[*at + 2] = val ? val[k] : 1.0;
+            *at += 3;
         }
     }
     DSMM_TRY(dsmmi_exchange(ctx, (const char *)sb, scount, sdispl, &rb, rcount));
@@ -359,35 +359,41 @@ cleanup:
     return st;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static dsmm_status workgroups(dsmm_ctx *ctx, dsmm_cola *p)
 {
     dsmm_status st = DSMM_OK;
     int P = p->P;
-    int *id = dsmmi_malloc(ctx, (size_t)P, sizeof *id);
+    int *id = dsmmi_malloc(ctx, 3 * (size_t)P, sizeof *id), *sorted = id + P, *size = id + 2 * P;
     p->wg_of = dsmmi_malloc(ctx, (size_t)P, sizeof *p->wg_of);
     p->lr_of = dsmmi_malloc(ctx, (size_t)P, sizeof *p->lr_of);
     p->members = dsmmi_malloc(ctx, (size_t)P, sizeof *p->members);
     DSMM_CHECK(ctx, id && p->wg_of && p->lr_of && p->members, DSMM_ERR_NOMEM, "workgroups");
     for (int r = 0; r < P; r++) id[r] = P > 1 ? dsmm_ctx_workgroup(ctx, r) : 0;
-    // Group index: rank of the group's id among the distinct ids, ascending.
+    // Group index: position of the group's id among the distinct ids, ascending; local rank:
+    // position among the group's ranks, ascending (ranks are visited in order).
+    memcpy(sorted, id, (size_t)P * sizeof *id);
+    qsort(sorted, (size_t)P, sizeof *sorted, cmp_int);
     p->W = 0;
+    for (int r = 0; r < P; r++)
+        if (p->W == 0 || sorted[r] != sorted[p->W - 1]) sorted[p->W++] = sorted[r];
+    memset(size, 0, (size_t)P * sizeof *size);
     for (int r = 0; r < P; r++) {
-        int first = 1;
-        for (int q = 0; q < r; q++)
-            if (id[q] == id[r]) first = 0;
-        if (first) p->W++;
-    }
-    for (int r = 0; r < P; r++) {
-        int below = 0, lr = 0;
-        for (int q = 0; q < P; q++) {
-            int first = 1;
-            for (int x = 0; x < q; x++)
-                if (id[x] == id[q]) first = 0;
-            if (first && id[q] < id[r]) below++;
-            if (q < r && id[q] == id[r]) lr++;
+        int lo = 0, hi = p->W - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (sorted[mid] < id[r])
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        p->wg_of[r] = below;
-        p->lr_of[r] = lr;
+        p->wg_of[r] = lo;
+        p->lr_of[r] = size[lo]++;
     }
     p->mywg = p->wg_of[p->me];
     p->nmem = 0;
@@ -548,7 +554,7 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     msgs m = {0};
     int64_t *rv = NULL;
     pair *pr = NULL;
-    dsmm_idx *ulist = NULL, *uptr = NULL, *fill = NULL;
+    dsmm_idx *ulist = NULL, *uptr = NULL, *stage_rows = NULL, *held_off = NULL;
     size_t *rc = dsmmi_calloc(ctx, (size_t)P, sizeof *rc);
     local = rc ? msgs_init(ctx, &m, P) : DSMM_ERR_NOMEM;
     for (int s = 0; local == DSMM_OK && s < P; s++) {
@@ -571,7 +577,11 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     p->hoff = dsmmi_calloc(ctx, (size_t)P, sizeof *p->hoff);
     p->ulen = dsmmi_calloc(ctx, (size_t)P, sizeof *p->ulen);
     p->mem_rmax = dsmmi_calloc(ctx, (size_t)p->nmem, sizeof *p->mem_rmax);
-    local = pr && uptr && p->holder && p->hoff && p->ulen && p->mem_rmax ? DSMM_OK : DSMM_ERR_NOMEM;
+    stage_rows = dsmmi_calloc(ctx, (size_t)p->W, sizeof *stage_rows);
+    held_off = dsmmi_calloc(ctx, (size_t)P, sizeof *held_off);
+    local = pr && uptr && p->holder && p->hoff && p->ulen && p->mem_rmax && stage_rows && held_off
+                ? DSMM_OK
+                : DSMM_ERR_NOMEM;
     if (local == DSMM_OK) local = msgs_init(ctx, &m, P);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     for (size_t i = 0; i < tot;) { // records: s, count, columns...
@@ -583,13 +593,6 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     size_t nu = 0;
     for (size_t i = 0; i < npr; i++)
         if (nu == 0 || pr[i].s != pr[nu - 1].s || pr[i].c != pr[nu - 1].c) pr[nu++] = pr[i];
-    dsmm_idx *stage_rows = dsmmi_calloc(ctx, (size_t)p->W + 1, sizeof *stage_rows);
-    DSMM_CHECK(ctx, stage_rows != NULL, DSMM_ERR_NOMEM, "stages");
-    dsmm_idx *held_off = dsmmi_calloc(ctx, (size_t)P, sizeof *held_off);
-    if (held_off == NULL) {
-        dsmmi_free(ctx, stage_rows);
-        DSMM_FAIL(ctx, DSMM_ERR_NOMEM, "stages");
-    }
     for (size_t i = 0; i < nu;) { // per s held here: offset in its stage's buffer
         dsmm_idx s = pr[i].s;
         size_t j = i;
@@ -603,7 +606,6 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     for (int j = 0; j < p->W; j++)
         if (stage_rows[j] > p->rmax) p->rmax = stage_rows[j];
     p->inter_fused = (int64_t)nu;
-    dsmmi_free(ctx, stage_rows);
     // Messages: to s, U[s]; to each member, rmax then (s, offset, count, U[s]) for all held s.
     for (int q = 0; local == DSMM_OK && q < p->nmem; q++)
         local = msgs_put(ctx, &m, p->members[q], p->rmax);
@@ -624,7 +626,6 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
         }
         i = j;
     }
-    dsmmi_free(ctx, held_off);
     rv = dsmmi_free(ctx, rv);
     DSMM_TRY(msgs_send(ctx, &m, P, local, &rv, rc));
     // Read: from holders of my group (layout and U lists), from other groups (what to send).
@@ -636,11 +637,12 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
     local = p->fsend_ptr && p->fsend_idx && ulist ? DSMM_OK : DSMM_ERR_NOMEM;
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     for (int s = 0; s < P; s++) p->holder[s] = -1;
+    // fsend ranges in rank order (ranks of this group and ranks holding nothing: empty);
+    // uptr[s]: where U[s] starts in ulist.
     size_t off = 0, nf = 0, nl = 0;
-    fill = dsmmi_calloc(ctx, (size_t)P, sizeof *fill); // start of U[s] in ulist
-    DSMM_CHECK(ctx, fill != NULL, DSMM_ERR_NOMEM, "U lists");
     for (int t = 0; t < P; t++) {
         const int64_t *v = rv + off;
+        p->fsend_ptr[t] = (dsmm_idx)nf;
         if (p->wg_of[t] != p->mywg) { // t holds my rows for its group
             if (rc[t])
                 for (int64_t k = 0; k < v[0]; k++) p->fsend_idx[nf++] = v[1 + k];
@@ -653,25 +655,14 @@ static dsmm_status plan_fused(dsmm_ctx *ctx, dsmm_cola *p, dsmm_idx **ulist_out,
                 p->holder[s] = t;
                 p->hoff[s] = ho;
                 p->ulen[s] = c;
-                fill[s] = (dsmm_idx)nl;
+                uptr[s] = (dsmm_idx)nl;
                 for (dsmm_idx k = 0; k < c; k++) ulist[nl++] = v[i + 3 + k];
                 i += 3 + (size_t)c;
             }
         }
         off += rc[t];
     }
-    // fsend ranges in rank order (ranks of this group and ranks holding nothing: empty).
-    {
-        dsmm_idx at = 0;
-        size_t o = 0;
-        for (int t = 0; t < P; t++) {
-            p->fsend_ptr[t] = at;
-            if (p->wg_of[t] != p->mywg && rc[t]) at += rv[o];
-            o += rc[t];
-        }
-        p->fsend_ptr[P] = at;
-    }
-    for (int s = 0; s < P; s++) uptr[s] = fill[s];
+    p->fsend_ptr[P] = (dsmm_idx)nf;
     *ulist_out = ulist;
     *uptr_out = uptr;
     ulist = NULL;
@@ -683,7 +674,8 @@ cleanup:
     dsmmi_free(ctx, pr);
     dsmmi_free(ctx, ulist);
     dsmmi_free(ctx, uptr);
-    dsmmi_free(ctx, fill);
+    dsmmi_free(ctx, stage_rows);
+    dsmmi_free(ctx, held_off);
     return st;
 }
 
