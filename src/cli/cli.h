@@ -207,6 +207,9 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
 int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_spmm_opts *so, int repeat);
+/* cli_median_run: the index of the run whose time t[i] is the (lower) median of t[0..n) (the
+ * first such run), so "seconds" and the breakdown reported describe the same run. */
+int cli_median_run(dsmm_ctx *ctx, const double *t, int n);
 /* The 1D CoLa SpMM of `dsmm spmm --algo cola|cola-nofusion|bcast-1d|rowwise-1d` (cola_run.c):
  * plan, repeated multiplies, C written in A's vertex order, and the volume table. */
 int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,

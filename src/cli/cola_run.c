@@ -130,12 +130,6 @@ cleanup:
     return st;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_cola_opts *co, int repeat)
@@ -170,7 +164,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     dsmm_status st = dsmm_dense_create(ctx, nrows, k, type, &B);
     if (st == DSMM_OK) st = dsmm_dense_create(ctx, nrows, k, type, &C);
     if (st == DSMM_OK) {
-        times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
+        times = dsmmi_malloc(ctx, 3 * (size_t)repeat, sizeof *times); // seconds | comp | comm
         if (times == NULL) st = DSMM_ERR_NOMEM;
     }
     if (dsmmi_comm_agree(ctx, st) != DSMM_OK) {
@@ -178,27 +172,26 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         goto done;
     }
     fill_panel(B, vx, seed);
-    dsmm_cola_info info, best = {0};
-    double med = 0.0;
+    dsmm_cola_info best = {0}; // the byte counts are the same every run
     for (int i = 0; i < repeat; i++) {
         dsmmi_barrier(ctx, NULL);
         double t1 = dsmmi_wtime();
-        if (dsmm_cola_spmm(ctx, plan, B, C, &info) != DSMM_OK) {
+        if (dsmm_cola_spmm(ctx, plan, B, C, &best) != DSMM_OK) {
             rc = cli_fail(cmd, ctx, "multiply failed");
             goto done;
         }
-        double mine[3] = {dsmmi_wtime() - t1, info.comp_seconds, info.comm_seconds};
+        // The slowest rank's seconds, compute and communication: the same on every rank.
+        double mine[3] = {dsmmi_wtime() - t1, best.comp_seconds, best.comm_seconds};
         if (dsmmi_allreduce_f64(ctx, mine, 3, '>') != DSMM_OK) {
             rc = cli_fail(cmd, ctx, "cannot reduce the times");
             goto done;
         }
-        times[i] = mine[0];
-        if (i == 0 || mine[0] <= times[0]) best = info; // counts are the same every run
-        best.comp_seconds = mine[1];
-        best.comm_seconds = mine[2];
+        for (int x = 0; x < 3; x++) times[x * repeat + i] = mine[x];
     }
-    qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-    med = times[repeat / 2];
+    int mid = cli_median_run(ctx, times, repeat);
+    double med = times[mid];
+    best.comp_seconds = times[repeat + mid];
+    best.comm_seconds = times[2 * repeat + mid];
     if (out) {
         double t2 = dsmmi_wtime();
         st = gather_c(ctx, plan, C, &Cg);

@@ -130,9 +130,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-// The run whose time is the (lower) median: its statistics are the ones reported, so
-// "seconds" and the breakdown describe the same run (the first run with the median time).
-static int median_run(dsmm_ctx *ctx, const double *t, int n)
+int cli_median_run(dsmm_ctx *ctx, const double *t, int n)
 {
     double *sorted = dsmmi_malloc(ctx, (size_t)n, sizeof *sorted);
     if (sorted == NULL) return n - 1; // the last run's record: still one consistent run
@@ -333,7 +331,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         }
         io += dsmmi_wtime() - t2;
     }
-    int mid = median_run(ctx, times, repeat);
+    int mid = cli_median_run(ctx, times, repeat);
     rc = finish(cmd, c, d, ctx, all[mid], DSMM_OK, io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
@@ -436,7 +434,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         }
         io += dsmmi_wtime() - t2;
     }
-    int mid = median_run(ctx, times, repeat);
+    int mid = cli_median_run(ctx, times, repeat);
     rc = finish(cmd, c, d, ctx, all[mid], dsmm_stats_set_int(all[mid], "k", k), io, repeat, out);
 done:
     times = dsmmi_free(ctx, times);
