@@ -215,12 +215,16 @@ int cli_median_run(dsmm_ctx *ctx, const double *t, int n);
 int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_cola_opts *co, int repeat);
-/* cli_cola_table: prints (rank 0, to f) the per-rank volume table of plan at k columns of
- * elem bytes: rows, LSC/RSC nnz, nonempty RSC columns, V_CG, V_FR, V_FC, inter-workgroup
- * bytes without and with fusion, and (info non-NULL) the bytes this run received; totals
- * last. Collective (gathers the ranks' rows). */
-dsmm_status cli_cola_table(FILE *f, dsmm_ctx *ctx, const dsmm_cola *plan, dsmm_idx k, size_t elem,
-                           const dsmm_cola_info *info);
+/* The per-rank volume table of the 1D algorithms (cola_run.c; `dsmm spmm --algo cola...` and
+ * `dsmm gcn`). cli_cola_gather: every rank's row (CLI_COLA_NCOL values: rows, LSC nnz, RSC nnz,
+ * nonempty RSC columns, V_CG, V_FR, V_FC, inter-workgroup bytes without and with fusion, and
+ * the bytes received intra / inter, -1 when info is NULL) into *all (new, dsmmi_free) on every
+ * rank. Collective. cli_cola_print: the title line, one line per rank and the totals, then the
+ * redundant shares of V_CG and V_FR; the received bytes only with with_recv. */
+#define CLI_COLA_NCOL 11
+dsmm_status cli_cola_gather(dsmm_ctx *ctx, const dsmm_cola_volume *v, const dsmm_cola_info *info,
+                            int64_t **all);
+void cli_cola_print(FILE *f, const char *title, const int64_t *all, int P, int with_recv);
 
 /* Names of enum values. */
 const char *cli_format_name(dsmm_format f);

@@ -52,44 +52,6 @@ static void progress(void *user, const dsmm_gcn_epoch *e)
             e->comm_seconds, e->dense_seconds);
 }
 
-// Per-rank volume numbers gathered to every rank: NV int64 per rank.
-enum { V_ROWS, V_LSC, V_RSC, V_COLS, V_CG, V_FR, V_FC, V_FUSED, V_NOFUSION, NV };
-
-static void volume_row(const dsmm_cola_volume *v, int64_t *out)
-{
-    out[V_ROWS] = v->nrows;
-    out[V_LSC] = v->lsc_nnz;
-    out[V_RSC] = v->rsc_nnz;
-    out[V_COLS] = v->rsc_cols;
-    out[V_CG] = v->v_cg;
-    out[V_FR] = v->v_fr;
-    out[V_FC] = v->v_fc;
-    out[V_FUSED] = v->inter_fused;
-    out[V_NOFUSION] = v->inter_nofusion;
-}
-
-static void volume_table(FILE *f, const int64_t *all, int P, int hidden)
-{
-    static const char *names[NV] = {"rows", "LSC nnz", "RSC nnz",     "RSC cols",      "V_CG",
-                                    "V_FR", "V_FC",    "inter fused", "inter nofusion"};
-    fprintf(f, "aggregation volume per multiply at k = %d (bytes received, float):\n", hidden);
-    fprintf(f, "%6s", "rank");
-    for (int j = 0; j < NV; j++) fprintf(f, " %14s", names[j]);
-    fprintf(f, "\n");
-    int64_t sum[NV] = {0};
-    for (int r = 0; r < P; r++) {
-        fprintf(f, "%6d", r);
-        for (int j = 0; j < NV; j++) {
-            fprintf(f, " %14lld", (long long)all[r * NV + j]);
-            sum[j] += all[r * NV + j];
-        }
-        fprintf(f, "\n");
-    }
-    fprintf(f, "%6s", "total");
-    for (int j = 0; j < NV; j++) fprintf(f, " %14lld", (long long)sum[j]);
-    fprintf(f, "\n");
-}
-
 // A growing string for the JSON arrays of the statistics.
 typedef struct sbuf {
     char *s;
@@ -154,14 +116,17 @@ static dsmm_status curve_json(const dsmm_gcn_result *r, sbuf *b)
     return b->bad ? DSMM_ERR_NOMEM : DSMM_OK;
 }
 
+// The per-rank volume (cli_cola_gather's rows, without the received bytes) as arrays.
 static dsmm_status volume_json(const int64_t *all, int P, sbuf *b)
 {
-    static const char *keys[NV] = {"rows", "lsc_nnz", "rsc_nnz",     "rsc_cols",      "v_cg",
-                                   "v_fr", "v_fc",    "inter_fused", "inter_nofusion"};
+    static const char *keys[CLI_COLA_NCOL - 2] = {"rows",     "lsc_nnz",        "rsc_nnz",
+                                                  "rsc_cols", "v_cg",           "v_fr",
+                                                  "v_fc",     "inter_nofusion", "inter_fused"};
     put(b, "{");
-    for (int j = 0; j < NV; j++) {
+    for (int j = 0; j < CLI_COLA_NCOL - 2; j++) {
         put(b, "%s\"%s\": [", j ? ", " : "", keys[j]);
-        for (int r = 0; r < P; r++) put(b, "%s%lld", r ? ", " : "", (long long)all[r * NV + j]);
+        for (int r = 0; r < P; r++)
+            put(b, "%s%lld", r ? ", " : "", (long long)all[r * CLI_COLA_NCOL + j]);
         put(b, "]");
     }
     put(b, "}");
@@ -338,12 +303,9 @@ int cli_gcn(int argc, char **argv)
         goto done;
     }
     dsmm_ctx_traffic(ctx, &t1);
-    int64_t mine[NV],
-        sums[2] = {t1.bytes_sent[0] + t1.bytes_sent[1] - t0.bytes_sent[0] - t0.bytes_sent[1],
-                   (int64_t)dsmm_ctx_mem_peak(ctx)};
-    volume_row(&res.volume, mine);
-    vol = malloc(sizeof *vol * (size_t)NV * (size_t)P);
-    st = vol ? dsmmi_allgather_i64(ctx, mine, NV, vol) : DSMM_ERR_NOMEM;
+    int64_t sums[2] = {t1.bytes_sent[0] + t1.bytes_sent[1] - t0.bytes_sent[0] - t0.bytes_sent[1],
+                       (int64_t)dsmm_ctx_mem_peak(ctx)};
+    st = cli_cola_gather(ctx, &res.volume, NULL, &vol);
     if (st == DSMM_OK) st = dsmmi_allreduce_i64(ctx, &sums[0], 1, '+');
     if (st == DSMM_OK) st = dsmmi_allreduce_i64(ctx, &sums[1], 1, '>');
     if (st != DSMM_OK) {
@@ -363,12 +325,18 @@ int cli_gcn(int argc, char **argv)
                 "%.3f s (%.2f ms/epoch), setup %.3f s\n",
                 res.train_accuracy, res.val_accuracy, res.test_accuracy, res.seconds,
                 res.epochs ? 1e3 * res.seconds / res.epochs : 0.0, res.setup_seconds);
-        if (!c.quiet) volume_table(out, vol, P, p.hidden);
+        if (!c.quiet) {
+            char title[96];
+            snprintf(
+                title, sizeof title,
+                "aggregation volume per multiply at k = %d (bytes received, float):", p.hidden);
+            cli_cola_print(out, title, vol, P, 0);
+        }
         if (c.stats && write_stats(ctx, c.stats, &a, &p, &res, vol, sums[0], sums[1]) != DSMM_OK)
             rc = cli_fail(&cmd, ctx, "cannot write the statistics");
     }
 done:
-    free(vol);
+    dsmmi_free(ctx, vol);
     dsmm_gcn_result_free(&res);
     if (serial)
         dsmm_ctx_destroy(&ctx);

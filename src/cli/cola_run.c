@@ -10,59 +10,53 @@
 #include "cli/cli.h"
 #include "comm/comm.h"
 
-#define NCOL 11
-
-dsmm_status cli_cola_table(FILE *f, dsmm_ctx *ctx, const dsmm_cola *plan, dsmm_idx k, size_t elem,
-                           const dsmm_cola_info *info)
+dsmm_status cli_cola_gather(dsmm_ctx *ctx, const dsmm_cola_volume *v, const dsmm_cola_info *info,
+                            int64_t **all)
 {
-    dsmm_status st = DSMM_OK;
-    int P = dsmm_ctx_size(ctx);
-    dsmm_cola_volume v;
-    dsmm_cola_volume_get(plan, k, elem, &v);
-    int64_t mine[NCOL] = {v.nrows,
-                          v.lsc_nnz,
-                          v.rsc_nnz,
-                          v.rsc_cols,
-                          v.v_cg,
-                          v.v_fr,
-                          v.v_fc,
-                          v.inter_nofusion,
-                          v.inter_fused,
-                          info ? info->recv_intra : -1,
-                          info ? info->recv_inter : -1};
-    int64_t *all = dsmmi_malloc(ctx, (size_t)P * NCOL, sizeof *all);
-    st = dsmmi_comm_agree(ctx, all ? DSMM_OK : DSMM_ERR_NOMEM);
-    if (st != DSMM_OK) goto cleanup;
-    st = dsmmi_allgather_i64(ctx, mine, NCOL, all);
-    if (st != DSMM_OK || dsmm_ctx_rank(ctx) != 0 || f == NULL) goto cleanup;
-    fprintf(f, "volume (k = %lld, %zu-byte values; bytes this rank receives per multiply):\n",
-            (long long)k, elem);
-    fprintf(f, "%6s %9s %10s %10s %9s %13s %13s %13s %13s %13s", "rank", "rows", "LSC nnz",
-            "RSC nnz", "RSC cols", "V_CG", "V_FR", "V_FC", "inter(nofus)", "inter(fused)");
-    if (info) fprintf(f, " %13s %13s", "recv intra", "recv inter");
+    int64_t mine[CLI_COLA_NCOL] = {v->nrows,
+                                   v->lsc_nnz,
+                                   v->rsc_nnz,
+                                   v->rsc_cols,
+                                   v->v_cg,
+                                   v->v_fr,
+                                   v->v_fc,
+                                   v->inter_nofusion,
+                                   v->inter_fused,
+                                   info ? info->recv_intra : -1,
+                                   info ? info->recv_inter : -1};
+    *all = dsmmi_malloc(ctx, (size_t)dsmm_ctx_size(ctx) * CLI_COLA_NCOL, sizeof **all);
+    dsmm_status st = dsmmi_comm_agree(ctx, *all ? DSMM_OK : DSMM_ERR_NOMEM);
+    if (st == DSMM_OK) st = dsmmi_allgather_i64(ctx, mine, CLI_COLA_NCOL, *all);
+    if (st != DSMM_OK) *all = dsmmi_free(ctx, *all);
+    return st;
+}
+
+void cli_cola_print(FILE *f, const char *title, const int64_t *all, int P, int with_recv)
+{
+    int ncol = with_recv ? CLI_COLA_NCOL : CLI_COLA_NCOL - 2;
+    static const char *const names[CLI_COLA_NCOL] = {
+        "rows", "LSC nnz",      "RSC nnz",      "RSC cols",   "V_CG",      "V_FR",
+        "V_FC", "inter(nofus)", "inter(fused)", "recv intra", "recv inter"};
+    static const int width[CLI_COLA_NCOL] = {9, 10, 10, 9, 13, 13, 13, 13, 13, 13, 13};
+    fprintf(f, "%s\n%6s", title, "rank");
+    for (int c = 0; c < ncol; c++) fprintf(f, " %*s", width[c], names[c]);
     fprintf(f, "\n");
-    int64_t tot[NCOL] = {0};
+    int64_t tot[CLI_COLA_NCOL] = {0};
     for (int r = 0; r <= P; r++) {
-        const int64_t *x = r < P ? all + (size_t)r * NCOL : tot;
-        if (r < P)
-            for (int c = 0; c < NCOL; c++) tot[c] += x[c];
-        if (r < P)
+        const int64_t *x = r < P ? all + (size_t)r * CLI_COLA_NCOL : tot;
+        if (r < P) {
+            for (int c = 0; c < CLI_COLA_NCOL; c++) tot[c] += x[c];
             fprintf(f, "%6d", r);
-        else
+        } else {
             fprintf(f, "%6s", "total");
-        fprintf(f, " %9lld %10lld %10lld %9lld %13lld %13lld %13lld %13lld %13lld", (long long)x[0],
-                (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4], (long long)x[5],
-                (long long)x[6], (long long)x[7], (long long)x[8]);
-        if (info) fprintf(f, " %13lld %13lld", (long long)x[9], (long long)x[10]);
+        }
+        for (int c = 0; c < ncol; c++) fprintf(f, " %*lld", width[c], (long long)x[c]);
         fprintf(f, "\n");
     }
     if (tot[4] > 0)
         fprintf(f, "redundant: V_CG %.1f%%, V_FR %.1f%% (of their bytes, V_FC being the need)\n",
                 100.0 * (double)(tot[4] - tot[6]) / (double)tot[4],
                 tot[5] > 0 ? 100.0 * (double)(tot[5] - tot[6]) / (double)tot[5] : 0.0);
-cleanup:
-    dsmmi_free(ctx, all);
-    return st;
 }
 
 // B's panel: row r is vertex[r]'s stream, as the serial `dsmm spmm` draws B.
@@ -140,6 +134,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     dsmm_dense *B = NULL, *C = NULL, *Cg = NULL;
     dsmm_stats *s = NULL;
     double *times = NULL;
+    int64_t *vol = NULL; // the volume table's rows, every rank's
     int rc = cli_dist_ctx(cmd, c, d, &ctx);
     if (rc != CLI_OK) return rc;
     dsmm_read_opts ro;
@@ -216,13 +211,20 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
                 repeat > 1 ? " (median)" : "", best.comp_seconds, best.comm_seconds);
         fprintf(f, "%-20s%.6f (plan), %.6f (read)\n", "setup seconds:", setup, io);
     }
-    if (cli_cola_table(f, ctx, plan, k, elem, &best) != DSMM_OK) {
+    dsmm_cola_volume v;
+    dsmm_cola_volume_get(plan, k, elem, &v);
+    if (cli_cola_gather(ctx, &v, &best, &vol) != DSMM_OK) {
         rc = cli_fail(cmd, ctx, "cannot gather the volume table");
         goto done;
     }
+    if (f && dsmm_ctx_rank(ctx) == 0) {
+        char title[128];
+        snprintf(title, sizeof title,
+                 "volume (k = %lld, %zu-byte values; bytes this rank receives per multiply):",
+                 (long long)k, elem);
+        cli_cola_print(f, title, vol, dsmm_ctx_size(ctx), 1);
+    }
     if (c->stats) {
-        dsmm_cola_volume v;
-        dsmm_cola_volume_get(plan, k, elem, &v);
         int64_t sums[7] = {v.v_cg,        v.v_fr,          v.v_fc,         v.inter_nofusion,
                            v.inter_fused, best.recv_intra, best.recv_inter};
         st = dsmmi_allreduce_i64(ctx, sums, 7, '+');
@@ -254,6 +256,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
 done:
     dsmm_stats_destroy(&s);
     dsmmi_free(ctx, times);
+    dsmmi_free(ctx, vol);
     dsmm_dense_destroy(&Cg);
     dsmm_dense_destroy(&B);
     dsmm_dense_destroy(&C);
