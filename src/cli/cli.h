@@ -207,6 +207,11 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
 int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_spmm_opts *so, int repeat);
+/* cli_random_b: the random B of `dsmm spmm` (and its distributed runs): row r of the whole B is
+ * uniform in [-1, 1) from the stream (seed, r), entry j at position j of it, so B depends on
+ * nothing but seed, r and k. Fills B's rows i with r = rows[i] (rows non-NULL: a panel in
+ * another numbering) or r = row0 + i, and columns from col0 (a tile of a 2D grid). */
+void cli_random_b(dsmm_dense *B, uint64_t seed, const dsmm_idx *rows, dsmm_idx row0, dsmm_idx col0);
 /* cli_median_run: the index of the run whose time t[i] is the (lower) median of t[0..n) (the
  * first such run), so "seconds" and the breakdown reported describe the same run. */
 int cli_median_run(dsmm_ctx *ctx, const double *t, int n);

@@ -46,24 +46,6 @@ static void alg_choices(char *buf, size_t len)
                               dsmm_spmm_alg_name((dsmm_spmm_alg)k));
 }
 
-// B(r, :) from the stream (seed, r): each row owns its stream, so B does not depend on how
-// rows are shared between threads, nor on anything but seed, r and k.
-static void fill_random(dsmm_dense *B, uint64_t seed)
-{
-    for (dsmm_idx r = 0; r < B->nrows; r++) {
-        dsmm_rng g;
-        dsmm_rng_init(&g, seed, (uint64_t)r);
-        if (B->type == DSMM_DOUBLE) {
-            double *b = (double *)B->val + r * B->ld;
-            for (dsmm_idx j = 0; j < B->ncols; j++) b[j] = 2.0 * dsmm_rng_uniform(&g) - 1.0;
-        } else {
-            float *b = (float *)B->val + r * B->ld;
-            for (dsmm_idx j = 0; j < B->ncols; j++)
-                b[j] = (float)(2.0 * dsmm_rng_uniform(&g) - 1.0);
-        }
-    }
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -381,7 +363,7 @@ int cli_spmm(int argc, char **argv)
             rc = cli_fail(&cmd, ctx, "cannot allocate B");
             goto done;
         }
-        fill_random(B, r.seed);
+        cli_random_b(B, r.seed, NULL, 0, 0);
     }
     // ROW reads op(A) by rows and COL by columns; given the other orientation, the front end
     // would transpose A inside every timed call. Done once here instead, so the timing is the

@@ -59,22 +59,6 @@ void cli_cola_print(FILE *f, const char *title, const int64_t *all, int P, int w
                 tot[5] > 0 ? 100.0 * (double)(tot[5] - tot[6]) / (double)tot[5] : 0.0);
 }
 
-// B's panel: row r is vertex[r]'s stream, as the serial `dsmm spmm` draws B.
-static void fill_panel(dsmm_dense *B, const dsmm_idx *vertex, uint64_t seed)
-{
-    for (dsmm_idx i = 0; i < B->nrows; i++) {
-        dsmm_rng g;
-        dsmm_rng_init(&g, seed, (uint64_t)vertex[i]);
-        for (dsmm_idx j = 0; j < B->ncols; j++) {
-            double v = 2.0 * dsmm_rng_uniform(&g) - 1.0;
-            if (B->type == DSMM_DOUBLE)
-                ((double *)B->val)[i * B->ld + j] = v;
-            else
-                ((float *)B->val)[i * B->ld + j] = (float)v;
-        }
-    }
-}
-
 // C in A's vertex order on rank 0 (*out NULL elsewhere): every rank sends its rows with
 // their vertex numbers.
 static dsmm_status gather_c(dsmm_ctx *ctx, const dsmm_cola *plan, const dsmm_dense *C,
@@ -166,8 +150,8 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         rc = cli_fail(cmd, ctx, "cannot allocate B and C");
         goto done;
     }
-    fill_panel(B, vx, seed);
-    dsmm_cola_info best = {0}; // the byte counts are the same every run
+    cli_random_b(B, seed, vx, 0, 0); // row r: vertex vx[r]'s stream
+    dsmm_cola_info best = {0};       // the byte counts are the same every run
     for (int i = 0; i < repeat; i++) {
         dsmmi_barrier(ctx, NULL);
         double t1 = dsmmi_wtime();

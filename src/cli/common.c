@@ -123,3 +123,19 @@ int cli_parse_abcd(const char *s, dsmm_gen_params *p)
     p->d = v[3];
     return 0;
 }
+
+void cli_random_b(dsmm_dense *B, uint64_t seed, const dsmm_idx *rows, dsmm_idx row0, dsmm_idx col0)
+{
+    for (dsmm_idx i = 0; i < B->nrows; i++) {
+        dsmm_rng g;
+        dsmm_rng_init(&g, seed, (uint64_t)(rows ? rows[i] : row0 + i));
+        g.counter = (uint64_t)col0;
+        for (dsmm_idx j = 0; j < B->ncols; j++) {
+            double v = 2.0 * dsmm_rng_uniform(&g) - 1.0;
+            if (B->type == DSMM_DOUBLE)
+                ((double *)B->val)[i * B->ld + j] = v;
+            else
+                ((float *)B->val)[i * B->ld + j] = (float)v;
+        }
+    }
+}

@@ -348,24 +348,6 @@ done:
     return rc;
 }
 
-// B(r, :) from the stream (seed, r), as the serial `dsmm spmm` draws it, so results do not
-// depend on the grid: a tile's columns c0.. start at position c0 of the row's stream.
-static void fill_tile(dsmm_dense *T, dsmm_idx r0, dsmm_idx c0, uint64_t seed)
-{
-    for (dsmm_idx i = 0; i < T->nrows; i++) {
-        dsmm_rng g;
-        dsmm_rng_init(&g, seed, (uint64_t)(r0 + i));
-        g.counter = (uint64_t)c0;
-        for (dsmm_idx j = 0; j < T->ncols; j++) {
-            double v = 2.0 * dsmm_rng_uniform(&g) - 1.0;
-            if (T->type == DSMM_DOUBLE)
-                ((double *)T->val)[i * T->ld + j] = v;
-            else
-                ((float *)T->val)[i * T->ld + j] = (float)v;
-        }
-    }
-}
-
 int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, const char *a_path,
                   dsmm_idx k, uint64_t seed, dsmm_type type, const char *out,
                   const dsmm_spmm_opts *so, int repeat)
@@ -398,7 +380,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     }
     dsmm_idx r0 = 0, c0 = 0;
     dsmm_dense *T = dsmm_dist_dense_local(B, &r0, &c0);
-    fill_tile(T, r0, c0, seed);
+    cli_random_b(T, seed, NULL, r0, c0);
     dsmm_dist_opts o;
     dsmm_dist_opts_init(&o);
     o.alg = d->alg;
