@@ -136,6 +136,54 @@ DSMM_API size_t dsmm_ctx_mem_peak(const dsmm_ctx *ctx);
 /* dsmm_ctx_set_progress: 0 never, 1 on stderr when it is a terminal (default), 2 always. */
 DSMM_API void dsmm_ctx_set_progress(dsmm_ctx *ctx, int mode);
 
+/* ------------------------------------------------------------------------------------------ */
+/* GPU (CUDA): one device per context, its memory pool, streams and staging buffers           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Settings of dsmm_ctx_set_gpu; dsmm_gpu_opts_init sets the defaults noted. */
+typedef struct dsmm_gpu_opts {
+    int device;          // CUDA device ordinal; -1 (default): the rank modulo the device count
+    size_t pool_bytes;   // device pool, allocated once: 0 (default) = 80% of the free memory
+    size_t stage_bytes;  // each of the two pinned host staging buffers (default 16 MiB)
+    double auto_flops;   // AUTO sends a local product to the GPU when its multiply-adds reach
+                         // this (default 2e6, docs/gpu.md); < 0: AUTO never uses the GPU
+} dsmm_gpu_opts;
+DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
+
+/* dsmm_gpu_count: CUDA devices visible to this process (0 in a build without CUDA). */
+DSMM_API int dsmm_gpu_count(void);
+
+/* dsmm_ctx_set_gpu: gives ctx a CUDA device: the pool is allocated here, once (no device
+ * allocation happens during products), with two streams, events and pinned staging buffers.
+ * After it, the GPU and CUSPARSE kernels run on ctx and AUTO sends products of at least
+ * auto_flops there. opts NULL = defaults. Calling it again replaces the device state.
+ * Errors: DSMM_ERR_UNSUPPORTED (built without CUDA); DSMM_ERR_CUDA (no device, or the pool
+ *         cannot be allocated, with CUDA's message); DSMM_ERR_ARG (bad settings). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_set_gpu(dsmm_ctx *ctx, const dsmm_gpu_opts *opts);
+
+/* dsmm_mpi_cuda_aware: 1 when the MPI library says at run time that it takes device buffers
+ * (Open MPI's MPIX_Query_cuda_support), else 0 (also without MPI); dsmm then stages device
+ * data through pinned host buffers. */
+DSMM_API int dsmm_mpi_cuda_aware(void);
+
+/* What the context's device is and did. */
+typedef struct dsmm_gpu_info {
+    int enabled;            // dsmm_ctx_set_gpu succeeded on this context
+    int device;             // CUDA ordinal
+    char name[96];          // "NVIDIA H100 80GB HBM3, sm_90"
+    size_t pool_bytes;      // size of the pool
+    size_t pool_in_use;     // bytes held now
+    size_t pool_peak;       // most bytes held at once since dsmm_ctx_set_gpu
+    long products_gpu;      // local products run on the device
+    long products_cpu;      // AUTO products kept on the CPU (below auto_flops or unsupported)
+    double bytes_h2d, bytes_d2h;
+    double seconds_h2d, seconds_d2h, seconds_kernels; // device events, summed
+} dsmm_gpu_info;
+
+/* dsmm_ctx_gpu_info: fills *info (enabled = 0 and zeros when ctx has no device).
+ * Errors: DSMM_ERR_ARG for NULL arguments. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_gpu_info(const dsmm_ctx *ctx, dsmm_gpu_info *info);
+
 /* dsmm_parse_size: "512", "64K", "1.5G", "2GiB" -> bytes. Errors: DSMM_ERR_ARG. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_parse_size(const char *s, size_t *bytes);
 
@@ -477,7 +525,10 @@ typedef enum dsmm_spgemm_alg {
     DSMM_SPGEMM_HEAP,  // k-way merge of the B rows; rows come out sorted
     DSMM_SPGEMM_DENSE, // dense accumulator + bitmap over the columns; rows come out sorted
     DSMM_SPGEMM_REF,   // reference (src/kernels/ref), single-threaded
-    DSMM_SPGEMM_GPU,   // CUDA backend (DSMM_ERR_UNSUPPORTED until built in)
+    DSMM_SPGEMM_GPU,   // dsmm's CUDA kernel (needs dsmm_ctx_set_gpu; DSMM_ERR_UNSUPPORTED
+                       // without CUDA)
+    DSMM_SPGEMM_CUSPARSE, // cusparseSpGEMM (ALG1), the reference the GPU kernel is checked
+                          // and timed against (same needs as GPU)
     DSMM_SPGEMM_ALG_COUNT
 } dsmm_spgemm_alg;
 
@@ -492,7 +543,7 @@ typedef enum dsmm_semiring {
     DSMM_SEMIRING_COUNT
 } dsmm_semiring;
 
-/* Names shared by the CLI and callers: "auto" "hash" "heap" "dense" "ref" "gpu";
+/* Names shared by the CLI and callers: "auto" "hash" "heap" "dense" "ref" "gpu" "cusparse";
  * "plus-times" "plus-pair" "min-plus" "max-times". Errors: DSMM_ERR_ARG for other names. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_alg_from_name(const char *name,
                                                               dsmm_spgemm_alg *alg);
@@ -527,6 +578,10 @@ typedef struct dsmm_spgemm_info {
     int threads;          // threads used
     double seconds_symbolic, seconds_numeric, seconds; // seconds = the whole call
     size_t workspace_bytes; // scratch held at the peak (accumulators, conversions)
+    int on_gpu;             // 1: the product ran on the GPU (GPU, CUSPARSE, or AUTO sending it)
+    double seconds_transfer; // GPU: host<->device copies (device events)
+    double seconds_device;   // GPU: from inputs on the device to C on the device (events)
+    size_t device_bytes;     // GPU: device pool bytes held at the peak of this product
 } dsmm_spgemm_info;
 
 /* dsmm_csr_spgemm: C = A * B with the defaults (AUTO, plus-times, sorted rows).
@@ -597,17 +652,19 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_estimate(dsmm_ctx *ctx, const ds
  * names (the CoLa column-wise form: every row of B is read once);
  * threads own disjoint row ranges of C, so no atomics and also bitwise the same at any
  * thread count. AUTO: COL when transpose_a (A^T * B without forming A^T), else ROW.
- * REF: the single-threaded reference. GPU: reserved for the CUDA backend. */
+ * REF: the single-threaded reference. GPU: dsmm's CUDA kernels, CUSPARSE: cusparseSpMM (both
+ * need dsmm_ctx_set_gpu; AUTO sends large products there once it is set). */
 typedef enum dsmm_spmm_alg {
     DSMM_SPMM_AUTO = 0,
     DSMM_SPMM_ROW,
     DSMM_SPMM_COL,
     DSMM_SPMM_REF,
-    DSMM_SPMM_GPU,
+    DSMM_SPMM_GPU,      // dsmm's CUDA kernels (needs dsmm_ctx_set_gpu)
+    DSMM_SPMM_CUSPARSE, // cusparseSpMM, the reference the GPU kernels are checked against
     DSMM_SPMM_ALG_COUNT
 } dsmm_spmm_alg;
 
-/* Names "auto" "row" "col" "ref" "gpu". Errors: DSMM_ERR_ARG for other names. */
+/* Names "auto" "row" "col" "ref" "gpu" "cusparse". Errors: DSMM_ERR_ARG for other names. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_alg_from_name(const char *name, dsmm_spmm_alg *alg);
 DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
 
@@ -637,6 +694,11 @@ typedef struct dsmm_spmm_info {
     size_t workspace_bytes; // scratch held at the peak (converted values, a transpose)
     dsmm_idx k_block;       // columns per pass (k when one pass)
     int passes;             // passes over the sparse operand
+    int on_gpu;             // 1: the product ran on the GPU
+    int gpu_variant;        // GPU: 0 row-split (a warp or sub-warp per row), 1 nnz-split
+    double seconds_transfer; // GPU: host<->device copies (device events)
+    double seconds_device;   // GPU: the multiply alone, inputs already on the device (events)
+    size_t device_bytes;     // GPU: device pool bytes held at the peak of this product
 } dsmm_spmm_info;
 
 /* dsmm_csr_spmm: C = alpha * op(A) * B + beta * C. B and C are row-major dense (dsmm_dense)

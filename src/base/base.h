@@ -55,6 +55,11 @@ struct dsmm_ctx {
     int64_t *rdma_trace, rdma_trace_n;
     void *comm;                       // comm layer state (MPI), NULL when serial
     void (*comm_free)(dsmm_ctx *ctx); // releases comm
+    // CUDA device state (gpu/gpu.h, dsmm_ctx_set_gpu), NULL without one; gpu_auto: AUTO
+    // local products may go to the device (the gpu layer's table entries decide).
+    void *gpu;
+    void (*gpu_free)(dsmm_ctx *ctx);
+    int gpu_auto;
 };
 
 /* dsmmi_error: records "NAME: message (file:line)" in ctx (if non-NULL) and returns code.

@@ -42,6 +42,7 @@ void dsmm_ctx_destroy(dsmm_ctx **pctx)
     if (pctx == NULL || *pctx == NULL) return;
     dsmm_ctx *ctx = *pctx;
     if (ctx->magic == DSMMI_CTX_MAGIC) {
+        if (ctx->gpu_free) ctx->gpu_free(ctx); // before comm: the device state may log
         if (ctx->comm_free) ctx->comm_free(ctx);
         dsmmi_cache_drop(ctx);
         if (ctx->in_use != 0)

@@ -5,6 +5,9 @@
 // counted data movements (chunked so no message exceeds MPI's int count).
 #include <limits.h>
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,4 +475,13 @@ dsmm_status dsmmi_barrier(dsmm_ctx *ctx, double *waited)
 cleanup:
     if (waited) *waited = dsmmi_wtime() - t0;
     return st;
+}
+
+int dsmm_mpi_cuda_aware(void)
+{
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+    return MPIX_Query_cuda_support() == 1; // asked at run time: the loaded library decides
+#else
+    return 0;
+#endif
 }

@@ -204,3 +204,8 @@ void dsmmi_shm_free(dsmm_ctx *ctx, dsmmi_shm **w)
     dsmmi_free(ctx, (*w)->base);
     *w = dsmmi_free(ctx, *w);
 }
+
+int dsmm_mpi_cuda_aware(void)
+{
+    return 0;
+}

@@ -1,12 +1,227 @@
 // src/gpu/gpu.h: the C-callable gateway to the CUDA backend; other layers see only this.
+// Host-side logic (pool, staging, row bins, the AUTO decision) is plain C and built in every
+// configuration, so CI tests it without a GPU; the .cu files hold the device code.
 #ifndef DSMM_GPU_H
 #define DSMM_GPU_H
 
-#include "base/base.h"
+#include "kernels/kernels.h"
 
 /* dsmmi_gpu_device_count: CUDA devices visible (0 without CUDA or without a device). */
 int dsmmi_gpu_device_count(void);
 /* dsmmi_gpu_describe: "NVIDIA H100 80GB HBM3, 79 GiB, sm_90" or a reason there is none. */
 void dsmmi_gpu_describe(char *buf, size_t len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Device memory pool (pool.c): one allocation made up front, carved into aligned blocks       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* First fit over a list of blocks kept in address order; freeing merges a block with free
+ * neighbours, so the list stays short (blocks in use + 1 in steady state). The out-of-core
+ * paper (§IV.B) gives the reason for a pool: cudaMalloc/cudaFree synchronise the device and
+ * serialise the streams. The pool never touches the memory: base may be a device pointer or,
+ * in tests, a host array. Not thread-safe: one host thread drives a context's device. */
+typedef struct dsmmi_pool_block {
+    size_t off, size;
+    int used;
+} dsmmi_pool_block;
+
+typedef struct dsmmi_pool {
+    char *base;
+    size_t size;  // bytes managed
+    size_t align; // every block starts at a multiple of this (a power of two)
+    dsmmi_pool_block *blk;
+    int nblk, capblk;
+    size_t in_use, peak; // bytes in used blocks (rounded to align), and their maximum
+    size_t peak_mark;    // in_use when dsmmi_pool_peak_reset last ran (peaks per product)
+    size_t local_peak;   // maximum of in_use since that reset
+} dsmmi_pool;
+
+/* dsmmi_pool_init: manages [base, base + size) in blocks aligned to align (0: 256 bytes, the
+ * CUDA allocation granule for coalesced access). The block list is host memory from ctx.
+ * Errors: DSMM_ERR_ARG (align not a power of two, base misaligned); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_pool_init(dsmm_ctx *ctx, dsmmi_pool *p, void *base, size_t size, size_t align);
+/* dsmmi_pool_destroy: frees the block list (not base). */
+void dsmmi_pool_destroy(dsmm_ctx *ctx, dsmmi_pool *p);
+/* dsmmi_pool_alloc: *out = an aligned block of at least bytes (bytes 0 gives a NULL block
+ * that dsmmi_pool_free accepts). what names the buffer in the error message.
+ * Errors: DSMM_ERR_NOMEM "device pool: <what> needs X MiB but the largest free block is
+ * Y MiB of Z MiB free (pool W MiB)"; DSMM_ERR_NOMEM for the host block list. */
+dsmm_status dsmmi_pool_alloc(dsmm_ctx *ctx, dsmmi_pool *p, size_t bytes, const char *what,
+                             void **out);
+/* dsmmi_pool_free: returns the block that starts at ptr (NULL: nothing); returns NULL so
+ * callers write x_d = dsmmi_pool_free(pool, x_d). A pointer the pool did not give is ignored
+ * and reported by dsmmi_pool_check. */
+void *dsmmi_pool_free(dsmmi_pool *p, void *ptr);
+/* dsmmi_pool_largest_free: the largest block an allocation could get now. */
+size_t dsmmi_pool_largest_free(const dsmmi_pool *p);
+/* dsmmi_pool_peak_reset: starts a new local peak (dsmm_spgemm_info.device_bytes). */
+void dsmmi_pool_peak_reset(dsmmi_pool *p);
+/* dsmmi_pool_check: 1 when the list covers [0, size) in order with no gaps, no two free
+ * neighbours, aligned offsets, and in_use equals the used blocks' sum (tests). */
+int dsmmi_pool_check(const dsmmi_pool *p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Staged copies (stage.c): host <-> device through two pinned buffers, double-buffered       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A transfer of n elements runs in pieces of at most `cap` elements. Upload: piece i is
+ * produced by `pack` on the host into buffer i % 2 (which may convert types: 64-bit columns
+ * to 32-bit, float values to double), then `copy` starts its asynchronous transfer and
+ * `record` marks its completion; before buffer b is packed again, `wait` blocks on its last
+ * mark. So packing piece i + 1 overlaps the transfer of piece i. Download: `copy` starts
+ * piece i into buffer i % 2 and `record` marks it; then piece i - 1 is waited for and
+ * unpacked by `unpack`, overlapping the transfer of piece i. The device side (the .cu
+ * file) or a test's fake supplies the operations; this loop is what the tests check. */
+typedef struct dsmmi_stage_ops {
+    void *user;
+    void *buf[2];     // pinned host buffers, cap * elem_bytes bytes each
+    size_t buf_bytes; // size of each
+    // Device side: start the asynchronous copy of n elements (elem_bytes each) between
+    // buf[b] and the device at element offset off; mark buffer b; wait for b's mark.
+    dsmm_status (*copy)(void *user, int up, int b, size_t off, size_t n, size_t elem_bytes);
+    dsmm_status (*record)(void *user, int b);
+    dsmm_status (*wait)(void *user, int b);
+} dsmmi_stage_ops;
+
+/* pack: writes elements [off, off + n) of the source, converted, into dst (a staging buffer).
+ * unpack: reads n elements from src (a staging buffer) into the destination at off. */
+typedef void (*dsmmi_stage_pack_fn)(void *arg, void *dst, size_t off, size_t n);
+typedef void (*dsmmi_stage_unpack_fn)(void *arg, const void *src, size_t off, size_t n);
+
+/* dsmmi_stage_up / dsmmi_stage_down: move n elements of elem_bytes (their size on the device
+ * and in the staging buffer) through the two buffers. On return every piece's copy has been
+ * started (upload: the caller synchronises the stream before freeing its source) or, for a
+ * download, finished and unpacked. pieces (may be NULL) counts the pieces.
+ * Errors: whatever an operation returns; DSMM_ERR_ARG when a buffer cannot hold one element. */
+dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, size_t elem_bytes,
+                           dsmmi_stage_pack_fn pack, void *arg, size_t *pieces);
+dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n,
+                             size_t elem_bytes, dsmmi_stage_unpack_fn unpack, void *arg,
+                             size_t *pieces);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Row bins of the SpGEMM kernel (plan.c)                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Rows go to bins by u = min(flops, ncols(B)), an upper bound of their nnz (nsparse/spECK):
+ * bin 0 holds rows with u == 0 (nothing to compute); bins 1..DSMMI_GPU_SHARED_BINS hold rows
+ * whose hash table of size 2^(5 + bin) fits in shared memory with a load of at most 1/2
+ * (u <= 2^(4 + bin)), so tables of 64 .. 8192 entries; the last bin holds larger rows, each
+ * with a table of its own in device memory of nextpow2(2u) entries. */
+#define DSMMI_GPU_SHARED_BINS 8
+#define DSMMI_GPU_NBINS       (DSMMI_GPU_SHARED_BINS + 2)
+#define DSMMI_GPU_GLOBAL_BIN  (DSMMI_GPU_NBINS - 1)
+
+/* Table size (entries) of a shared bin; threads per row and rows per block of its kernels. */
+static inline int dsmmi_gpu_bin_table(int bin)
+{
+    return 1 << (5 + bin);
+}
+static inline int dsmmi_gpu_bin_group(int bin)
+{
+    // a warp per row up to 512 entries (several rows per block), then a block per row
+    return bin <= 4 ? 32 : bin == 5 ? 128 : bin == 6 ? 256 : 512;
+}
+
+static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
+{
+    dsmm_idx u = flops < ncols ? flops : ncols;
+    if (u <= 0) return 0;
+    for (int b = 1; b <= DSMMI_GPU_SHARED_BINS; b++)
+        if (u <= ((dsmm_idx)1 << (4 + b))) return b;
+    return DSMMI_GPU_GLOBAL_BIN;
+}
+
+/* Entries of a global-bin row's own table: the power of two >= 2u. */
+dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols);
+
+/* The rows of one product sorted into bins: rows[start[b] .. start[b + 1]) are bin b's rows
+ * in increasing order; the global bin also gets each row's table offset (prefix sums of
+ * dsmmi_gpu_global_table, in entries). */
+typedef struct dsmmi_gpu_bins {
+    dsmm_idx count[DSMMI_GPU_NBINS];
+    dsmm_idx start[DSMMI_GPU_NBINS + 1];
+    int32_t *rows;        // nrows entries
+    dsmm_idx *gtab_off;   // count[GLOBAL] + 1 entries: table offsets of the global rows
+    dsmm_idx max_flops;   // the largest row's flops
+    dsmm_idx total_flops; // sum over rows
+} dsmmi_gpu_bins;
+
+/* dsmmi_gpu_bins_make: bins of the rows whose flops are given (nrows < 2^31).
+ * Errors: DSMM_ERR_ARG (nrows too large for 32-bit row ids); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx nrows,
+                                dsmm_idx ncols, dsmmi_gpu_bins *out);
+void dsmmi_gpu_bins_free(dsmm_ctx *ctx, dsmmi_gpu_bins *b);
+
+/* dsmmi_gpu_global_batches: splits the global rows [0, n) into batches whose tables fit in
+ * max_entries (a row larger than that gets a batch of its own and fails later if it does not
+ * fit the pool); bounds[0..*nb] with bounds[0] = 0, bounds[*nb] = n. bounds needs n + 1
+ * entries. */
+void dsmmi_gpu_global_batches(const dsmm_idx *gtab_off, dsmm_idx n, dsmm_idx max_entries,
+                              dsmm_idx *bounds, dsmm_idx *nb);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SpMM variant and the AUTO decision (plan.c)                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The SpMM kernel variant for A (m rows, nnz entries) and k columns: 1 (nnz-split) when the
+ * longest row holds more than 8 times the mean row length plus 64 entries, so a warp per row
+ * would leave most warps idle behind a few long rows; else 0 (row-split). */
+int dsmmi_gpu_spmm_variant(const dsmm_csr *A);
+
+/* Lanes that share one row in the row-split SpMM kernel: k <= 8 -> 8, <= 16 -> 16, else 32
+ * (a warp); each lane then handles columns lane, lane + lanes, ... (4 at a time when k is a
+ * multiple of 4 and vectorised loads are possible). */
+static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
+{
+    return k <= 8 ? 8 : k <= 16 ? 16 : 32;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The device state of a context (device.cu; gpu.c holds the C side)                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct dsmmi_gpu dsmmi_gpu;
+struct dsmmi_gpu {
+    int device;
+    char name[96];
+    double auto_flops;
+    dsmmi_pool pool;
+    void *pool_base_d; // the one cudaMalloc
+    void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap
+    void *ev[8];       // cudaEvent_t: 0-1 staging marks, 2-7 timing
+    void *pinned[2];   // cudaMallocHost staging buffers
+    size_t pinned_bytes;
+    void *cusparse;                      // cusparseHandle_t, created on first use
+    void (*cusparse_free)(dsmmi_gpu *g); // destroys it (set with it)
+    dsmm_gpu_info info;
+};
+
+/* The context's device state, or NULL (ctx->gpu). */
+static inline dsmmi_gpu *dsmmi_gpu_of(dsmm_ctx *ctx)
+{
+    return (dsmmi_gpu *)ctx->gpu;
+}
+
+/* dsmmi_gpu_wants: AUTO's choice for a product of `flops` multiply-adds: 1 when ctx has a
+ * device and flops >= its auto_flops (HipMCL §III sends only large tile products to the GPU:
+ * small ones cost more in launches and copies than they save). */
+int dsmmi_gpu_wants(dsmm_ctx *ctx, double flops);
+
+/* Device side (device.cu, or gpu_stub.c returning DSMM_ERR_UNSUPPORTED). */
+dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts *o, dsmmi_gpu **out);
+void dsmmi_gpu_state_destroy(dsmm_ctx *ctx, dsmmi_gpu **g);
+
+/* Table entries (spgemm.cu, spmm.cu, cusparse.cu; the stubs fail with UNSUPPORTED). The GPU
+ * entries run what the device kernels support (FULL products in double arithmetic, no mask,
+ * any semiring; SpMM without transpose) and hand the rest, and AUTO products that
+ * dsmmi_gpu_wants declines, to the CPU kernels. */
+dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, dsmmi_spgemm_phase phase,
+                             dsmm_csr **C, dsmm_spgemm_info *info);
+dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
+                                      dsmmi_spgemm_phase phase, dsmm_csr **C,
+                                      dsmm_spgemm_info *info);
+dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
+dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
 
 #endif // DSMM_GPU_H

@@ -1,7 +1,10 @@
-// src/gpu/gpu_stub.c: the GPU gateway when dsmm is built without CUDA.
+// src/gpu/gpu_stub.c: the device side of the GPU gateway when dsmm is built without CUDA:
+// no devices, and every entry fails with DSMM_ERR_UNSUPPORTED.
 #include <stdio.h>
 
 #include "gpu/gpu.h"
+
+#define NO_CUDA "this dsmm was built without CUDA (configure with -DDSMM_USE_CUDA=ON)"
 
 int dsmmi_gpu_device_count(void)
 {
@@ -11,4 +14,46 @@ int dsmmi_gpu_device_count(void)
 void dsmmi_gpu_describe(char *buf, size_t len)
 {
     snprintf(buf, len, "none (built without CUDA)");
+}
+
+dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts *o, dsmmi_gpu **out)
+{
+    (void)o;
+    *out = NULL;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu: %s", NO_CUDA);
+}
+
+void dsmmi_gpu_state_destroy(dsmm_ctx *ctx, dsmmi_gpu **g)
+{
+    (void)ctx;
+    *g = NULL;
+}
+
+dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, dsmmi_spgemm_phase phase,
+                             dsmm_csr **C, dsmm_spgemm_info *info)
+{
+    (void)a, (void)phase, (void)C, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu spgemm: %s", NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
+                                      dsmmi_spgemm_phase phase, dsmm_csr **C,
+                                      dsmm_spgemm_info *info)
+{
+    (void)a, (void)phase, (void)C, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spgemm: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
+{
+    (void)a, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu spmm: %s", NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
+{
+    (void)a, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spmm: %s",
+                       NO_CUDA);
 }

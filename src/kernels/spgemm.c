@@ -9,6 +9,7 @@
 static const char *const alg_names[DSMM_SPGEMM_ALG_COUNT] = {
     [DSMM_SPGEMM_AUTO] = "auto", [DSMM_SPGEMM_HASH] = "hash", [DSMM_SPGEMM_HEAP] = "heap",
     [DSMM_SPGEMM_DENSE] = "dense", [DSMM_SPGEMM_REF] = "ref", [DSMM_SPGEMM_GPU] = "gpu",
+    [DSMM_SPGEMM_CUSPARSE] = "cusparse",
 };
 static const char *const semiring_names[DSMM_SEMIRING_COUNT] = {
     [DSMM_PLUS_TIMES] = "plus-times", [DSMM_PLUS_PAIR] = "plus-pair",
@@ -170,8 +171,15 @@ dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
         a.sorted = Cn->sorted;
     }
     dsmmi_spgemm_fn fn = dsmmi_spgemm_kernel(opts->alg);
-    DSMM_CHECK(ctx, fn != NULL, DSMM_ERR_UNSUPPORTED,
-               "spgemm: kernel '%s' is not built in (no CUDA in this build)", alg_names[opts->alg]);
+    int on_device = opts->alg == DSMM_SPGEMM_GPU || opts->alg == DSMM_SPGEMM_CUSPARSE;
+    DSMM_CHECK(ctx, !on_device || (fn != NULL && ctx->gpu != NULL), DSMM_ERR_UNSUPPORTED,
+               "spgemm: kernel '%s' needs a GPU: %s", alg_names[opts->alg],
+               DSMM_HAVE_CUDA ? "enable one on the context first (dsmm_ctx_set_gpu, --gpu)"
+                              : "this dsmm was built without CUDA");
+    // AUTO with a device: the GPU entry decides (dsmmi_gpu_wants) and hands small products
+    // back to the CPU driver.
+    if (opts->alg == DSMM_SPGEMM_AUTO && ctx->gpu_auto && dsmmi_spgemm_kernel(DSMM_SPGEMM_GPU))
+        fn = dsmmi_spgemm_kernel(DSMM_SPGEMM_GPU);
     if (opts->transpose_b) {
         DSMM_TRY(dsmm_csr_transpose(ctx, B, &Bt));
         a.B = Bt;

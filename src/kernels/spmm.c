@@ -11,7 +11,7 @@
 // clang-format off
 static const char *const spmm_alg_names[DSMM_SPMM_ALG_COUNT] = {
     [DSMM_SPMM_AUTO] = "auto", [DSMM_SPMM_ROW] = "row", [DSMM_SPMM_COL] = "col",
-    [DSMM_SPMM_REF] = "ref", [DSMM_SPMM_GPU] = "gpu",
+    [DSMM_SPMM_REF] = "ref", [DSMM_SPMM_GPU] = "gpu", [DSMM_SPMM_CUSPARSE] = "cusparse",
 };
 // clang-format on
 
@@ -259,10 +259,20 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
 
     dsmm_idx k = B->ncols;
     dsmm_spmm_alg alg = opts->alg;
+    int on_device = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE;
+    // AUTO with a device: the GPU entry decides (dsmmi_gpu_wants), handing small products to
+    // the row-wise kernel; a transposed A stays on the CPU's column-wise kernel.
+    if (alg == DSMM_SPMM_AUTO && !trans && ctx->gpu_auto && dsmmi_spmm_kernel(DSMM_SPMM_GPU))
+        alg = DSMM_SPMM_GPU;
     if (alg == DSMM_SPMM_AUTO) alg = trans ? DSMM_SPMM_COL : DSMM_SPMM_ROW;
     dsmmi_spmm_fn fn = dsmmi_spmm_kernel(alg);
-    DSMM_CHECK(ctx, fn != NULL, DSMM_ERR_UNSUPPORTED,
-               "spmm: kernel '%s' is not built in (no CUDA in this build)", spmm_alg_names[alg]);
+    DSMM_CHECK(ctx, !on_device || (fn != NULL && ctx->gpu != NULL), DSMM_ERR_UNSUPPORTED,
+               "spmm: kernel '%s' needs a GPU: %s", spmm_alg_names[alg],
+               DSMM_HAVE_CUDA ? "enable one on the context first (dsmm_ctx_set_gpu, --gpu)"
+                              : "this dsmm was built without CUDA");
+    DSMM_CHECK(ctx, fn != NULL, DSMM_ERR_UNSUPPORTED, "spmm: kernel '%s' is not built in",
+               spmm_alg_names[alg]);
+    int gpu_alg = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE;
     info->alg = alg;
     info->threads = 1;
     info->flops = 2.0 * (double)A->nnz * (double)k;
@@ -275,7 +285,7 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
     }
 
     const dsmm_csr *S = A;
-    if ((alg == DSMM_SPMM_ROW && trans) || (alg == DSMM_SPMM_COL && !trans)) {
+    if (((alg == DSMM_SPMM_ROW || gpu_alg) && trans) || (alg == DSMM_SPMM_COL && !trans)) {
         // The kernel reads the other orientation: A^T into scratch, counted as workspace.
         DSMM_TRY(dsmm_csr_transpose(ctx, A, &At));
         S = At;
@@ -302,7 +312,8 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
     // k in slices of kb columns, one kernel call (one pass over S) each.
     size_t elem = dsmmi_type_size(B->type);
     dsmm_idx kb = opts->k_block > 0 ? opts->k_block : k;
-    if (opts->k_block == 0 && alg != DSMM_SPMM_REF) {
+    if (gpu_alg) kb = k; // the device kernels read B once per row group; no slicing
+    if (opts->k_block == 0 && alg != DSMM_SPMM_REF && !gpu_alg) {
         kb = auto_k_block(S, alg == DSMM_SPMM_COL ? m : n, k, elem, alg == DSMM_SPMM_COL);
     }
     if (kb > k) kb = k;

@@ -1,0 +1,71 @@
+// src/gpu/device.cuh: what the .cu files of the gpu layer share: CUDA handles of the context's
+// device state, staged uploads and downloads of CSR arrays (with type conversion), device
+// copies of a CSR, and event timing. C++ (CUDA); nothing outside src/gpu includes it.
+#ifndef DSMM_GPU_DEVICE_CUH
+#define DSMM_GPU_DEVICE_CUH
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "gpu/gpu.h"
+}
+
+namespace dsmmg {
+
+static inline cudaStream_t stream(const dsmmi_gpu *g, int i)
+{
+    return (cudaStream_t)g->stream[i];
+}
+static inline cudaEvent_t event(const dsmmi_gpu *g, int i)
+{
+    return (cudaEvent_t)g->ev[i];
+}
+
+/* Staged copies on stream 0 (see dsmmi_stage_up/down); bytes and times go to g->info. */
+dsmm_status upload(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, size_t n, size_t elem_bytes,
+                   dsmmi_stage_pack_fn pack, void *arg);
+dsmm_status download(dsmm_ctx *ctx, dsmmi_gpu *g, const void *src_d, size_t n, size_t elem_bytes,
+                     dsmmi_stage_unpack_fn unpack, void *arg);
+/* A plain array of n elements of `bytes` each, no conversion. */
+dsmm_status upload_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, const void *src, size_t n,
+                       size_t bytes);
+dsmm_status download_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src_d, size_t n,
+                         size_t bytes);
+
+/* A CSR on the device: 64-bit row pointers, 32-bit columns, values as V (double or float) or
+ * none (val_d NULL when the product does not read them). Every array comes from the pool. */
+struct csr_d {
+    dsmm_idx nrows, ncols, nnz;
+    dsmm_idx *rowptr_d;
+    int32_t *col_d;
+    void *val_d;
+    int val_bytes; // 8 double, 4 float, 0 none
+};
+
+/* upload_csr: copies A to the device (columns narrowed to 32 bits, values converted to
+ * val_type: DSMM_DOUBLE, DSMM_FLOAT, or DSMM_PATTERN for none).
+ * Errors: DSMM_ERR_ARG (more than INT32_MAX columns); DSMM_ERR_NOMEM (pool); DSMM_ERR_CUDA. */
+dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type val_type,
+                       csr_d *out);
+void free_csr(dsmmi_gpu *g, csr_d *A);
+
+/* download_csr: a new host CSR (col_bits wide, values of `type`, sorted flag as given) from a
+ * device CSR whose values are double (or none for PATTERN). */
+dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type type,
+                         int col_bits, int sorted, dsmm_csr **out);
+
+/* cusparse_handle: the context's cuSPARSE handle (created on first use, bound to stream 0;
+ * cusparse.cu). Errors: DSMM_ERR_CUDA with cuSPARSE's message. */
+dsmm_status cusparse_handle(dsmm_ctx *ctx, dsmmi_gpu *g, void **handle);
+
+/* Milliseconds between two recorded events (after they completed). */
+double elapsed(const dsmmi_gpu *g, int e0, int e1);
+
+/* The CUDA error of the last launch, as a status with message (after kernel launches). */
+dsmm_status check_launch(dsmm_ctx *ctx, const char *what);
+
+} // namespace dsmmg
+
+#define DSMMG_CUDA(call) DSMM_CUDA_TRY(ctx, call)
+
+#endif // DSMM_GPU_DEVICE_CUH
