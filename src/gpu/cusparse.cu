@@ -71,8 +71,8 @@ dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, opera
                (long long)A->nnz, (long long)A->nrows);
     DSMM_TRY(dsmmg::upload_csr(ctx, g, A, DSMM_DOUBLE, &o->d));
     // the 64-bit row pointers are not needed: swap them for 32-bit ones
-    o->d.rowptr_d = (dsmm_idx *)dsmmi_pool_free(&g->pool, o->d.rowptr_d);
-    DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(int32_t),
+    o->d.rowptr_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, o->d.rowptr_d);
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(int32_t),
                               "cuSPARSE row pointers", (void **)&o->rp32_d));
     DSMM_TRY(dsmmg::upload(ctx, g, o->rp32_d, (size_t)A->nrows + 1, sizeof(int32_t),
                            pack_rowptr32, (void *)A->rowptr));
@@ -88,7 +88,7 @@ void operand_free(dsmmi_gpu *g, operand *o)
     if (o->desc) cusparseDestroySpMat(o->desc);
     o->desc = NULL;
     dsmmg::free_csr(g, &o->d);
-    o->rp32_d = (int32_t *)dsmmi_pool_free(&g->pool, o->rp32_d);
+    o->rp32_d = (int32_t *)dsmmi_dpool_free(&g->pool, o->rp32_d);
 }
 
 int rows_sorted(const dsmm_csr *C)
@@ -152,7 +152,7 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
     DSMM_CHECK(ctx, a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN,
                DSMM_ERR_UNSUPPORTED, "cusparse spgemm: inputs need values");
     DSMMG_CUDA(cudaSetDevice(g->device));
-    dsmmi_pool_peak_reset(&g->pool);
+    dsmmi_dpool_peak_reset(&g->pool);
     DSMM_TRY(dsmmg::cusparse_handle(ctx, g, &h));
     DSMM_TRY(upload_operand(ctx, g, a->A, &A));
     DSMM_TRY(upload_operand(ctx, g, a->B, &B));
@@ -167,20 +167,20 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
         DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), s));
         CUSPARSE_TRY(cusparseSpGEMM_workEstimation(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
                                                    CUDA_R_64F, alg, sg, &b1, NULL));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, b1, "cuSPARSE work estimation buffer", &buf1));
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, b1, "cuSPARSE work estimation buffer", &buf1));
         CUSPARSE_TRY(cusparseSpGEMM_workEstimation(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
                                                    CUDA_R_64F, alg, sg, &b1, buf1));
         CUSPARSE_TRY(cusparseSpGEMM_compute(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
                                             CUDA_R_64F, alg, sg, &b2, NULL));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, b2, "cuSPARSE compute buffer", &buf2));
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, b2, "cuSPARSE compute buffer", &buf2));
         CUSPARSE_TRY(cusparseSpGEMM_compute(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
                                             CUDA_R_64F, alg, sg, &b2, buf2));
         CUSPARSE_TRY(cusparseSpMatGetSize(Cdesc, &cr, &cc, &cnnz));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)cr + 1) * sizeof(int32_t),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)cr + 1) * sizeof(int32_t),
                                   "row pointers of C", (void **)&crp));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(int32_t), "columns of C",
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(int32_t), "columns of C",
                                   (void **)&ccol));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(double), "values of C",
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(double), "values of C",
                                   (void **)&cval));
         CUSPARSE_TRY(cusparseCsrSetPointers(Cdesc, crp, ccol, cval));
         CUSPARSE_TRY(cusparseSpGEMM_copy(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
@@ -227,11 +227,11 @@ cleanup:
         if (Cdesc) cusparseDestroySpMat(Cdesc);
         operand_free(g, &A);
         operand_free(g, &B);
-        dsmmi_pool_free(&g->pool, buf1);
-        dsmmi_pool_free(&g->pool, buf2);
-        dsmmi_pool_free(&g->pool, crp);
-        dsmmi_pool_free(&g->pool, ccol);
-        dsmmi_pool_free(&g->pool, cval);
+        dsmmi_dpool_free(&g->pool, buf1);
+        dsmmi_dpool_free(&g->pool, buf2);
+        dsmmi_dpool_free(&g->pool, crp);
+        dsmmi_dpool_free(&g->pool, ccol);
+        dsmmi_dpool_free(&g->pool, cval);
     }
     dsmm_csr_destroy(&Ch);
     return st;

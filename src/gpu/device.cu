@@ -45,7 +45,7 @@ extern "C" void dsmmi_gpu_state_destroy(dsmm_ctx *ctx, dsmmi_gpu **pg)
     }
     if (g->cusparse_free) g->cusparse_free(g);
     if (g->pool_base_d) cudaFree(g->pool_base_d);
-    dsmmi_pool_destroy(ctx, &g->pool);
+    dsmmi_dpool_destroy(ctx, &g->pool);
     dsmmi_free(ctx, g);
     *pg = NULL;
 }
@@ -78,7 +78,7 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
                "gpu: a pool of %.1f MiB asked but %s has %.1f MiB free", want / 1048576.0, p.name,
                free_b / 1048576.0);
     DSMMG_CUDA(cudaMalloc(&g->pool_base_d, want));
-    DSMM_TRY(dsmmi_pool_init(ctx, &g->pool, g->pool_base_d, want, 256));
+    DSMM_TRY(dsmmi_dpool_init(ctx, &g->pool, g->pool_base_d, want, 256));
     for (int i = 0; i < 2; i++) {
         cudaStream_t s;
         DSMMG_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -244,11 +244,11 @@ dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type
     out->ncols = A->ncols;
     out->nnz = A->nnz;
     out->val_bytes = val_type == DSMM_DOUBLE ? 8 : val_type == DSMM_FLOAT ? 4 : 0;
-    DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(dsmm_idx),
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(dsmm_idx),
                               "row pointers", (void **)&out->rowptr_d));
-    DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(int32_t), "columns",
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(int32_t), "columns",
                               (void **)&out->col_d));
-    DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)A->nnz * out->val_bytes, "values",
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * out->val_bytes, "values",
                               &out->val_d));
     DSMM_TRY(upload_raw(ctx, g, out->rowptr_d, A->rowptr, (size_t)A->nrows + 1, sizeof(dsmm_idx)));
     DSMM_TRY(upload(ctx, g, out->col_d, (size_t)A->nnz, sizeof(int32_t), pack_cols, &c));
@@ -261,9 +261,9 @@ cleanup:
 
 void free_csr(dsmmi_gpu *g, csr_d *A)
 {
-    A->rowptr_d = (dsmm_idx *)dsmmi_pool_free(&g->pool, A->rowptr_d);
-    A->col_d = (int32_t *)dsmmi_pool_free(&g->pool, A->col_d);
-    A->val_d = dsmmi_pool_free(&g->pool, A->val_d);
+    A->rowptr_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, A->rowptr_d);
+    A->col_d = (int32_t *)dsmmi_dpool_free(&g->pool, A->col_d);
+    A->val_d = dsmmi_dpool_free(&g->pool, A->val_d);
 }
 
 static void unpack_cols(void *arg, const void *src, size_t off, size_t n)

@@ -20,45 +20,45 @@ void dsmmi_gpu_describe(char *buf, size_t len);
  * paper (§IV.B) gives the reason for a pool: cudaMalloc/cudaFree synchronise the device and
  * serialise the streams. The pool never touches the memory: base may be a device pointer or,
  * in tests, a host array. Not thread-safe: one host thread drives a context's device. */
-typedef struct dsmmi_pool_block {
+typedef struct dsmmi_dpool_block {
     size_t off, size;
     int used;
-} dsmmi_pool_block;
+} dsmmi_dpool_block;
 
-typedef struct dsmmi_pool {
+typedef struct dsmmi_dpool {
     char *base;
     size_t size;  // bytes managed
     size_t align; // every block starts at a multiple of this (a power of two)
-    dsmmi_pool_block *blk;
+    dsmmi_dpool_block *blk;
     int nblk, capblk;
     size_t in_use, peak; // bytes in used blocks (rounded to align), and their maximum
-    size_t peak_mark;    // in_use when dsmmi_pool_peak_reset last ran (peaks per product)
+    size_t peak_mark;    // in_use when dsmmi_dpool_peak_reset last ran (peaks per product)
     size_t local_peak;   // maximum of in_use since that reset
-} dsmmi_pool;
+} dsmmi_dpool;
 
-/* dsmmi_pool_init: manages [base, base + size) in blocks aligned to align (0: 256 bytes, the
+/* dsmmi_dpool_init: manages [base, base + size) in blocks aligned to align (0: 256 bytes, the
  * CUDA allocation granule for coalesced access). The block list is host memory from ctx.
  * Errors: DSMM_ERR_ARG (align not a power of two, base misaligned); DSMM_ERR_NOMEM. */
-dsmm_status dsmmi_pool_init(dsmm_ctx *ctx, dsmmi_pool *p, void *base, size_t size, size_t align);
-/* dsmmi_pool_destroy: frees the block list (not base). */
-void dsmmi_pool_destroy(dsmm_ctx *ctx, dsmmi_pool *p);
-/* dsmmi_pool_alloc: *out = an aligned block of at least bytes (bytes 0 gives a NULL block
- * that dsmmi_pool_free accepts). what names the buffer in the error message.
+dsmm_status dsmmi_dpool_init(dsmm_ctx *ctx, dsmmi_dpool *p, void *base, size_t size, size_t align);
+/* dsmmi_dpool_destroy: frees the block list (not base). */
+void dsmmi_dpool_destroy(dsmm_ctx *ctx, dsmmi_dpool *p);
+/* dsmmi_dpool_alloc: *out = an aligned block of at least bytes (bytes 0 gives a NULL block
+ * that dsmmi_dpool_free accepts). what names the buffer in the error message.
  * Errors: DSMM_ERR_NOMEM "device pool: <what> needs X MiB but the largest free block is
  * Y MiB of Z MiB free (pool W MiB)"; DSMM_ERR_NOMEM for the host block list. */
-dsmm_status dsmmi_pool_alloc(dsmm_ctx *ctx, dsmmi_pool *p, size_t bytes, const char *what,
+dsmm_status dsmmi_dpool_alloc(dsmm_ctx *ctx, dsmmi_dpool *p, size_t bytes, const char *what,
                              void **out);
-/* dsmmi_pool_free: returns the block that starts at ptr (NULL: nothing); returns NULL so
- * callers write x_d = dsmmi_pool_free(pool, x_d). A pointer the pool did not give is ignored
- * and reported by dsmmi_pool_check. */
-void *dsmmi_pool_free(dsmmi_pool *p, void *ptr);
-/* dsmmi_pool_largest_free: the largest block an allocation could get now. */
-size_t dsmmi_pool_largest_free(const dsmmi_pool *p);
-/* dsmmi_pool_peak_reset: starts a new local peak (dsmm_spgemm_info.device_bytes). */
-void dsmmi_pool_peak_reset(dsmmi_pool *p);
-/* dsmmi_pool_check: 1 when the list covers [0, size) in order with no gaps, no two free
+/* dsmmi_dpool_free: returns the block that starts at ptr (NULL: nothing); returns NULL so
+ * callers write x_d = dsmmi_dpool_free(pool, x_d). A pointer the pool did not give is ignored
+ * and reported by dsmmi_dpool_check. */
+void *dsmmi_dpool_free(dsmmi_dpool *p, void *ptr);
+/* dsmmi_dpool_largest_free: the largest block an allocation could get now. */
+size_t dsmmi_dpool_largest_free(const dsmmi_dpool *p);
+/* dsmmi_dpool_peak_reset: starts a new local peak (dsmm_spgemm_info.device_bytes). */
+void dsmmi_dpool_peak_reset(dsmmi_dpool *p);
+/* dsmmi_dpool_check: 1 when the list covers [0, size) in order with no gaps, no two free
  * neighbours, aligned offsets, and in_use equals the used blocks' sum (tests). */
-int dsmmi_pool_check(const dsmmi_pool *p);
+int dsmmi_dpool_check(const dsmmi_dpool *p);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Staged copies (stage.c): host <-> device through two pinned buffers, double-buffered       */
@@ -68,7 +68,8 @@ int dsmmi_pool_check(const dsmmi_pool *p);
  * produced by `pack` on the host into buffer i % 2 (which may convert types: 64-bit columns
  * to 32-bit, float values to double), then `copy` starts its asynchronous transfer and
  * `record` marks its completion; before buffer b is packed again, `wait` blocks on its last
- * mark. So packing piece i + 1 overlaps the transfer of piece i. Download: `copy` starts
+ * mark (also when that mark came from an earlier call, so uploads may follow each other
+ * without a synchronisation). So packing piece i + 1 overlaps the transfer of piece i. Download: `copy` starts
  * piece i into buffer i % 2 and `record` marks it; then piece i - 1 is waited for and
  * unpacked by `unpack`, overlapping the transfer of piece i. The device side (the .cu
  * file) or a test's fake supplies the operations; this loop is what the tests check. */
@@ -186,7 +187,7 @@ struct dsmmi_gpu {
     int device;
     char name[96];
     double auto_flops;
-    dsmmi_pool pool;
+    dsmmi_dpool pool;
     void *pool_base_d; // the one cudaMalloc
     void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap
     void *ev[8];       // cudaEvent_t: 0-1 staging marks, 2-7 timing

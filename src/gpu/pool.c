@@ -7,7 +7,7 @@
 
 #define MIB(x) ((double)(x) / 1048576.0)
 
-dsmm_status dsmmi_pool_init(dsmm_ctx *ctx, dsmmi_pool *p, void *base, size_t size, size_t align)
+dsmm_status dsmmi_dpool_init(dsmm_ctx *ctx, dsmmi_dpool *p, void *base, size_t size, size_t align)
 {
     dsmm_status st = DSMM_OK;
     memset(p, 0, sizeof *p);
@@ -23,19 +23,19 @@ dsmm_status dsmmi_pool_init(dsmm_ctx *ctx, dsmmi_pool *p, void *base, size_t siz
     p->blk = dsmmi_malloc(ctx, (size_t)p->capblk, sizeof *p->blk);
     DSMM_CHECK(ctx, p->blk != NULL, DSMM_ERR_NOMEM, "device pool: block list");
     p->nblk = p->size > 0 ? 1 : 0;
-    p->blk[0] = (dsmmi_pool_block){.off = 0, .size = p->size, .used = 0};
+    p->blk[0] = (dsmmi_dpool_block){.off = 0, .size = p->size, .used = 0};
 cleanup:
     return st;
 }
 
-void dsmmi_pool_destroy(dsmm_ctx *ctx, dsmmi_pool *p)
+void dsmmi_dpool_destroy(dsmm_ctx *ctx, dsmmi_dpool *p)
 {
     if (p == NULL) return;
     dsmmi_free(ctx, p->blk);
     memset(p, 0, sizeof *p);
 }
 
-size_t dsmmi_pool_largest_free(const dsmmi_pool *p)
+size_t dsmmi_dpool_largest_free(const dsmmi_dpool *p)
 {
     size_t best = 0;
     for (int i = 0; i < p->nblk; i++)
@@ -43,7 +43,7 @@ size_t dsmmi_pool_largest_free(const dsmmi_pool *p)
     return best;
 }
 
-dsmm_status dsmmi_pool_alloc(dsmm_ctx *ctx, dsmmi_pool *p, size_t bytes, const char *what,
+dsmm_status dsmmi_dpool_alloc(dsmm_ctx *ctx, dsmmi_dpool *p, size_t bytes, const char *what,
                              void **out)
 {
     dsmm_status st = DSMM_OK;
@@ -56,17 +56,17 @@ dsmm_status dsmmi_pool_alloc(dsmm_ctx *ctx, dsmmi_pool *p, size_t bytes, const c
     DSMM_CHECK(ctx, i < p->nblk, DSMM_ERR_NOMEM,
                "device pool: %s needs %.1f MiB but the largest free block is %.1f MiB of %.1f "
                "MiB free (pool %.1f MiB; raise it with --gpu-mem or dsmm_gpu_opts.pool_bytes)",
-               what, MIB(need), MIB(dsmmi_pool_largest_free(p)), MIB(p->size - p->in_use),
+               what, MIB(need), MIB(dsmmi_dpool_largest_free(p)), MIB(p->size - p->in_use),
                MIB(p->size));
     if (p->blk[i].size > need) { // split: the tail stays free
         if (p->nblk == p->capblk) {
-            dsmmi_pool_block *nb = dsmmi_realloc(ctx, p->blk, (size_t)p->capblk * 2, sizeof *nb);
+            dsmmi_dpool_block *nb = dsmmi_realloc(ctx, p->blk, (size_t)p->capblk * 2, sizeof *nb);
             DSMM_CHECK(ctx, nb != NULL, DSMM_ERR_NOMEM, "device pool: block list");
             p->blk = nb;
             p->capblk *= 2;
         }
         memmove(&p->blk[i + 2], &p->blk[i + 1], (size_t)(p->nblk - i - 1) * sizeof *p->blk);
-        p->blk[i + 1] = (dsmmi_pool_block){
+        p->blk[i + 1] = (dsmmi_dpool_block){
             .off = p->blk[i].off + need, .size = p->blk[i].size - need, .used = 0};
         p->blk[i].size = need;
         p->nblk++;
@@ -80,7 +80,7 @@ cleanup:
     return st;
 }
 
-void *dsmmi_pool_free(dsmmi_pool *p, void *ptr)
+void *dsmmi_dpool_free(dsmmi_dpool *p, void *ptr)
 {
     if (ptr == NULL || p == NULL || p->blk == NULL) return NULL;
     if ((char *)ptr < p->base || (char *)ptr >= p->base + p->size) return NULL;
@@ -113,17 +113,17 @@ void *dsmmi_pool_free(dsmmi_pool *p, void *ptr)
     return NULL;
 }
 
-void dsmmi_pool_peak_reset(dsmmi_pool *p)
+void dsmmi_dpool_peak_reset(dsmmi_dpool *p)
 {
     p->peak_mark = p->in_use;
     p->local_peak = p->in_use;
 }
 
-int dsmmi_pool_check(const dsmmi_pool *p)
+int dsmmi_dpool_check(const dsmmi_dpool *p)
 {
     size_t off = 0, used = 0;
     for (int i = 0; i < p->nblk; i++) {
-        const dsmmi_pool_block *b = &p->blk[i];
+        const dsmmi_dpool_block *b = &p->blk[i];
         if (b->off != off || b->size == 0 || (b->off & (p->align - 1)) != 0) return 0;
         if (i > 0 && !b->used && !p->blk[i - 1].used) return 0;
         if (b->used) used += b->size;

@@ -435,7 +435,7 @@ static dsmm_status global_bin(product *p, int numeric)
     // table entries per batch: keys (4) + values (8) + sorted scratch twice (half the table
     // at most, 12 bytes each) = 24 bytes an entry, in a third of the largest free block
     size_t per = numeric ? 24 : 4;
-    dsmm_idx cap = (dsmm_idx)(dsmmi_pool_largest_free(&g->pool) / 3 / per);
+    dsmm_idx cap = (dsmm_idx)(dsmmi_dpool_largest_free(&g->pool) / 3 / per);
     bounds = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)n + 1, sizeof *bounds);
     DSMM_CHECK(ctx, bounds != NULL, DSMM_ERR_NOMEM, "gpu spgemm: batches");
     dsmmi_gpu_global_batches(toff, n, cap, bounds, &nb);
@@ -444,17 +444,17 @@ static dsmm_status global_bin(product *p, int numeric)
         const int32_t *rows = grows + lo;
         const dsmm_idx *toff_d = p->toff_d + lo;
         int sub = p->sub;
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)ent * sizeof(int32_t),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(int32_t),
                                   "hash tables of the longest rows", (void **)&tk));
         if (!numeric) {
             sym_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, sub, p->A.rowptr_d,
                                                               p->A.col_d, p->B.rowptr_d,
                                                               p->B.col_d, tk, p->cnt_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (device-memory tables)"));
-            tk = (int32_t *)dsmmi_pool_free(&g->pool, tk);
+            tk = (int32_t *)dsmmi_dpool_free(&g->pool, tk);
             continue;
         }
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)ent * sizeof(double),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(double),
                                   "hash values of the longest rows", (void **)&tv));
         if (!p->a->sorted) {
             launch_num_global(p, cnt, rows, toff_d, tk, tv, p->cp_d, 1, p->cc_d, p->cv_d);
@@ -464,14 +464,14 @@ static dsmm_status global_bin(product *p, int numeric)
             dsmm_idx outn = ent / 2;
             size_t tmp_bytes = 0;
             DSMM_CHECK(ctx, outn <= INT32_MAX, DSMM_ERR_INTERNAL, "gpu spgemm: batch too large");
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)cnt + 1) * sizeof(dsmm_idx),
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)cnt + 1) * sizeof(dsmm_idx),
                                       "row offsets of the longest rows", (void **)&soff_d));
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)outn * 4, "sort keys", (void **)&sc));
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)outn * 8, "sort values",
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sort keys", (void **)&sc));
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sort values",
                                       (void **)&sv));
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)outn * 4, "sorted keys",
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sorted keys",
                                       (void **)&sc2));
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)outn * 8, "sorted values",
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sorted values",
                                       (void **)&sv2));
             gather_counts<<<(unsigned)((cnt + 256) / 256), 256, 0, s>>>(rows, cnt, p->cnt_d,
                                                                          soff_d);
@@ -483,7 +483,7 @@ static dsmm_status global_bin(product *p, int numeric)
                                                            (int)outn, (int)cnt, soff_d,
                                                            soff_d + 1, s));
             if (sort_bytes > tmp_bytes) tmp_bytes = sort_bytes;
-            DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, tmp_bytes, "CUB scratch", &tmp));
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scratch", &tmp));
             DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d,
                                                      (int)(cnt + 1), s));
             launch_num_global(p, cnt, rows, toff_d, tk, tv, soff_d, 0, sc, sv);
@@ -497,26 +497,26 @@ static dsmm_status global_bin(product *p, int numeric)
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm copy sorted rows"));
             // the next batch reuses the pool: wait until this one no longer needs its blocks
             DSMMG_CUDA(cudaStreamSynchronize(s));
-            tmp = dsmmi_pool_free(&g->pool, tmp);
-            sv2 = (double *)dsmmi_pool_free(&g->pool, sv2);
-            sc2 = (int32_t *)dsmmi_pool_free(&g->pool, sc2);
-            sv = (double *)dsmmi_pool_free(&g->pool, sv);
-            sc = (int32_t *)dsmmi_pool_free(&g->pool, sc);
-            soff_d = (dsmm_idx *)dsmmi_pool_free(&g->pool, soff_d);
+            tmp = dsmmi_dpool_free(&g->pool, tmp);
+            sv2 = (double *)dsmmi_dpool_free(&g->pool, sv2);
+            sc2 = (int32_t *)dsmmi_dpool_free(&g->pool, sc2);
+            sv = (double *)dsmmi_dpool_free(&g->pool, sv);
+            sc = (int32_t *)dsmmi_dpool_free(&g->pool, sc);
+            soff_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, soff_d);
         }
-        tv = (double *)dsmmi_pool_free(&g->pool, tv);
-        tk = (int32_t *)dsmmi_pool_free(&g->pool, tk);
+        tv = (double *)dsmmi_dpool_free(&g->pool, tv);
+        tk = (int32_t *)dsmmi_dpool_free(&g->pool, tk);
     }
 cleanup:
     // Blocks freed here are only reused by work queued after this point on the same stream.
-    dsmmi_pool_free(&g->pool, tmp);
-    dsmmi_pool_free(&g->pool, sv2);
-    dsmmi_pool_free(&g->pool, sc2);
-    dsmmi_pool_free(&g->pool, sv);
-    dsmmi_pool_free(&g->pool, sc);
-    dsmmi_pool_free(&g->pool, soff_d);
-    dsmmi_pool_free(&g->pool, tv);
-    dsmmi_pool_free(&g->pool, tk);
+    dsmmi_dpool_free(&g->pool, tmp);
+    dsmmi_dpool_free(&g->pool, sv2);
+    dsmmi_dpool_free(&g->pool, sc2);
+    dsmmi_dpool_free(&g->pool, sv);
+    dsmmi_dpool_free(&g->pool, sc);
+    dsmmi_dpool_free(&g->pool, soff_d);
+    dsmmi_dpool_free(&g->pool, tv);
+    dsmmi_dpool_free(&g->pool, tk);
     dsmmi_free(ctx, bounds);
     return st;
 }
@@ -579,7 +579,7 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         dsmm_idx m = a->A->nrows;
         dsmm_type vt = a->sr == DSMM_PLUS_PAIR ? DSMM_PATTERN : DSMM_DOUBLE;
         DSMMG_CUDA(cudaSetDevice(g->device));
-        dsmmi_pool_peak_reset(&g->pool);
+        dsmmi_dpool_peak_reset(&g->pool);
         p.ctx = ctx;
         p.g = g;
         p.a = a;
@@ -589,14 +589,14 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         flops = (dsmm_idx *)dsmmi_free(ctx, flops);
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, vt, &p.A));
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &p.B));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(int32_t), "row bins",
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(int32_t), "row bins",
                                   (void **)&p.rows_d));
         dsmm_idx ng = p.bins.count[DSMMI_GPU_GLOBAL_BIN];
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)ng + 1) * sizeof(dsmm_idx),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)ng + 1) * sizeof(dsmm_idx),
                                   "table offsets", (void **)&p.toff_d));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
                                   "row counts", (void **)&p.cnt_d));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
                                   "row pointers of C", (void **)&p.cp_d));
         DSMM_TRY(dsmmg::upload_raw(ctx, g, p.rows_d, p.bins.rows, (size_t)m, sizeof(int32_t)));
         DSMM_TRY(dsmmg::upload_raw(ctx, g, p.toff_d, p.bins.gtab_off, (size_t)ng + 1,
@@ -609,19 +609,19 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(global_bin(&p, 0));
         DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, p.cnt_d, p.cp_d,
                                                  (int64_t)m + 1, s));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, tmp_bytes, "CUB scan scratch", &tmp));
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scan scratch", &tmp));
         DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, p.cnt_d, p.cp_d,
                                                  (int64_t)m + 1, s));
         DSMMG_CUDA(cudaMemcpyAsync(g->pinned[0], p.cp_d + m, sizeof(dsmm_idx),
                                    cudaMemcpyDeviceToHost, s));
         DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), s));
         DSMMG_CUDA(cudaStreamSynchronize(s));
-        tmp = dsmmi_pool_free(&g->pool, tmp);
+        tmp = dsmmi_dpool_free(&g->pool, tmp);
         memcpy(&nnz, g->pinned[0], sizeof nnz);
         // numeric: C's arrays exactly as large as the symbolic phase counted
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(int32_t), "columns of C",
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(int32_t), "columns of C",
                                   (void **)&p.cc_d));
-        DSMM_TRY(dsmmi_pool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(double), "values of C",
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(double), "values of C",
                                   (void **)&p.cv_d));
         DSMM_TRY(shared_bins(&p, 1));
         DSMM_TRY(global_bin(&p, 1));
@@ -649,13 +649,13 @@ cleanup:
         if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
         dsmmg::free_csr(g, &p.A);
         dsmmg::free_csr(g, &p.B);
-        dsmmi_pool_free(&g->pool, p.rows_d);
-        dsmmi_pool_free(&g->pool, p.toff_d);
-        dsmmi_pool_free(&g->pool, p.cnt_d);
-        dsmmi_pool_free(&g->pool, p.cp_d);
-        dsmmi_pool_free(&g->pool, p.cc_d);
-        dsmmi_pool_free(&g->pool, p.cv_d);
-        dsmmi_pool_free(&g->pool, tmp);
+        dsmmi_dpool_free(&g->pool, p.rows_d);
+        dsmmi_dpool_free(&g->pool, p.toff_d);
+        dsmmi_dpool_free(&g->pool, p.cnt_d);
+        dsmmi_dpool_free(&g->pool, p.cp_d);
+        dsmmi_dpool_free(&g->pool, p.cc_d);
+        dsmmi_dpool_free(&g->pool, p.cv_d);
+        dsmmi_dpool_free(&g->pool, tmp);
     }
     dsmmi_gpu_bins_free(ctx, &p.bins);
     dsmmi_free(ctx, flops);

@@ -8,7 +8,6 @@ dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, 
 {
     dsmm_status st = DSMM_OK;
     size_t cap = elem_bytes ? ops->buf_bytes / elem_bytes : 0, np = 0;
-    int marked[2] = {0, 0};
     if (pieces) *pieces = 0;
     if (n == 0) return DSMM_OK;
     DSMM_CHECK(ctx, cap > 0, DSMM_ERR_ARG,
@@ -17,11 +16,12 @@ dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, 
     for (size_t off = 0; off < n; off += cap, np++) {
         int b = (int)(np & 1);
         size_t len = n - off < cap ? n - off : cap;
-        if (marked[b]) DSMM_TRY(ops->wait(ops->user, b)); // its last copy must be done
+        // Its last copy must be done, also one started by an earlier call that returned
+        // without waiting (a mark never recorded is complete).
+        DSMM_TRY(ops->wait(ops->user, b));
         pack(arg, ops->buf[b], off, len);
         DSMM_TRY(ops->copy(ops->user, 1, b, off, len, elem_bytes));
         DSMM_TRY(ops->record(ops->user, b));
-        marked[b] = 1;
     }
     if (pieces) *pieces = np;
 cleanup:

@@ -320,6 +320,7 @@ typedef struct dsmmi_spmm_args {
     void *C;
     dsmm_idx ldc;
     double alpha, beta;
+    int auto_chosen; // 1: the caller asked AUTO (a GPU entry may hand small products back)
 } dsmmi_spmm_args;
 
 /* A table entry; info (never NULL) gets threads and workspace_bytes. */

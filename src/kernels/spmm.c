@@ -308,7 +308,8 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
                          .C = C->val,
                          .ldc = C->ld,
                          .alpha = opts->alpha,
-                         .beta = opts->beta};
+                         .beta = opts->beta,
+                         .auto_chosen = opts->alg == DSMM_SPMM_AUTO};
     // k in slices of kb columns, one kernel call (one pass over S) each.
     size_t elem = dsmmi_type_size(B->type);
     dsmm_idx kb = opts->k_block > 0 ? opts->k_block : k;

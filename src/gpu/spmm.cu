@@ -1,0 +1,517 @@
+// src/gpu/spmm.cu: SpMM C = alpha * A * B + beta * C on the GPU (own kernels and cuSPARSE).
+// Two kernels, picked by dsmmi_gpu_spmm_variant. Row-split: a group of 8, 16 or 32 lanes per
+// row of A; each lane owns the columns of C congruent to its lane (in 16-byte vectors when k
+// allows), walks the row's entries and keeps its sums in registers, so every element of C is
+// written once, by one lane, and B's rows are read with coalesced loads. Nnz-split (for rows
+// far longer than the mean, which would idle the other warps): each warp takes a fixed slice
+// of A's entries, finds its first row by binary search on the row pointers (merge-path style)
+// and adds each row's partial sums into C with atomics, after C was scaled by beta. B and C
+// live on the device packed to ld = k; A keeps 64-bit row pointers, so nnz may pass 2^31.
+#include <stdint.h>
+#include <string.h>
+
+#include <cusparse.h>
+
+#include "gpu/device.cuh"
+
+namespace {
+
+enum { BLOCK = 256, UNROLL = 4, NNZ_PER_WARP = 256 };
+
+// One access of VEC consecutive values: 16-byte vectors where k and alignment allow.
+template <typename V, int VEC> struct vec { // VEC == 1
+    typedef V T;
+};
+template <> struct vec<float, 4> {
+    typedef float4 T;
+};
+template <> struct vec<double, 2> {
+    typedef double2 T;
+};
+
+// acc[u] += sum over entries p in [p0, p1) of A(r, p) * B(col[p], group g0 + u * STRIDE), for
+// the groups below `groups`; a NULL val means a pattern (all ones).
+template <typename V, int STRIDE, int VEC>
+__device__ __forceinline__ void
+accumulate(V (&acc)[UNROLL][VEC], dsmm_idx p0, dsmm_idx p1, dsmm_idx g0, dsmm_idx groups,
+           const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B)
+{
+    typedef typename vec<V, VEC>::T T;
+    const T *Bv = reinterpret_cast<const T *>(B);
+    for (dsmm_idx p = p0; p < p1; p++) {
+        const dsmm_idx brow = (dsmm_idx)__ldg(col + p) * groups;
+        const V v = val ? __ldg(val + p) : V(1);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const dsmm_idx g = g0 + (dsmm_idx)u * STRIDE;
+            if (g < groups) {
+                const T b = __ldg(Bv + brow + g);
+                const V *e = reinterpret_cast<const V *>(&b);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) acc[u][i] += v * e[i];
+            }
+        }
+    }
+}
+
+// Row-split: LANES lanes per row; lane l owns column groups l, l + LANES, ... (VEC columns
+// each) and keeps UNROLL of them in registers per pass over the row's entries. C is read
+// only when read_c (beta != 0), so garbage (NaN) in C is not propagated for beta == 0.
+template <typename V, int LANES, int VEC>
+__global__ void __launch_bounds__(BLOCK)
+    spmm_rows(dsmm_idx m, dsmm_idx k, const dsmm_idx *__restrict__ rowptr,
+              const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B,
+              V *__restrict__ C, V alpha, V beta, int read_c)
+{
+    typedef typename vec<V, VEC>::T T;
+    const dsmm_idx r = (dsmm_idx)blockIdx.x * (BLOCK / LANES) + threadIdx.x / LANES;
+    const int lane = threadIdx.x % LANES;
+    if (r >= m) return;
+    const dsmm_idx groups = k / VEC, p0 = rowptr[r], p1 = rowptr[r + 1];
+    T *Cr = reinterpret_cast<T *>(C + r * k);
+    for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)LANES * UNROLL) {
+        V acc[UNROLL][VEC] = {};
+        accumulate<V, LANES, VEC>(acc, p0, p1, g0, groups, col, val, B);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const dsmm_idx g = g0 + (dsmm_idx)u * LANES;
+            if (g >= groups) continue;
+            T out;
+            V *o = reinterpret_cast<V *>(&out);
+            if (read_c) {
+                const T c = Cr[g];
+                const V *e = reinterpret_cast<const V *>(&c);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) o[i] = alpha * acc[u][i] + beta * e[i];
+            } else {
+#pragma unroll
+                for (int i = 0; i < VEC; i++) o[i] = alpha * acc[u][i];
+            }
+            Cr[g] = out;
+        }
+    }
+}
+
+// Nnz-split: warp w takes entries [w * NNZ_PER_WARP, ...) of A. A row may be shared by several
+// warps, so every row's partial sum goes into C with atomicAdd; C already holds beta * C.
+template <typename V, int VEC>
+__global__ void __launch_bounds__(BLOCK)
+    spmm_nnz(dsmm_idx m, dsmm_idx k, dsmm_idx nnz, const dsmm_idx *__restrict__ rowptr,
+             const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B,
+             V *__restrict__ C, V alpha)
+{
+    const dsmm_idx w = ((dsmm_idx)blockIdx.x * BLOCK + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    const dsmm_idx q0 = w * NNZ_PER_WARP;
+    if (q0 >= nnz) return;
+    const dsmm_idx q1 = q0 + NNZ_PER_WARP < nnz ? q0 + NNZ_PER_WARP : nnz;
+    // The row holding entry q0 is the last r with rowptr[r] <= q0: empty rows before it start
+    // at the same offset, and rowptr[m] = nnz > q0 keeps the answer below m.
+    dsmm_idx lo = 0, hi = m;
+    while (hi - lo > 1) {
+        const dsmm_idx mid = lo + (hi - lo) / 2;
+        if (rowptr[mid] <= q0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const dsmm_idx groups = k / VEC;
+    for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)32 * UNROLL) {
+        dsmm_idx r = lo, p = q0;
+        // Invariant: p < q1 is an entry of row r (rows past the first start exactly at p).
+        while (p < q1) {
+            const dsmm_idx start = p;
+            const dsmm_idx end = rowptr[r + 1] < q1 ? rowptr[r + 1] : q1;
+            V acc[UNROLL][VEC] = {};
+            accumulate<V, 32, VEC>(acc, start, end, g0, groups, col, val, B);
+            p = end;
+            if (end > start) {
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    const dsmm_idx g = g0 + (dsmm_idx)u * 32;
+                    if (g >= groups) continue;
+                    V *c = C + r * k + g * VEC;
+#pragma unroll
+                    for (int i = 0; i < VEC; i++) atomicAdd(c + i, alpha * acc[u][i]);
+                }
+            }
+            r++;
+        }
+    }
+}
+
+template <typename V> __global__ void scale(dsmm_idx n, V *__restrict__ x, V beta)
+{
+    const dsmm_idx stride = (dsmm_idx)gridDim.x * blockDim.x;
+    for (dsmm_idx i = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        x[i] *= beta;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+// ---------------------------------------------------------------------------------------------
+
+// Dense rows between the host (leading dimension ld) and the device (packed, ld = k): one
+// staging element is one row, so a piece is always whole rows.
+struct rows_arg {
+    const char *src;
+    char *dst;
+    size_t row_bytes, ld_bytes;
+};
+
+static void pack_rows(void *arg, void *dst, size_t off, size_t n)
+{
+    const rows_arg *r = (const rows_arg *)arg;
+    if (r->ld_bytes == r->row_bytes) {
+        memcpy(dst, r->src + off * r->row_bytes, n * r->row_bytes);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)dst + i * r->row_bytes, r->src + (off + i) * r->ld_bytes, r->row_bytes);
+}
+
+static void unpack_rows(void *arg, const void *src, size_t off, size_t n)
+{
+    const rows_arg *r = (const rows_arg *)arg;
+    if (r->ld_bytes == r->row_bytes) {
+        memcpy(r->dst + off * r->row_bytes, src, n * r->row_bytes);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(r->dst + (off + i) * r->ld_bytes, (const char *)src + i * r->row_bytes,
+               r->row_bytes);
+}
+
+// The staging loop only waits for a buffer's earlier copy within one call; the next call may
+// refill buffer 0 while the last piece still travels, so each upload ends with this fence.
+static dsmm_status fence(dsmm_ctx *ctx, dsmmi_gpu *g)
+{
+    dsmm_status st = DSMM_OK;
+    DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
+cleanup:
+    return st;
+}
+
+// B (n x k) and C (m x k) on the device. C is uploaded only when beta != 0; otherwise it is
+// zeroed when zero_c: pool blocks hold whatever the last product left (NaNs included), which
+// atomics and cuSPARSE must not add to.
+static dsmm_status upload_dense(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a, int zero_c,
+                                void **B_d, void **C_d)
+{
+    dsmm_status st = DSMM_OK;
+    size_t elem = dsmmi_type_size(a->type), row = (size_t)a->k * elem;
+    rows_arg rb = {(const char *)a->B, NULL, row, (size_t)a->ldb * elem};
+    rows_arg rc = {(const char *)a->C, NULL, row, (size_t)a->ldc * elem};
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->n * row, "spmm B", B_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->m * row, "spmm C", C_d));
+    if (row == 0) goto cleanup; // k == 0: nothing to move (staging needs elements of 1+ bytes)
+    DSMM_TRY(dsmmg::upload(ctx, g, *B_d, (size_t)a->n, row, pack_rows, &rb));
+    DSMM_TRY(fence(ctx, g));
+    if (a->beta != 0.0) {
+        DSMM_TRY(dsmmg::upload(ctx, g, *C_d, (size_t)a->m, row, pack_rows, &rc));
+        DSMM_TRY(fence(ctx, g));
+    } else if (zero_c && *C_d != NULL) {
+        DSMMG_CUDA(cudaMemsetAsync(*C_d, 0, (size_t)a->m * row, dsmmg::stream(g, 0)));
+    }
+cleanup:
+    return st;
+}
+
+static dsmm_status download_c(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a,
+                              const void *C_d)
+{
+    size_t elem = dsmmi_type_size(a->type);
+    rows_arg rc = {NULL, (char *)a->C, (size_t)a->k * elem, (size_t)a->ldc * elem};
+    if (rc.row_bytes == 0) return DSMM_OK;
+    return dsmmg::download(ctx, g, C_d, (size_t)a->m, rc.row_bytes, unpack_rows, &rc);
+}
+
+// What both entries check first: the front end sends neither a transposed A (it transposes on
+// the host) nor B and C of other types.
+static dsmm_status begin(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a, const char *who)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED,
+               "%s: no device on this context (dsmm_ctx_set_gpu)", who);
+    DSMM_CHECK(ctx, !a->trans && (a->type == DSMM_FLOAT || a->type == DSMM_DOUBLE),
+               DSMM_ERR_INTERNAL, "%s: a transposed A, or B and C neither float nor double", who);
+    DSMMG_CUDA(cudaSetDevice(g->device));
+    dsmmi_dpool_peak_reset(&g->pool);
+cleanup:
+    return st;
+}
+
+// What both entries report; events 2 and 3 bracket the multiply alone.
+static void finish(dsmmi_gpu *g, dsmm_spmm_info *info, double t_transfer)
+{
+    double s = dsmmg::elapsed(g, 2, 3) / 1e3;
+    info->threads = 1;
+    info->workspace_bytes = 0; // no host scratch: conversions happen in the staging buffers
+    info->on_gpu = 1;
+    info->seconds_device = s;
+    info->seconds_transfer = t_transfer;
+    info->device_bytes = g->pool.local_peak - g->pool.peak_mark;
+    g->info.products_gpu++;
+    g->info.seconds_kernels += s;
+}
+
+template <typename V, int VEC>
+static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
+                          const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d)
+{
+    dsmm_status st = DSMM_OK;
+    cudaStream_t s = dsmmg::stream(g, 0);
+    const V *val = (const V *)val_d, *B = (const V *)B_d;
+    V *C = (V *)C_d;
+    V alpha = (V)a->alpha, beta = (V)a->beta;
+    // Lanes per row from the vector groups, not the columns: 32 floats are 8 float4 groups,
+    // which 8 lanes cover without 24 idle ones.
+    int lanes = dsmmi_gpu_spmm_lanes(a->k / VEC), rows = BLOCK / lanes;
+    dsmm_idx warps = (A->nnz + NNZ_PER_WARP - 1) / NNZ_PER_WARP, total = a->m * a->k;
+    dsmm_idx blocks =
+        variant == 0 ? (a->m + rows - 1) / rows : (warps + BLOCK / 32 - 1) / (BLOCK / 32);
+    DSMM_CHECK(ctx, blocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
+               "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
+    if (variant == 0) {
+        if (blocks == 0) goto cleanup;
+        if (lanes == 8)
+            spmm_rows<V, 8, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
+                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
+        else if (lanes == 16)
+            spmm_rows<V, 16, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
+                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
+        else
+            spmm_rows<V, 32, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
+                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
+        DSMM_TRY(dsmmg::check_launch(ctx, "spmm row-split"));
+    } else {
+        // beta == 0 was zeroed at upload and beta == 1 needs nothing; rows without entries
+        // keep this beta * C.
+        if (a->beta != 0.0 && a->beta != 1.0 && total > 0) {
+            dsmm_idx sb = (total + BLOCK - 1) / BLOCK;
+            scale<V><<<(unsigned)(sb < 4096 ? sb : 4096), BLOCK, 0, s>>>(total, C, beta);
+            DSMM_TRY(dsmmg::check_launch(ctx, "spmm scale C"));
+        }
+        if (blocks == 0 || a->k == 0) goto cleanup;
+        spmm_nnz<V, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(a->m, a->k, A->nnz, A->rowptr_d,
+                                                            A->col_d, val, B, C, alpha);
+        DSMM_TRY(dsmmg::check_launch(ctx, "spmm nnz-split"));
+    }
+cleanup:
+    return st;
+}
+
+// 16-byte loads need k a multiple of the vector and 16-byte aligned rows: the pool gives
+// 256-byte aligned blocks, so with ld = k every row start is aligned.
+template <typename V>
+static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
+                       const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d)
+{
+    constexpr int W = (int)(16 / sizeof(V));
+    int wide = a->k % W == 0 && ((uintptr_t)B_d | (uintptr_t)C_d) % 16 == 0;
+    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d)
+                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d);
+}
+
+// Row pointers or columns at the index width cuSPARSE gets (both arrays share one type).
+struct index_arg {
+    const dsmm_idx *i64;
+    const int32_t *i32;
+    int wide;
+};
+
+static void pack_index(void *arg, void *dst, size_t off, size_t n)
+{
+    const index_arg *x = (const index_arg *)arg;
+    if (x->wide && x->i64) {
+        memcpy(dst, x->i64 + off, n * sizeof(int64_t));
+    } else if (x->wide) {
+        for (size_t i = 0; i < n; i++) ((int64_t *)dst)[i] = x->i32[off + i];
+    } else if (x->i32) {
+        memcpy(dst, x->i32 + off, n * sizeof(int32_t));
+    } else {
+        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)x->i64[off + i];
+    }
+}
+
+// A pattern matrix's values for cuSPARSE, which has no implicit ones.
+static void pack_ones(void *arg, void *dst, size_t off, size_t n)
+{
+    (void)off;
+    if (*(const dsmm_type *)arg == DSMM_DOUBLE) {
+        for (size_t i = 0; i < n; i++) ((double *)dst)[i] = 1.0;
+    } else {
+        for (size_t i = 0; i < n; i++) ((float *)dst)[i] = 1.0f;
+    }
+}
+
+static dsmm_status cusp(dsmm_ctx *ctx, cusparseStatus_t rc, const char *what)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, rc == CUSPARSE_STATUS_SUCCESS, DSMM_ERR_CUDA, "cusparse spmm: %s: %s", what,
+               cusparseGetErrorString(rc));
+cleanup:
+    return st;
+}
+
+} // namespace
+
+extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    dsmmg::csr_d Ad;
+    void *val_d = NULL, *B_d = NULL, *C_d = NULL;
+    size_t elem = 0;
+    int variant = 0;
+    double t0 = 0, t_transfer = 0;
+    memset(&Ad, 0, sizeof Ad);
+    // AUTO products below the context's threshold stay on the CPU's row-wise kernel.
+    if (g != NULL && a->auto_chosen && !dsmmi_gpu_wants(ctx, (double)a->A->nnz * (double)a->k)) {
+        g->info.products_cpu++;
+        return dsmmi_spmm_row(ctx, a, info);
+    }
+    DSMM_TRY(begin(ctx, g, a, "gpu spmm"));
+    elem = dsmmi_type_size(a->type);
+    variant = dsmmi_gpu_spmm_variant(a->A);
+
+    t0 = dsmmi_wtime();
+    // The structure through upload_csr; the values as the front end converted them (a->type),
+    // or none for a pattern, which the kernels read as ones.
+    DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, DSMM_PATTERN, &Ad));
+    DSMM_TRY(fence(ctx, g));
+    if (a->av != NULL) {
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->A->nnz * elem, "spmm values", &val_d));
+        DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)a->A->nnz, elem));
+        DSMM_TRY(fence(ctx, g));
+    }
+    DSMM_TRY(upload_dense(ctx, g, a, variant == 1, &B_d, &C_d));
+    t_transfer = dsmmi_wtime() - t0;
+
+    DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
+    if (a->type == DSMM_DOUBLE)
+        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d));
+    else
+        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d));
+    DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
+
+    t0 = dsmmi_wtime();
+    DSMM_TRY(download_c(ctx, g, a, C_d));
+    DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
+    finish(g, info, t_transfer + (dsmmi_wtime() - t0));
+    info->gpu_variant = variant;
+cleanup:
+    if (g != NULL) {
+        if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
+        dsmmg::free_csr(g, &Ad);
+        dsmmi_dpool_free(&g->pool, val_d);
+        dsmmi_dpool_free(&g->pool, B_d);
+        dsmmi_dpool_free(&g->pool, C_d);
+    }
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a,
+                                               dsmm_spmm_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    const dsmm_csr *A = a->A;
+    void *h = NULL, *rowptr_d = NULL, *col_d = NULL, *val_d = NULL, *B_d = NULL, *C_d = NULL;
+    void *buf_d = NULL;
+    cusparseHandle_t H = NULL;
+    cusparseSpMatDescr_t sA = NULL;
+    cusparseDnMatDescr_t dB = NULL, dC = NULL;
+    cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
+    cusparseStatus_t rc = CUSPARSE_STATUS_SUCCESS;
+    cusparseIndexType_t it = CUSPARSE_INDEX_32I;
+    cudaDataType dt = CUDA_R_64F;
+    size_t elem = 0, ib = 0, buf_bytes = 0;
+    double t0 = 0, t_transfer = 0, alpha_d = a->alpha, beta_d = a->beta;
+    float alpha_f = (float)a->alpha, beta_f = (float)a->beta;
+    const void *alpha = &alpha_d, *beta = &beta_d;
+    // 32-bit indices when everything fits them (half the index traffic); cuSPARSE wants one
+    // index type for row offsets and columns, so larger matrices widen both to 64 bits.
+    index_arg ra = {A->rowptr, NULL, 0}, ca = {A->colidx, A->colidx32, 0};
+    int wide = A->nnz > INT32_MAX || A->nrows > INT32_MAX || A->ncols > INT32_MAX;
+    ra.wide = ca.wide = wide;
+    DSMM_TRY(begin(ctx, g, a, "cusparse spmm"));
+    DSMM_TRY(dsmmg::cusparse_handle(ctx, g, &h));
+    H = (cusparseHandle_t)h;
+    elem = dsmmi_type_size(a->type);
+    ib = wide ? sizeof(int64_t) : sizeof(int32_t);
+    it = wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+    if (a->type == DSMM_FLOAT) {
+        dt = CUDA_R_32F;
+        alpha = &alpha_f;
+        beta = &beta_f;
+    }
+
+    t0 = dsmmi_wtime();
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * ib, "cusparse row offsets",
+                              &rowptr_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * ib, "cusparse columns", &col_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * elem, "cusparse values", &val_d));
+    DSMM_TRY(dsmmg::upload(ctx, g, rowptr_d, (size_t)A->nrows + 1, ib, pack_index, &ra));
+    DSMM_TRY(fence(ctx, g));
+    DSMM_TRY(dsmmg::upload(ctx, g, col_d, (size_t)A->nnz, ib, pack_index, &ca));
+    DSMM_TRY(fence(ctx, g));
+    if (a->av != NULL) {
+        DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)A->nnz, elem));
+    } else {
+        dsmm_type t = a->type;
+        DSMM_TRY(dsmmg::upload(ctx, g, val_d, (size_t)A->nnz, elem, pack_ones, &t));
+    }
+    DSMM_TRY(fence(ctx, g));
+    DSMM_TRY(upload_dense(ctx, g, a, 1, &B_d, &C_d));
+    t_transfer = dsmmi_wtime() - t0;
+
+    DSMM_TRY(cusp(ctx,
+                  cusparseCreateCsr(&sA, A->nrows, A->ncols, A->nnz, rowptr_d, col_d, val_d, it, it,
+                                    CUSPARSE_INDEX_BASE_ZERO, dt),
+                  "cusparseCreateCsr"));
+    DSMM_TRY(cusp(ctx, cusparseCreateDnMat(&dB, a->n, a->k, a->k, B_d, dt, CUSPARSE_ORDER_ROW),
+                  "cusparseCreateDnMat(B)"));
+    DSMM_TRY(cusp(ctx, cusparseCreateDnMat(&dC, a->m, a->k, a->k, C_d, dt, CUSPARSE_ORDER_ROW),
+                  "cusparseCreateDnMat(C)"));
+    // The default algorithm takes row-major B and C in current cuSPARSE; CSR_ALG2 is the one
+    // documented for row-major, kept as the fallback for versions whose default refuses it.
+    rc = cusparseSpMM_bufferSize(H, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                 CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sA, dB, beta, dC, dt, alg,
+                                 &buf_bytes);
+    if (rc == CUSPARSE_STATUS_NOT_SUPPORTED) {
+        alg = CUSPARSE_SPMM_CSR_ALG2;
+        rc = cusparseSpMM_bufferSize(H, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sA, dB, beta, dC, dt,
+                                     alg, &buf_bytes);
+    }
+    DSMM_TRY(cusp(ctx, rc, "cusparseSpMM_bufferSize"));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, buf_bytes, "cusparse spmm buffer", &buf_d));
+
+    DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
+    DSMM_TRY(
+        cusp(ctx,
+             cusparseSpMM(H, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                          alpha, sA, dB, beta, dC, dt, alg, buf_d),
+             "cusparseSpMM"));
+    DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
+
+    t0 = dsmmi_wtime();
+    DSMM_TRY(download_c(ctx, g, a, C_d));
+    DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
+    finish(g, info, t_transfer + (dsmmi_wtime() - t0));
+cleanup:
+    if (sA != NULL) cusparseDestroySpMat(sA);
+    if (dB != NULL) cusparseDestroyDnMat(dB);
+    if (dC != NULL) cusparseDestroyDnMat(dC);
+    if (g != NULL) {
+        if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
+        dsmmi_dpool_free(&g->pool, rowptr_d);
+        dsmmi_dpool_free(&g->pool, col_d);
+        dsmmi_dpool_free(&g->pool, val_d);
+        dsmmi_dpool_free(&g->pool, B_d);
+        dsmmi_dpool_free(&g->pool, C_d);
+        dsmmi_dpool_free(&g->pool, buf_d);
+    }
+    return st;
+}

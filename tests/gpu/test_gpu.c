@@ -1,0 +1,361 @@
+// tests/gpu/test_gpu.c: the CUDA kernels against the CPU kernels (label gpu; exits 77 when no
+// device is visible or dsmm was built without CUDA): SpGEMM (gpu and cusparse) on listed edge
+// shapes, random and skewed inputs that fill every row bin (device-memory tables included),
+// every semiring, float/double/pattern outputs, 32/64-bit columns, unsorted output, real
+// matrices; SpMM (gpu and cusparse) for k from 1 to 256, both variants, float and double,
+// beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ref.h"
+
+static dsmm_ctx *gpu_ctx(size_t pool_bytes)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_gpu_opts o;
+    dsmm_gpu_opts_init(&o);
+    o.pool_bytes = pool_bytes;
+    if (dsmm_ctx_set_gpu(ctx, &o) != DSMM_OK) {
+        fprintf(stderr, "     no GPU context: %s\n", dsmm_ctx_last_error(ctx));
+        dsmm_ctx_destroy(&ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static uint64_t seed_at(uint64_t k)
+{
+    return test_seed() * 0x9e3779b97f4a7c15ULL + k;
+}
+
+// C by alg (gpu or cusparse) equals C by the CPU's AUTO kernel: same pattern, values within
+// 1e-12 relative (both accumulate in double, in different orders).
+static int same_as_cpu(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, dsmm_spgemm_alg alg,
+                       dsmm_semiring sr, int type, int col_bits, int unsorted, const char *what)
+{
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_info gi, ci;
+    dsmm_csr *G = NULL, *W = NULL;
+    dsmm_spgemm_opts_init(&o);
+    o.semiring = sr;
+    o.type = type;
+    o.col_bits = col_bits;
+    o.unsorted = unsorted;
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, B, &o, &W, &ci));
+    CHECK_EQ_IDX(ci.on_gpu, 0);
+    o.alg = alg;
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, B, &o, &G, &gi));
+    CHECK_MSG(gi.on_gpu == 1, "%s: did not run on the GPU", what);
+    CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what, dsmm_ctx_last_error(ctx));
+    CHECK_MSG(unsorted || G->sorted, "%s: rows not sorted", what);
+    CHECK_EQ_IDX(gi.nnz, W->nnz);
+    CHECK_NEAR(gi.flops, ci.flops, 0);
+    CHECK(G->nnz == 0 || (G->colidx32 != NULL) == (col_bits == 32));
+    CHECK(gi.device_bytes > 0);
+    if (test_csr_same(ctx, G, W, 1e-12, 1e-300, what) != TEST_PASS) return TEST_FAIL;
+    dsmm_csr_destroy(&G);
+    dsmm_csr_destroy(&W);
+    return TEST_PASS;
+}
+
+static int test_spgemm_shapes(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    static const dsmm_idx shapes[][3] = {{0, 0, 0}, {0, 5, 3}, {4, 0, 6}, {5, 7, 0}, {1, 1, 1},
+                                         {7, 3, 9}, {40, 1, 40}, {1, 300, 1}, {200, 150, 90}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        dsmm_csr *A = NULL, *B = NULL;
+        test_mat o;
+        test_mat_init(&o, shapes[s][0], shapes[s][1], 0.2, seed_at(s));
+        o.empty_rows = 0.2;
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+        test_mat_init(&o, shapes[s][1], shapes[s][2], 0.2, seed_at(100 + s));
+        o.empty_cols = 0.2;
+        o.zeros = 1; // explicit zeros stay structural entries
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+        char what[64];
+        snprintf(what, sizeof what, "shape %lldx%lldx%lld", (long long)shapes[s][0],
+                 (long long)shapes[s][1], (long long)shapes[s][2]);
+        if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, what)) return 1;
+        if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_CUSPARSE, DSMM_PLUS_TIMES, -1, 64, 0, what))
+            return 1;
+        dsmm_csr_destroy(&A);
+        dsmm_csr_destroy(&B);
+    }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Rows of every bin: a skewed R-MAT graph, a matrix with dense rows (flops far over 4096, so
+// device-memory tables), and a narrow B (many flops, few columns: small tables).
+static int test_spgemm_bins(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    dsmm_csr *A = NULL, *B = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 12, 16, 0, DSMM_DOUBLE, seed_at(1), &A));
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "rmat12")) return 1;
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 32, 1, "rmat12 unsorted"))
+        return 1;
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_CUSPARSE, DSMM_PLUS_TIMES, -1, 64, 0, "rmat12 cusp"))
+        return 1;
+    dsmm_csr_destroy(&A);
+    test_mat o;
+    test_mat_init(&o, 3000, 3000, 0.004, seed_at(2));
+    o.dense_row = 17;
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+    test_mat_init(&o, 3000, 20000, 0.01, seed_at(3));
+    o.dense_row = 17; // A's dense row meets B's: a row of C with 20000 columns
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "dense rows"))
+        return 1;
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 1, "dense rows unsort"))
+        return 1;
+    dsmm_csr_destroy(&B);
+    test_mat_init(&o, 3000, 6, 0.9, seed_at(4));
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "narrow B"))
+        return 1;
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_spgemm_semirings_types(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    dsmm_csr *A = NULL, *Af = NULL, *P = NULL;
+    CHECK_OK(ctx, test_rand_er(ctx, 500, 12, 0, DSMM_DOUBLE, seed_at(5), &A));
+    static const dsmm_semiring srs[] = {DSMM_PLUS_TIMES, DSMM_PLUS_PAIR, DSMM_MIN_PLUS,
+                                        DSMM_MAX_TIMES};
+    for (int s = 0; s < 4; s++)
+        if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, srs[s], -1, 64, 0, dsmm_semiring_name(srs[s])))
+            return 1;
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, DSMM_FLOAT, 32, 0, "float C"))
+        return 1;
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, DSMM_PATTERN, 64, 0, "pattern"))
+        return 1;
+    CHECK_OK(ctx, test_csr_convert(ctx, A, DSMM_FLOAT, 32, &Af));
+    if (same_as_cpu(ctx, Af, Af, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 32, 0, "float inputs"))
+        return 1;
+    CHECK_OK(ctx, test_csr_convert(ctx, A, DSMM_PATTERN, 64, &P));
+    if (same_as_cpu(ctx, P, P, DSMM_SPGEMM_GPU, DSMM_PLUS_PAIR, -1, 64, 0, "pattern inputs"))
+        return 1;
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&Af);
+    dsmm_csr_destroy(&P);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_spgemm_real(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    static const char *files[] = {"hep-th.mtx.gz", "fe_4elt2.mtx.gz", "bcsstk13.mtx.gz",
+                                  "facebook-combined.mtx.gz"};
+    for (int f = 0; f < 4; f++) {
+        char path[1024];
+        dsmm_csr *A = NULL;
+        snprintf(path, sizeof path, "%s/%s", DSMM_TEST_DATA_DIR, files[f]);
+        CHECK_OK(ctx, dsmm_read(ctx, path, NULL, &A, NULL, NULL));
+        if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, files[f])) return 1;
+        if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_CUSPARSE, DSMM_PLUS_TIMES, -1, 64, 0, files[f]))
+            return 1;
+        dsmm_csr_destroy(&A);
+    }
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// AUTO: below the threshold on the CPU, at or above it on the GPU; the symbolic/numeric pair
+// and masks run on the CPU even when named gpu.
+static int test_spgemm_auto(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_gpu_opts go;
+    dsmm_gpu_opts_init(&go);
+    dsmm_csr *A = NULL, *C = NULL;
+    CHECK_OK(ctx, test_rand_er(ctx, 400, 8, 0, DSMM_DOUBLE, seed_at(6), &A));
+    double flops = ref_flops(A, A);
+    go.auto_flops = flops + 1;
+    if (dsmm_ctx_set_gpu(ctx, &go) != DSMM_OK) {
+        dsmm_csr_destroy(&A);
+        dsmm_ctx_destroy(&ctx);
+        return TEST_SKIP;
+    }
+    dsmm_spgemm_info info;
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, NULL, &C, &info));
+    CHECK_EQ_IDX(info.on_gpu, 0);
+    dsmm_csr_destroy(&C);
+    go.auto_flops = flops;
+    CHECK_OK(ctx, dsmm_ctx_set_gpu(ctx, &go));
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, NULL, &C, &info));
+    CHECK_EQ_IDX(info.on_gpu, 1);
+    dsmm_csr_destroy(&C);
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.alg = DSMM_SPGEMM_GPU;
+    CHECK_OK(ctx, dsmm_csr_spgemm_symbolic(ctx, A, A, &o, &C, &info));
+    CHECK_EQ_IDX(info.on_gpu, 0);
+    CHECK_OK(ctx, dsmm_csr_spgemm_numeric(ctx, A, A, &o, C, &info));
+    dsmm_csr_destroy(&C);
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_EQ_IDX(gi.enabled, 1);
+    CHECK_EQ_IDX(gi.products_gpu, 1);
+    CHECK(gi.products_cpu >= 2);
+    CHECK_EQ_IDX(gi.pool_in_use, 0); // every product returned its blocks
+    CHECK(gi.pool_peak > 0);
+    printf("     device: %s, pool %.0f MiB\n", gi.name, gi.pool_bytes / 1048576.0);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// A pool too small for the product: DSMM_ERR_NOMEM naming the pool, nothing left allocated.
+static int test_spgemm_small_pool(void)
+{
+    dsmm_ctx *ctx = gpu_ctx((size_t)1 << 20);
+    if (ctx == NULL) return TEST_SKIP;
+    dsmm_csr *A = NULL, *C = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 13, 16, 0, DSMM_DOUBLE, seed_at(7), &A));
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.alg = DSMM_SPGEMM_GPU;
+    CHECK_ST(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, NULL), DSMM_ERR_NOMEM);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "device pool");
+    CHECK(C == NULL);
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_EQ_IDX(gi.pool_in_use, 0);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- SpMM ---------------------------------------------------------------------------------- */
+
+static void fill_dense(dsmm_dense *D, uint64_t seed)
+{
+    for (dsmm_idx i = 0; i < D->nrows; i++)
+        for (dsmm_idx j = 0; j < D->ncols; j++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            double v = (double)((int)(seed >> 59) - 16) / 4.0;
+            if (D->type == DSMM_DOUBLE)
+                ((double *)D->val)[i * D->ld + j] = v;
+            else
+                ((float *)D->val)[i * D->ld + j] = (float)v;
+        }
+}
+
+// One SpMM by alg against ref_spmm, within 8 ulps of the type per term of the magnitude.
+static int spmm_case(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx k, dsmm_type t, double beta,
+                     dsmm_idx pad, dsmm_spmm_alg alg, const char *what)
+{
+    dsmm_dense *B = NULL, *C = NULL, Bv, Cv;
+    dsmm_idx m = A->nrows, n = A->ncols;
+    CHECK_OK(ctx, dsmm_dense_create(ctx, n, k + pad, t, &B));
+    CHECK_OK(ctx, dsmm_dense_create(ctx, m, k + pad, t, &C));
+    fill_dense(B, seed_at(11));
+    fill_dense(C, seed_at(12));
+    Bv = *B; // a k-column view with ld = k + pad
+    Bv.ncols = k;
+    Cv = *C;
+    Cv.ncols = k;
+    double *want = malloc(((size_t)m * k + 1) * sizeof *want);
+    double *scale = malloc(((size_t)m * k + 1) * sizeof *scale);
+    CHECK(want && scale);
+    CHECK_OK(ctx, ref_spmm(A, 0, 1.5, &Bv, beta, &Cv, want, scale, NULL));
+    dsmm_spmm_opts o;
+    dsmm_spmm_info info;
+    dsmm_spmm_opts_init(&o);
+    o.alg = alg;
+    o.alpha = 1.5;
+    o.beta = beta;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, &Bv, &Cv, &o, &info));
+    CHECK_MSG(info.on_gpu == 1, "%s: not on the GPU", what);
+    double eps = t == DSMM_DOUBLE ? 2.2e-16 : 1.2e-7;
+    for (dsmm_idx i = 0; i < m; i++) {
+        dsmm_idx terms = A->rowptr[i + 1] - A->rowptr[i] + 2;
+        for (dsmm_idx j = 0; j < k + pad; j++) {
+            double got = t == DSMM_DOUBLE ? ((double *)C->val)[i * C->ld + j]
+                                          : ((float *)C->val)[i * C->ld + j];
+            if (j >= k) { // the padding is not C's: untouched
+                dsmm_dense *orig = NULL;
+                CHECK_OK(ctx, dsmm_dense_create(ctx, m, k + pad, t, &orig));
+                fill_dense(orig, seed_at(12));
+                double o0 = t == DSMM_DOUBLE ? ((double *)orig->val)[i * orig->ld + j]
+                                             : ((float *)orig->val)[i * orig->ld + j];
+                dsmm_dense_destroy(&orig);
+                CHECK_MSG(got == o0, "%s: padding (%lld, %lld) written", what, (long long)i,
+                          (long long)j);
+                continue;
+            }
+            double w = want[i * k + j], tol = 8 * eps * (double)terms * scale[i * k + j];
+            CHECK_MSG(fabs(got - w) <= tol, "%s: C(%lld, %lld) = %.17g, want %.17g", what,
+                      (long long)i, (long long)j, got, w);
+        }
+    }
+    free(want);
+    free(scale);
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    return TEST_PASS;
+}
+
+static int test_spmm(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    dsmm_csr *U = NULL, *S = NULL, *E = NULL;
+    test_mat o;
+    test_mat_init(&o, 700, 500, 0.01, seed_at(20));
+    o.empty_rows = 0.1;
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &U)); // uniform rows: row-split
+    o.dense_row = 3;                          // one long row: nnz-split
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &S));
+    CHECK_OK(ctx, dsmm_csr_create(ctx, 9, 4, 0, DSMM_DOUBLE, &E)); // no entries at all
+    static const dsmm_idx ks[] = {1, 3, 8, 16, 31, 32, 33, 64, 128, 256};
+    static const dsmm_spmm_alg algs[] = {DSMM_SPMM_GPU, DSMM_SPMM_CUSPARSE};
+    for (int a = 0; a < 2; a++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int t = 0; t < 2; t++) {
+                dsmm_type ty = t ? DSMM_FLOAT : DSMM_DOUBLE;
+                char what[96];
+                for (int v = 0; v < 3; v++) {
+                    const dsmm_csr *A = v == 0 ? U : v == 1 ? S : E;
+                    snprintf(what, sizeof what, "%s k=%lld %s %s",
+                             dsmm_spmm_alg_name(algs[a]), (long long)ks[ki],
+                             ty == DSMM_FLOAT ? "float" : "double",
+                             v == 0 ? "uniform" : v == 1 ? "skewed" : "empty");
+                    if (spmm_case(ctx, A, ks[ki], ty, 0.0, 0, algs[a], what)) return 1;
+                    if (spmm_case(ctx, A, ks[ki], ty, -0.5, 3, algs[a], what)) return 1;
+                }
+            }
+    dsmm_csr_destroy(&U);
+    dsmm_csr_destroy(&S);
+    dsmm_csr_destroy(&E);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    if (dsmm_gpu_count() == 0) {
+        printf("no CUDA device visible (or built without CUDA): gpu tests skipped\n");
+        return TEST_SKIP;
+    }
+    static const test_case tests[] = {
+        TEST(test_spgemm_shapes), TEST(test_spgemm_bins),       TEST(test_spgemm_semirings_types),
+        TEST(test_spgemm_real),   TEST(test_spgemm_auto),       TEST(test_spgemm_small_pool),
+        TEST(test_spmm),
+    };
+    return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,552 @@
+// tests/gpu/test_gpu_host.c: the GPU layer's host-side logic, which runs without a device:
+// the device memory pool (src/gpu/pool.c) on a host arena, the double-buffered staging loop
+// (src/gpu/stage.c) against a fake copy engine whose copies really are deferred, the SpGEMM row
+// bins and batches and the SpMM variant (src/gpu/plan.c), and the dispatch of AUTO and of the
+// gpu/cusparse kernels in the local-multiply front ends.
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ref.h"
+#include "gpu/gpu.h"
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* ---- pool ---------------------------------------------------------------------------------- */
+
+// Random allocations and frees on a host arena: blocks aligned, inside the arena, disjoint
+// (each block is filled with its own byte and checked before it is freed), the block list
+// consistent after every step, in_use exact, and everything merges back into one free block.
+static int test_pool_random(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    rng_state = test_seed() | 1;
+    enum { ARENA = 1 << 20, LIVE = 64 };
+    unsigned char *arena = aligned_alloc(4096, ARENA);
+    CHECK(arena != NULL);
+    dsmmi_dpool p;
+    CHECK_OK(ctx, dsmmi_dpool_init(ctx, &p, arena, ARENA, 256));
+    CHECK(dsmmi_dpool_check(&p));
+    void *live[LIVE] = {0};
+    size_t len[LIVE] = {0};
+    size_t expect_in_use = 0;
+    for (int step = 0; step < 20000; step++) {
+        int s = (int)(rnd() % LIVE);
+        if (live[s]) {
+            unsigned char tag = (unsigned char)(s + 1);
+            for (size_t i = 0; i < len[s]; i++)
+                CHECK_MSG(((unsigned char *)live[s])[i] == tag, "block %d overwritten", s);
+            expect_in_use -= (len[s] + 255) & ~(size_t)255;
+            CHECK(dsmmi_dpool_free(&p, live[s]) == NULL);
+            live[s] = NULL;
+        } else {
+            size_t want = 1 + (size_t)(rnd() % (rnd() % 4 == 0 ? 100000 : 3000));
+            void *ptr = NULL;
+            dsmm_status st = dsmmi_dpool_alloc(ctx, &p, want, "test block", &ptr);
+            if (st == DSMM_ERR_NOMEM) {
+                CHECK(ptr == NULL);
+                CHECK(dsmmi_dpool_largest_free(&p) < ((want + 255) & ~(size_t)255));
+                CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "test block needs");
+                dsmm_ctx_clear_error(ctx);
+                continue;
+            }
+            CHECK_OK(ctx, st);
+            CHECK(((uintptr_t)ptr & 255) == 0);
+            CHECK((unsigned char *)ptr >= arena && (unsigned char *)ptr + want <= arena + ARENA);
+            memset(ptr, s + 1, want);
+            live[s] = ptr;
+            len[s] = want;
+            expect_in_use += (want + 255) & ~(size_t)255;
+        }
+        CHECK_MSG(dsmmi_dpool_check(&p), "block list broken at step %d", step);
+        CHECK_EQ_IDX(p.in_use, expect_in_use);
+    }
+    for (int s = 0; s < LIVE; s++) live[s] = dsmmi_dpool_free(&p, live[s]);
+    CHECK(dsmmi_dpool_check(&p));
+    CHECK_EQ_IDX(p.in_use, 0);
+    CHECK_EQ_IDX(p.nblk, 1);
+    CHECK_EQ_IDX(dsmmi_dpool_largest_free(&p), ARENA);
+    CHECK(p.peak > 0 && p.peak <= ARENA);
+    dsmmi_dpool_destroy(ctx, &p);
+    free(arena);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Listed cases: zero bytes, exact fit, a full pool, merging with either neighbour, a foreign
+// pointer, a double free, the local peak of one product, bad alignment arguments.
+static int test_pool_edges(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static _Alignas(256) unsigned char arena[4096 + 100];
+    dsmmi_dpool p;
+    void *a, *b, *c, *z;
+    CHECK_OK(ctx, dsmmi_dpool_init(ctx, &p, arena, sizeof arena, 256));
+    CHECK_EQ_IDX(p.size, 4096); // the 100-byte tail cannot start a block
+    CHECK_OK(ctx, dsmmi_dpool_alloc(ctx, &p, 0, "nothing", &z));
+    CHECK(z == NULL);
+    CHECK(dsmmi_dpool_free(&p, NULL) == NULL);
+    CHECK_OK(ctx, dsmmi_dpool_alloc(ctx, &p, 1000, "a", &a)); // 1024
+    CHECK_OK(ctx, dsmmi_dpool_alloc(ctx, &p, 1024, "b", &b)); // 1024
+    CHECK_OK(ctx, dsmmi_dpool_alloc(ctx, &p, 2048, "c", &c)); // the rest: exact fit
+    CHECK(a == (void *)arena && b == (void *)(arena + 1024) && c == (void *)(arena + 2048));
+    CHECK_EQ_IDX(p.nblk, 3);
+    CHECK_EQ_IDX(dsmmi_dpool_largest_free(&p), 0);
+    CHECK_ST(ctx, dsmmi_dpool_alloc(ctx, &p, 1, "one more byte", &z), DSMM_ERR_NOMEM);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "one more byte needs 0.0 MiB");
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "--gpu-mem");
+    dsmm_ctx_clear_error(ctx);
+    CHECK(z == NULL);
+    dsmmi_dpool_peak_reset(&p);
+    CHECK_EQ_IDX(p.local_peak, 4096);
+    dsmmi_dpool_free(&p, b); // a used, b free, c used
+    CHECK_EQ_IDX(p.nblk, 3);
+    dsmmi_dpool_free(&p, b); // double free: ignored
+    dsmmi_dpool_free(&p, arena + 8);  // not a block start: ignored
+    static unsigned char other[512];
+    dsmmi_dpool_free(&p, other); // not the pool's: ignored
+    CHECK(dsmmi_dpool_check(&p));
+    CHECK_EQ_IDX(p.in_use, 3072);
+    dsmmi_dpool_free(&p, a); // merges with the free successor b
+    CHECK_EQ_IDX(p.nblk, 2);
+    CHECK_EQ_IDX(dsmmi_dpool_largest_free(&p), 2048);
+    dsmmi_dpool_free(&p, c); // merges with the free predecessor
+    CHECK_EQ_IDX(p.nblk, 1);
+    CHECK(dsmmi_dpool_check(&p));
+    CHECK_EQ_IDX(p.peak, 4096);
+    dsmmi_dpool_destroy(ctx, &p);
+    CHECK_ST(ctx, dsmmi_dpool_init(ctx, &p, arena, sizeof arena, 48), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmmi_dpool_init(ctx, &p, arena + 8, 1024, 256), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_OK(ctx, dsmmi_dpool_init(ctx, &p, arena, 0, 0)); // empty pool: every allocation fails
+    CHECK_ST(ctx, dsmmi_dpool_alloc(ctx, &p, 8, "x", &z), DSMM_ERR_NOMEM);
+    CHECK(dsmmi_dpool_check(&p));
+    dsmmi_dpool_destroy(ctx, &p);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- staging ------------------------------------------------------------------------------- */
+
+// A copy engine whose copies are queued and carried out only when a later wait reaches their
+// mark (or at the final sync): a loop that reused a buffer before waiting would send (or
+// unpack) the wrong bytes, and the comparison at the end would catch it.
+typedef struct fake_copy {
+    int up, b;
+    size_t off, n, elem;
+    long mark; // the record that follows it
+} fake_copy;
+
+typedef struct fake_engine {
+    unsigned char *dev;
+    unsigned char *buf[2];
+    fake_copy q[32768];
+    int nq, done;  // queued, carried out
+    long marks[2]; // last mark recorded per buffer
+    long nmarks;
+    int in_flight_pack; // a pack met a buffer with a pending copy
+} fake_engine;
+
+static void run_copy(fake_engine *e, const fake_copy *c)
+{
+    unsigned char *d = e->dev + c->off * c->elem;
+    if (c->up)
+        memcpy(d, e->buf[c->b], c->n * c->elem);
+    else
+        memcpy(e->buf[c->b], d, c->n * c->elem);
+}
+
+static dsmm_status f_copy(void *u, int up, int b, size_t off, size_t n, size_t elem)
+{
+    fake_engine *e = u;
+    if (e->nq == 32768) return DSMM_ERR_INTERNAL;
+    e->q[e->nq++] = (fake_copy){up, b, off, n, elem, -1};
+    return DSMM_OK;
+}
+
+static dsmm_status f_record(void *u, int b)
+{
+    fake_engine *e = u;
+    e->marks[b] = ++e->nmarks;
+    for (int i = e->done; i < e->nq; i++)
+        if (e->q[i].mark < 0) e->q[i].mark = e->nmarks;
+    return DSMM_OK;
+}
+
+static dsmm_status f_wait(void *u, int b)
+{
+    fake_engine *e = u;
+    while (e->done < e->nq && e->q[e->done].mark <= e->marks[b] && e->q[e->done].mark >= 0)
+        run_copy(e, &e->q[e->done++]);
+    return DSMM_OK;
+}
+
+static void f_sync(fake_engine *e)
+{
+    while (e->done < e->nq) run_copy(e, &e->q[e->done++]);
+}
+
+typedef struct src_arg {
+    const int64_t *src;
+    int64_t *dst;
+    fake_engine *e;
+} src_arg;
+
+// Packs 64-bit values into 32-bit slots (as the columns are narrowed), and records a pack into
+// a buffer that still has a copy queued.
+static void pack_narrow(void *arg, void *dst, size_t off, size_t n)
+{
+    src_arg *s = arg;
+    int b = dst == s->e->buf[0] ? 0 : 1;
+    for (int i = s->e->done; i < s->e->nq; i++)
+        if (s->e->q[i].b == b) s->e->in_flight_pack = 1;
+    for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)s->src[off + i];
+}
+
+static void unpack_widen(void *arg, const void *src, size_t off, size_t n)
+{
+    src_arg *s = arg;
+    for (size_t i = 0; i < n; i++) s->dst[off + i] = ((const int32_t *)src)[i];
+}
+
+static int test_stage(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static fake_engine e;
+    enum { N = 10007 };
+    static int64_t src[N], back[N];
+    static int32_t devmem[N];
+    static unsigned char b0[4096], b1[4096];
+    for (size_t i = 0; i < N; i++) src[i] = (int64_t)(i * 7919 % 100003) - 50000;
+    static const size_t caps[] = {4096, 4000, 400, 4, 8};
+    static const size_t ns[] = {0, 1, 3, 1000, 1024, 1025, N};
+    for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            size_t n = ns[ni], pieces = 0, cap = caps[ci] / 4;
+            memset(&e, 0, sizeof e);
+            e.dev = (unsigned char *)devmem;
+            e.buf[0] = b0;
+            e.buf[1] = b1;
+            memset(devmem, 0x5a, sizeof devmem);
+            dsmmi_stage_ops ops = {&e, {b0, b1}, caps[ci], f_copy, f_record, f_wait};
+            src_arg a = {src, back, &e};
+            CHECK_OK(ctx, dsmmi_stage_up(ctx, &ops, n, 4, pack_narrow, &a, &pieces));
+            CHECK_EQ_IDX(pieces, (n + cap - 1) / cap);
+            CHECK_MSG(!e.in_flight_pack, "packed into a buffer still being copied (cap %zu)",
+                      cap);
+            // a second upload right after, without a synchronisation: its first packs must
+            // wait for the first upload's last copies
+            CHECK_OK(ctx, dsmmi_stage_up(ctx, &ops, n, 4, pack_narrow, &a, NULL));
+            CHECK_MSG(!e.in_flight_pack, "second upload packed into a buffer in flight");
+            f_sync(&e); // the caller synchronises the stream after an upload
+            for (size_t i = 0; i < n; i++)
+                CHECK_MSG(devmem[i] == (int32_t)src[i], "upload cap %zu n %zu: element %zu", cap,
+                          n, i);
+            CHECK(n == N || devmem[n] == 0x5a5a5a5a); // nothing written past the end
+            // and back: every piece is unpacked after its own copy ran
+            memset(back, 0, sizeof back);
+            e.nq = e.done = 0;
+            CHECK_OK(ctx, dsmmi_stage_down(ctx, &ops, n, 4, unpack_widen, &a, &pieces));
+            CHECK_EQ_IDX(pieces, (n + cap - 1) / cap);
+            CHECK_EQ_IDX(e.done, e.nq); // a download returns with every copy finished
+            for (size_t i = 0; i < n; i++)
+                CHECK_MSG(back[i] == (int32_t)src[i], "download cap %zu n %zu: element %zu",
+                          cap, n, i);
+        }
+    }
+    // a buffer smaller than one element
+    dsmmi_stage_ops tiny = {&e, {b0, b1}, 3, f_copy, f_record, f_wait};
+    src_arg a = {src, back, &e};
+    CHECK_ST(ctx, dsmmi_stage_up(ctx, &tiny, 5, 4, pack_narrow, &a, NULL), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmmi_stage_down(ctx, &tiny, 5, 4, unpack_widen, &a, NULL), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- bins, batches, SpMM variant ----------------------------------------------------------- */
+
+static int test_bins(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    rng_state = test_seed() * 3 + 1;
+    // the bin rule at its edges
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(0, 100), 0);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(5, 0), 0);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(1, 100), 1);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(32, 100), 1);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(33, 100), 2);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(4096, 1 << 20), 8);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of(4097, 1 << 20), DSMMI_GPU_GLOBAL_BIN);
+    CHECK_EQ_IDX(dsmmi_gpu_bin_of((dsmm_idx)1 << 40, 20), 1); // nnz <= ncols: a small table
+    for (int b = 1; b <= DSMMI_GPU_SHARED_BINS; b++) {
+        int T = dsmmi_gpu_bin_table(b);
+        // the largest row of the bin fills at most half its table
+        CHECK_EQ_IDX(dsmmi_gpu_bin_of(T / 2, 1 << 30), b);
+        CHECK(T / 2 > 0 && (T & (T - 1)) == 0);
+        int grp = dsmmi_gpu_bin_group(b);
+        CHECK(grp == 32 || grp == 128 || grp == 256 || grp == 512);
+        // numeric tables (12 bytes an entry) per block stay within the 227 KiB of an H100 SM
+        // and the 163 KiB of an A100
+        int rows = grp == 32 ? 4 : 1;
+        CHECK((size_t)rows * (size_t)T * 12 <= 163 * 1024);
+    }
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(4097, 1 << 20), 16384);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(8192, 1 << 20), 16384);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(100000, 5000), 16384);
+    // random rows: every row once, bins in row order, table offsets exact
+    enum { M = 5000 };
+    static dsmm_idx flops[M];
+    for (int trial = 0; trial < 4; trial++) {
+        dsmm_idx ncols = trial == 3 ? 50 : 1 << 20;
+        for (int i = 0; i < M; i++) {
+            uint64_t r = rnd() % 100;
+            flops[i] = r < 20 ? 0 : r < 90 ? (dsmm_idx)(rnd() % 600) : (dsmm_idx)(rnd() % 90000);
+        }
+        dsmmi_gpu_bins bins;
+        CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, M, ncols, &bins));
+        static unsigned char seen[M];
+        memset(seen, 0, sizeof seen);
+        dsmm_idx total = 0, maxf = 0;
+        for (int i = 0; i < M; i++) {
+            total += flops[i];
+            if (flops[i] > maxf) maxf = flops[i];
+        }
+        CHECK_EQ_IDX(bins.total_flops, total);
+        CHECK_EQ_IDX(bins.max_flops, maxf);
+        CHECK_EQ_IDX(bins.start[0], 0);
+        CHECK_EQ_IDX(bins.start[DSMMI_GPU_NBINS], M);
+        for (int b = 0; b < DSMMI_GPU_NBINS; b++) {
+            CHECK_EQ_IDX(bins.start[b + 1] - bins.start[b], bins.count[b]);
+            for (dsmm_idx s = bins.start[b]; s < bins.start[b + 1]; s++) {
+                int32_t r = bins.rows[s];
+                CHECK(r >= 0 && r < M && !seen[r]);
+                seen[r] = 1;
+                CHECK_EQ_IDX(dsmmi_gpu_bin_of(flops[r], ncols), b);
+                if (s > bins.start[b]) CHECK(bins.rows[s - 1] < r);
+                if (b == DSMMI_GPU_GLOBAL_BIN) {
+                    dsmm_idx g = s - bins.start[b];
+                    dsmm_idx t = bins.gtab_off[g + 1] - bins.gtab_off[g];
+                    dsmm_idx u = flops[r] < ncols ? flops[r] : ncols;
+                    CHECK(t >= 2 * u && t < 4 * u && (t & (t - 1)) == 0);
+                }
+            }
+        }
+        if (trial < 3) CHECK(bins.count[DSMMI_GPU_GLOBAL_BIN] > 0);
+        if (trial == 3) CHECK_EQ_IDX(bins.count[DSMMI_GPU_GLOBAL_BIN], 0);
+        // batches of the global rows: cover them in order, each within the limit or one row
+        dsmm_idx n = bins.count[DSMMI_GPU_GLOBAL_BIN], nb = 0;
+        dsmm_idx *bounds = malloc(((size_t)n + 1) * sizeof *bounds);
+        CHECK(bounds != NULL);
+        static const dsmm_idx limits[] = {1, 100000, 1 << 20, (dsmm_idx)1 << 40};
+        for (int l = 0; l < 4; l++) {
+            dsmmi_gpu_global_batches(bins.gtab_off, n, limits[l], bounds, &nb);
+            CHECK_EQ_IDX(bounds[0], 0);
+            CHECK_EQ_IDX(bounds[nb], n);
+            for (dsmm_idx k = 0; k < nb; k++) {
+                dsmm_idx lo = bounds[k], hi = bounds[k + 1];
+                CHECK(hi > lo);
+                dsmm_idx ent = bins.gtab_off[hi] - bins.gtab_off[lo];
+                CHECK(ent <= limits[l] || hi == lo + 1);
+                // maximal: the next row would not have fitted
+                if (hi < n) CHECK(bins.gtab_off[hi + 1] - bins.gtab_off[lo] > limits[l]);
+            }
+            if (l == 3) CHECK_EQ_IDX(nb, n > 0 ? 1 : 0);
+            if (l == 0) CHECK_EQ_IDX(nb, n);
+        }
+        free(bounds);
+        dsmmi_gpu_bins_free(ctx, &bins);
+    }
+    // no rows; too many rows for 32-bit ids
+    dsmmi_gpu_bins nob;
+    CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, 0, 10, &nob));
+    CHECK_EQ_IDX(nob.start[DSMMI_GPU_NBINS], 0);
+    dsmmi_gpu_bins_free(ctx, &nob);
+    CHECK_ST(ctx, dsmmi_gpu_bins_make(ctx, flops, (dsmm_idx)INT32_MAX + 1, 10, &nob),
+             DSMM_ERR_ARG);
+    CHECK(nob.rows == NULL);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_spmm_variant(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL, *E = NULL;
+    test_mat o;
+    test_mat_init(&o, 300, 300, 0.02, test_seed());
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_variant(A), 0); // uniform rows: a warp per row
+    dsmm_csr_destroy(&A);
+    o.dense_row = 7; // one row of 300 entries among rows of about 6
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_variant(A), 1);
+    dsmm_csr_destroy(&A);
+    CHECK_OK(ctx, dsmm_csr_create(ctx, 0, 5, 0, DSMM_DOUBLE, &E));
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_variant(E), 0);
+    dsmm_csr_destroy(&E);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_lanes(1), 8);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_lanes(16), 16);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_lanes(17), 32);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_lanes(256), 32);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+static int fake_calls;
+static dsmm_status fake_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
+                                   dsmmi_spgemm_phase phase, dsmm_csr **C, dsmm_spgemm_info *info)
+{
+    fake_calls++;
+    dsmm_idx total = 0;
+    dsmm_idx *fl = malloc(((size_t)a->A->nrows + 1) * sizeof *fl);
+    if (fl == NULL) return DSMM_ERR_NOMEM;
+    dsmmi_spgemm_row_flops(a->A, a->B, fl, &total);
+    free(fl);
+    if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total))
+        return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
+    dsmm_status st = dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
+    info->on_gpu = 1; // "ran on the device"
+    return st;
+}
+
+static int spmm_fake_calls;
+static dsmm_status fake_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
+{
+    spmm_fake_calls++;
+    if (a->trans) return DSMM_ERR_INTERNAL; // the front end transposes for the GPU kernels
+    return dsmmi_spmm_row(ctx, a, info);
+}
+
+// The front ends' wiring, with a stand-in device state and stand-in table entries: AUTO goes
+// to the GPU entry only on a context with a device and gpu_auto set, which then applies the
+// flops threshold; named CPU kernels never go there; gpu/cusparse fail cleanly on a context
+// without a device; dsmm_ctx_set_gpu without a device fails with a clear status.
+static int test_dispatch(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL, *C = NULL;
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_info info;
+    test_mat m;
+    test_mat_init(&m, 60, 60, 0.1, test_seed());
+    CHECK_OK(ctx, test_rand_csr(ctx, &m, &A));
+    double flops = ref_flops(A, A);
+    CHECK(flops > 100);
+
+    // no device: set_gpu fails (built without CUDA, or no device visible), nothing changes
+    dsmm_status st = dsmm_ctx_set_gpu(ctx, NULL);
+    CHECK(st == (DSMM_HAVE_CUDA ? DSMM_ERR_CUDA : DSMM_ERR_UNSUPPORTED) ||
+          (DSMM_HAVE_CUDA && st == DSMM_OK && dsmm_gpu_count() > 0));
+    if (st == DSMM_OK) { // a real device: this test is about the wiring without one
+        dsmm_csr_destroy(&A);
+        CHECK_NO_LEAK(ctx);
+        return TEST_SKIP;
+    }
+    CHECK(strlen(dsmm_ctx_last_error(ctx)) > 0);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_EQ_IDX(gi.enabled, 0);
+    dsmm_spgemm_opts_init(&o);
+    o.alg = DSMM_SPGEMM_GPU;
+    CHECK_ST(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, NULL), DSMM_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "gpu");
+    dsmm_ctx_clear_error(ctx);
+    o.alg = DSMM_SPGEMM_CUSPARSE;
+    CHECK_ST(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, NULL), DSMM_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "cusparse");
+    dsmm_ctx_clear_error(ctx);
+    CHECK(C == NULL);
+    dsmm_gpu_opts go;
+    dsmm_gpu_opts_init(&go);
+    go.stage_bytes = 100;
+    CHECK_ST(ctx, dsmm_ctx_set_gpu(ctx, &go), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+
+    // a stand-in device: AUTO goes to the GPU entry, which keeps small products on the CPU
+    dsmmi_spgemm_fn saved = dsmmi_spgemm_kernel(DSMM_SPGEMM_GPU);
+    dsmmi_spmm_fn saved_mm = dsmmi_spmm_kernel(DSMM_SPMM_GPU);
+    dsmmi_gpu fake;
+    memset(&fake, 0, sizeof fake);
+    fake.auto_flops = flops + 1;
+    ctx->gpu = &fake;
+    ctx->gpu_auto = 1;
+    dsmmi_spgemm_kernel_set(DSMM_SPGEMM_GPU, fake_gpu_spgemm);
+    dsmmi_spmm_kernel_set(DSMM_SPMM_GPU, fake_gpu_spmm);
+    CHECK(!dsmmi_gpu_wants(ctx, flops));
+    CHECK(dsmmi_gpu_wants(ctx, flops + 1));
+    fake_calls = 0;
+    dsmm_spgemm_opts_init(&o);
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, &info));
+    CHECK_EQ_IDX(fake_calls, 1);
+    CHECK_EQ_IDX(info.on_gpu, 0); // below the threshold
+    dsmm_csr_destroy(&C);
+    fake.auto_flops = flops;
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, &info));
+    CHECK_EQ_IDX(fake_calls, 2);
+    CHECK_EQ_IDX(info.on_gpu, 1);
+    dsmm_csr_destroy(&C);
+    o.alg = DSMM_SPGEMM_HASH; // a named CPU kernel stays on the CPU
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, &info));
+    CHECK_EQ_IDX(fake_calls, 2);
+    dsmm_csr_destroy(&C);
+    fake.auto_flops = -1; // AUTO never sends
+    CHECK(!dsmmi_gpu_wants(ctx, 1e30));
+    ctx->gpu_auto = 0; // set_gpu leaves it off for auto_flops < 0: the entry is not asked
+    dsmm_spgemm_opts_init(&o);
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &o, &C, &info));
+    CHECK_EQ_IDX(fake_calls, 2);
+    dsmm_csr_destroy(&C);
+
+    // SpMM: AUTO goes to the GPU entry without a transpose; with one, the CPU's COL kernel runs
+    dsmm_dense *B = NULL, *Y = NULL;
+    CHECK_OK(ctx, dsmm_dense_create(ctx, 60, 8, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_create(ctx, 60, 8, DSMM_DOUBLE, &Y));
+    for (dsmm_idx i = 0; i < 60 * 8; i++) ((double *)B->val)[i] = (double)(i % 7) - 3;
+    dsmm_spmm_opts so;
+    dsmm_spmm_info si;
+    dsmm_spmm_opts_init(&so);
+    ctx->gpu_auto = 1;
+    spmm_fake_calls = 0;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, Y, &so, &si));
+    CHECK_EQ_IDX(spmm_fake_calls, 1);
+    CHECK_EQ_IDX(si.alg, DSMM_SPMM_GPU);
+    so.transpose_a = 1;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, Y, &so, &si));
+    CHECK_EQ_IDX(spmm_fake_calls, 1);
+    CHECK_EQ_IDX(si.alg, DSMM_SPMM_COL);
+    so.alg = DSMM_SPMM_GPU; // named: the front end transposes A for it
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, Y, &so, &si));
+    CHECK_EQ_IDX(spmm_fake_calls, 2);
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&Y);
+
+    dsmmi_spgemm_kernel_set(DSMM_SPGEMM_GPU, saved);
+    dsmmi_spmm_kernel_set(DSMM_SPMM_GPU, saved_mm);
+    ctx->gpu = NULL;
+    ctx->gpu_auto = 0;
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case tests[] = {
+        TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
+        TEST(test_bins),        TEST(test_spmm_variant), TEST(test_dispatch),
+    };
+    return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
