@@ -70,6 +70,8 @@ typedef struct cli_common {
     int format;        // index into "auto|mtx|abc|bin" (input format override)
     int dup;           // index into "error|sum|max|min|last"
     int base;          // index into "1|0"
+    int gpu;           // --gpu: the context gets the CUDA device (AUTO sends large products)
+    size_t gpu_mem;    // --gpu-mem: device pool bytes (0: dsmm_gpu_opts' default); implies --gpu
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -110,7 +112,24 @@ void cli_common_init(cli_common *c);
             &(c).base, 0, 0                                                                        \
     }
 
-/* cli_ctx: a context configured from c (threads, budget, log level, progress). Returns CLI_OK or
+// Rows for the GPU options of the commands that multiply (spgemm, spmm, mcl).
+#define CLI_GPU_OPTS(c)                                                                            \
+    {"gpu", 0, NULL, "use the CUDA device: local products above the threshold run there",         \
+     CLI_FLAG, &(c).gpu, 0, 0},                                                                    \
+    {                                                                                              \
+        "gpu-mem", 0, "SIZE", "device memory pool, e.g. 2G (default: 80% of free; implies --gpu)", \
+            CLI_SIZE, &(c).gpu_mem, 0, 0                                                           \
+    }
+
+/* cli_gpu: when c asks for the GPU (--gpu, --gpu-mem), gives ctx the device; CLI_OK, or
+ * CLI_FAIL with the reason printed (no CUDA in this build, no device, pool too large). */
+int cli_gpu(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx);
+
+/* cli_gpu_stats: adds the device's record (name, pool, products, copy and kernel times) to s
+ * as "gpu" when ctx has one. */
+dsmm_status cli_gpu_stats(const dsmm_ctx *ctx, dsmm_stats *s);
+
+/* cli_ctx: a context configured from c (threads, budget, log level, progress, GPU). Returns CLI_OK or
  * CLI_FAIL (message printed). */
 int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx);
 

@@ -45,8 +45,8 @@ typedef struct mcl_args {
     double infl[MAX_INFL];
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand;
-    size_t mem;
-    int pipeline;
+    size_t mem, gpu_mem;
+    int pipeline, gpu;
 } mcl_args;
 
 static int usage_err(const char *fmt, const char *a)
@@ -311,6 +311,10 @@ int cli_mcl(int argc, char **argv)
         {"expand", "auto|fused|dist", "expansion: fused on one rank, or distributed SpGEMM",
          K_STRING, &a.expand, 0, 0},
         {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
+        {"gpu", NULL, "expand with the distributed SpGEMM, large tile products on the CUDA device",
+         K_FLAG, &a.gpu, 0, 0},
+        {"gpu-mem", "SIZE", "device memory pool (default: 80% of free; implies --gpu)", K_SIZE,
+         &a.gpu_mem, 0, 0},
         {NULL, NULL, NULL, K_FLAG, NULL, 0, 0}};
     const char *input = NULL;
     int rc = parse(argc, argv, table, &a, &input);
@@ -351,8 +355,9 @@ int cli_mcl(int argc, char **argv)
                        a.R >= 0 ? a.R : R0, a.pct >= 0 ? a.pct : pct0);
         return CLI_OK;
     }
+    if (a.gpu_mem) a.gpu = 1;
     if (strcmp(a.expand, "auto") == 0)
-        p.expand = DSMM_MCL_AUTO;
+        p.expand = a.gpu ? DSMM_MCL_DIST : DSMM_MCL_AUTO; // the fused kernel is CPU-only
     else if (strcmp(a.expand, "fused") == 0)
         p.expand = DSMM_MCL_FUSED;
     else if (strcmp(a.expand, "dist") == 0)
@@ -407,6 +412,8 @@ int cli_mcl(int argc, char **argv)
     cli_common_init(&c);
     c.threads = a.threads;
     c.quiet = a.quiet || a.silent;
+    c.gpu = a.gpu;
+    c.gpu_mem = a.gpu_mem;
     cli_dist d;
     memset(&d, 0, sizeof d);
     d.grid = a.grid;
@@ -428,6 +435,10 @@ int cli_mcl(int argc, char **argv)
         if ((a.threads && dsmm_ctx_set_threads(ctx, a.threads) != DSMM_OK) ||
             (a.grid && dsmm_ctx_set_grid(ctx, d.pr, d.pc) != DSMM_OK)) {
             cli_fail(&cmd, ctx, "bad option");
+            dsmm_ctx_destroy(&ctx);
+            return CLI_FAIL;
+        }
+        if (cli_gpu(&cmd, &c, ctx) != CLI_OK) {
             dsmm_ctx_destroy(&ctx);
             return CLI_FAIL;
         }

@@ -122,6 +122,9 @@ static void print_summary(FILE *f, const run_report *r)
         row(f, "cf", "%.4g", in->cf);
         row(f, "seconds", "%.6f (symbolic %.6f, numeric %.6f)", in->seconds, in->seconds_symbolic,
             in->seconds_numeric);
+        if (in->on_gpu)
+            row(f, "gpu", "device %.6f s, copies %.6f s, pool peak %.1f MiB", in->seconds_device,
+                in->seconds_transfer, (double)in->device_bytes / 1048576.0);
         row(f, "multiply-adds/s", "%.4g", in->seconds > 0 ? in->flops / in->seconds : 0.0);
         row(f, "io seconds", "%.6f", r->io_seconds);
         row(f, "peak bytes", "%zu (%.1f MiB)", r->peak_bytes, (double)r->peak_bytes / 1048576.0);
@@ -172,6 +175,13 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report
     DSMM_TRY(dsmm_stats_set_int(s, "mask", r->M != NULL));
     DSMM_TRY(dsmm_stats_set_int(s, "transpose_b", r->transpose_b));
     DSMM_TRY(dsmm_stats_set_int(s, "workspace_bytes", (int64_t)in->workspace_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "on_gpu", in->on_gpu));
+    if (in->on_gpu) {
+        DSMM_TRY(dsmm_stats_set_num(s, "seconds_device", in->seconds_device));
+        DSMM_TRY(dsmm_stats_set_num(s, "seconds_transfer", in->seconds_transfer));
+        DSMM_TRY(dsmm_stats_set_int(s, "device_bytes", (int64_t)in->device_bytes));
+    }
+    DSMM_TRY(cli_gpu_stats(ctx, s));
     if (r->estimated && r->est_st == DSMM_OK) {
         DSMM_TRY(dsmm_stats_set_num(s, "estimate_nnz", r->est.nnz));
         DSMM_TRY(dsmm_stats_set_num(s, "estimate_rel_err", r->est.rel_err));
@@ -220,6 +230,7 @@ int cli_spgemm(int argc, char **argv)
          CLI_ENUM, &type, 0, 0},
         {"estimate", 'e', NULL, "also estimate nnz(C) (Cohen, 16 keys); alone: only that", CLI_FLAG,
          &estimate, 0, 0},
+        CLI_GPU_OPTS(c),
         CLI_DIST_OPTS(d),
         {"repeat", 'r', "N", "distributed: run the multiply N times, report the median", CLI_INT,
          &repeat, 1, 1000000},
@@ -249,11 +260,16 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "needs -o C (or --stats FILE, or --estimate)");
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
-    if (alg == DSMM_SPGEMM_GPU && !DSMM_HAVE_CUDA) {
-        fprintf(stderr, "dsmm spgemm: --kernel gpu: this dsmm was built without CUDA "
-                        "(configure with -DDSMM_USE_CUDA=ON)\n");
+    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu || c.gpu_mem) &&
+        !DSMM_HAVE_CUDA) {
+        fprintf(stderr, "dsmm spgemm: %s: this dsmm was built without CUDA "
+                        "(configure with -DDSMM_USE_CUDA=ON)\n",
+                alg == DSMM_SPGEMM_GPU ? "--kernel gpu"
+                : alg == DSMM_SPGEMM_CUSPARSE ? "--kernel cusparse"
+                                              : "--gpu");
         return CLI_FAIL;
     }
+    if (alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE) c.gpu = 1; // they need the device
     rc = cli_dir_writable(&cmd, "-o", out);
     if (rc == CLI_OK) rc = cli_dir_writable(&cmd, "--stats", c.stats);
     if (rc != CLI_OK) return rc;

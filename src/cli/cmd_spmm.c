@@ -147,6 +147,14 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report
     DSMM_TRY(dsmm_stats_set_num(s, "floor_seconds", floor_seconds(r)));
     DSMM_TRY(dsmm_stats_set_num(s, "pct_of_floor", pct_of_floor(r)));
     DSMM_TRY(dsmm_stats_set_int(s, "workspace_bytes", (int64_t)r->info.workspace_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "on_gpu", r->info.on_gpu));
+    if (r->info.on_gpu) {
+        DSMM_TRY(dsmm_stats_set_int(s, "gpu_variant", r->info.gpu_variant));
+        DSMM_TRY(dsmm_stats_set_num(s, "seconds_device", r->info.seconds_device));
+        DSMM_TRY(dsmm_stats_set_num(s, "seconds_transfer", r->info.seconds_transfer));
+        DSMM_TRY(dsmm_stats_set_int(s, "device_bytes", (int64_t)r->info.device_bytes));
+    }
+    DSMM_TRY(cli_gpu_stats(ctx, s));
     DSMM_TRY(dsmm_stats_set_num(s, "prep_seconds", r->prep_seconds));
     DSMM_TRY(dsmm_stats_set_int(s, "prep_transpose", r->prepared));
     DSMM_TRY(dsmm_stats_set_int(s, "repeat", r->repeat));
@@ -163,7 +171,10 @@ cleanup:
 static int measure_bandwidth(const cli_common *c, dsmm_ctx *ctx, double *gbps)
 {
     dsmm_ctx *tctx = NULL;
-    int rc = cli_ctx(&cmd, c, &tctx);
+    cli_common tc = *c;
+    tc.gpu = 0; // the host's bandwidth; the device stays with the run's context
+    tc.gpu_mem = 0;
+    int rc = cli_ctx(&cmd, &tc, &tctx);
     if (rc != CLI_OK) return rc;
     if (c->mem) {
         size_t used = dsmm_ctx_mem_in_use(ctx);
@@ -215,6 +226,7 @@ int cli_spmm(int argc, char **argv)
          &repeat, 1, 1000000},
         {"bandwidth", 0, "GBPS", "memory bandwidth for the floor (default: STREAM triad)",
          CLI_DOUBLE, &bandwidth, 1e-6, 1e9},
+        CLI_GPU_OPTS(c),
         CLI_DIST_OPTS(d),
         {"reorder", 0, "none|rcm|rabbit",
          "1D algorithms: renumber A's vertices first (default none)", CLI_STRING, &reorder, 0, 0},
@@ -250,11 +262,16 @@ int cli_spmm(int argc, char **argv)
     }
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
-    if (alg == DSMM_SPMM_GPU && !DSMM_HAVE_CUDA) {
-        fprintf(stderr, "dsmm spmm: --kernel gpu: this dsmm was built without CUDA "
-                        "(configure with -DDSMM_USE_CUDA=ON)\n");
+    if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu || c.gpu_mem) &&
+        !DSMM_HAVE_CUDA) {
+        fprintf(stderr, "dsmm spmm: %s: this dsmm was built without CUDA "
+                        "(configure with -DDSMM_USE_CUDA=ON)\n",
+                alg == DSMM_SPMM_GPU        ? "--kernel gpu"
+                : alg == DSMM_SPMM_CUSPARSE ? "--kernel cusparse"
+                                            : "--gpu");
         return CLI_FAIL;
     }
+    if (alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE) c.gpu = 1; // they need the device
     rc = cli_dir_writable(&cmd, "-o", out);
     if (rc == CLI_OK) rc = cli_dir_writable(&cmd, "--stats", c.stats);
     if (rc != CLI_OK) return rc;

@@ -26,7 +26,40 @@ int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx)
     dsmm_log_level level = c->quiet ? DSMM_LOG_ERROR : c->verbose ? DSMM_LOG_DEBUG : DSMM_LOG_WARN;
     dsmm_ctx_set_log(*ctx, level, NULL, NULL);
     if (c->quiet) dsmm_ctx_set_progress(*ctx, 0);
+    if (cli_gpu(cmd, c, *ctx) != CLI_OK) {
+        dsmm_ctx_destroy(ctx);
+        return CLI_FAIL;
+    }
     return CLI_OK;
+}
+
+int cli_gpu(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx)
+{
+    if (!c->gpu && c->gpu_mem == 0) return CLI_OK;
+    dsmm_gpu_opts o;
+    dsmm_gpu_opts_init(&o);
+    o.pool_bytes = c->gpu_mem;
+    if (dsmm_ctx_set_gpu(ctx, &o) != DSMM_OK) return cli_fail(cmd, ctx, "no GPU");
+    return CLI_OK;
+}
+
+dsmm_status cli_gpu_stats(const dsmm_ctx *ctx, dsmm_stats *s)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_gpu_info g;
+    char buf[512];
+    DSMM_TRY(dsmm_ctx_gpu_info(ctx, &g));
+    if (!g.enabled) goto cleanup;
+    snprintf(buf, sizeof buf,
+             "{\"device\": %d, \"pool_bytes\": %zu, \"pool_peak\": %zu, \"products_gpu\": %ld, "
+             "\"products_cpu\": %ld, \"bytes_h2d\": %.0f, \"bytes_d2h\": %.0f, "
+             "\"seconds_h2d\": %.6f, \"seconds_d2h\": %.6f, \"seconds_kernels\": %.6f}",
+             g.device, g.pool_bytes, g.pool_peak, g.products_gpu, g.products_cpu, g.bytes_h2d,
+             g.bytes_d2h, g.seconds_h2d, g.seconds_d2h, g.seconds_kernels);
+    DSMM_TRY(dsmmi_stats_set_raw(s, "gpu", buf));
+    DSMM_TRY(dsmm_stats_set_str(s, "gpu_name", g.name));
+cleanup:
+    return st;
 }
 
 void cli_read_opts(const cli_common *c, dsmm_read_opts *o)

@@ -104,6 +104,16 @@ static int dist_ctx(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         dsmm_ctx_destroy(ctx);
         return rc;
     }
+    // The device may be missing on some ranks only: all ranks learn whether any failed, and
+    // each failing rank says why.
+    int gpu_bad = cli_gpu(cmd, c, *ctx) != CLI_OK;
+#if DSMM_HAVE_MPI
+    MPI_Allreduce(MPI_IN_PLACE, &gpu_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
+    if (gpu_bad) {
+        dsmm_ctx_destroy(ctx);
+        return CLI_FAIL;
+    }
     return CLI_OK;
 }
 

@@ -98,6 +98,38 @@ cleanup:
     return st;
 }
 
+extern "C" dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    void *src = NULL, *dst = NULL;
+    size_t bytes = 0;
+    double best = 0;
+    *gbps = 0;
+    DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED, "gpu: no device on this context");
+    bytes = dsmmi_dpool_largest_free(&g->pool) / 4;
+    if (bytes > ((size_t)1 << 30)) bytes = (size_t)1 << 30;
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, bytes, "bandwidth source", &src));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, bytes, "bandwidth target", &dst));
+    for (int rep = 0; rep < 6; rep++) {
+        cudaStream_t s = dsmmg::stream(g, 0);
+        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 6), s));
+        DSMMG_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 7), s));
+        DSMMG_CUDA(cudaStreamSynchronize(s));
+        double ms = dsmmg::elapsed(g, 6, 7);
+        double r = ms > 0 ? 2.0 * (double)bytes / (ms * 1e-3) / 1e9 : 0;
+        if (rep > 0 && r > best) best = r; // the first copy warms up
+    }
+    *gbps = best;
+cleanup:
+    if (g) {
+        dsmmi_dpool_free(&g->pool, src);
+        dsmmi_dpool_free(&g->pool, dst);
+    }
+    return st;
+}
+
 namespace dsmmg {
 
 struct stage_user {

@@ -213,6 +213,11 @@ int dsmmi_gpu_wants(dsmm_ctx *ctx, double flops);
 dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts *o, dsmmi_gpu **out);
 void dsmmi_gpu_state_destroy(dsmm_ctx *ctx, dsmmi_gpu **g);
 
+/* dsmmi_gpu_copy_bandwidth: device memory bandwidth in GB/s (read + write), from the best of
+ * five device-to-device copies of a quarter of the pool's largest free block (at most 1 GiB),
+ * timed with events: the HBM floor that SpMM's bytes are set against (benchmarks). */
+dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps);
+
 /* Table entries (spgemm.cu, spmm.cu, cusparse.cu; the stubs fail with UNSUPPORTED). The GPU
  * entries run what the device kernels support (FULL products in double arithmetic, no mask,
  * any semiring; SpMM without transpose) and hand the rest, and AUTO products that

@@ -57,3 +57,9 @@ dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsm
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spmm: %s",
                        NO_CUDA);
 }
+
+dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps)
+{
+    *gbps = 0;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu: %s", NO_CUDA);
+}
