@@ -37,8 +37,10 @@ valgrind: test
 
 cuda-check:
 	@if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then \
-	  PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD)/cuda -DDSMM_USE_CUDA=ON -DDSMM_BUILD_TESTS=OFF -DDSMM_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null && \
-	  PATH=$$PATH:/usr/local/cuda/bin cmake --build $(BUILD)/cuda -j $(JOBS) && echo "cuda-check: CUDA sources compiled"; \
+	  PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD)/cuda -DDSMM_USE_CUDA=ON -DDSMM_BUILD_TESTS=ON -DDSMM_BUILD_BENCH=ON $(CMAKE_ARGS) >/dev/null && \
+	  PATH=$$PATH:/usr/local/cuda/bin cmake --build $(BUILD)/cuda -j $(JOBS) --target dsmm_cli test_gpu_host test_gpu bench_gpu && \
+	  echo "cuda-check: CUDA sources compiled" && \
+	  (cd $(BUILD)/cuda && ctest -R '^test_gpu' --output-on-failure); \
 	else echo "cuda-check: no nvcc, skipped"; fi
 
 install: deps
