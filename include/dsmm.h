@@ -142,11 +142,11 @@ DSMM_API void dsmm_ctx_set_progress(dsmm_ctx *ctx, int mode);
 
 /* Settings of dsmm_ctx_set_gpu; dsmm_gpu_opts_init sets the defaults noted. */
 typedef struct dsmm_gpu_opts {
-    int device;          // CUDA device ordinal; -1 (default): the rank modulo the device count
-    size_t pool_bytes;   // device pool, allocated once: 0 (default) = 80% of the free memory
-    size_t stage_bytes;  // each of the two pinned host staging buffers (default 16 MiB)
-    double auto_flops;   // AUTO sends a local product to the GPU when its multiply-adds reach
-                         // this (default 2e6, docs/gpu.md); < 0: AUTO never uses the GPU
+    int device;         // CUDA device ordinal; -1 (default): the rank modulo the device count
+    size_t pool_bytes;  // device pool, allocated once: 0 (default) = 80% of the free memory
+    size_t stage_bytes; // each of the two pinned host staging buffers (default 16 MiB)
+    double auto_flops;  // AUTO sends a local product to the GPU when its multiply-adds reach
+                        // this (default 2e6, docs/gpu.md); < 0: AUTO never uses the GPU
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 
@@ -168,14 +168,14 @@ DSMM_API int dsmm_mpi_cuda_aware(void);
 
 /* What the context's device is and did. */
 typedef struct dsmm_gpu_info {
-    int enabled;            // dsmm_ctx_set_gpu succeeded on this context
-    int device;             // CUDA ordinal
-    char name[96];          // "NVIDIA H100 80GB HBM3, sm_90"
-    size_t pool_bytes;      // size of the pool
-    size_t pool_in_use;     // bytes held now
-    size_t pool_peak;       // most bytes held at once since dsmm_ctx_set_gpu
-    long products_gpu;      // local products run on the device
-    long products_cpu;      // AUTO products kept on the CPU (below auto_flops or unsupported)
+    int enabled;        // dsmm_ctx_set_gpu succeeded on this context
+    int device;         // CUDA ordinal
+    char name[96];      // "NVIDIA H100 80GB HBM3, sm_90"
+    size_t pool_bytes;  // size of the pool
+    size_t pool_in_use; // bytes held now
+    size_t pool_peak;   // most bytes held at once since dsmm_ctx_set_gpu
+    long products_gpu;  // local products run on the device
+    long products_cpu;  // AUTO products kept on the CPU (below auto_flops or unsupported)
     double bytes_h2d, bytes_d2h;
     double seconds_h2d, seconds_d2h, seconds_kernels; // device events, summed
 } dsmm_gpu_info;
@@ -521,12 +521,12 @@ DSMM_API void *dsmm_free(dsmm_ctx *ctx, void *p);
  * obviously right reference kernel; GPU is reserved for the CUDA backend. */
 typedef enum dsmm_spgemm_alg {
     DSMM_SPGEMM_AUTO = 0,
-    DSMM_SPGEMM_HASH,  // per-thread open-addressing hash table, reused across rows
-    DSMM_SPGEMM_HEAP,  // k-way merge of the B rows; rows come out sorted
-    DSMM_SPGEMM_DENSE, // dense accumulator + bitmap over the columns; rows come out sorted
-    DSMM_SPGEMM_REF,   // reference (src/kernels/ref), single-threaded
-    DSMM_SPGEMM_GPU,   // dsmm's CUDA kernel (needs dsmm_ctx_set_gpu; DSMM_ERR_UNSUPPORTED
-                       // without CUDA)
+    DSMM_SPGEMM_HASH,     // per-thread open-addressing hash table, reused across rows
+    DSMM_SPGEMM_HEAP,     // k-way merge of the B rows; rows come out sorted
+    DSMM_SPGEMM_DENSE,    // dense accumulator + bitmap over the columns; rows come out sorted
+    DSMM_SPGEMM_REF,      // reference (src/kernels/ref), single-threaded
+    DSMM_SPGEMM_GPU,      // dsmm's CUDA kernel (needs dsmm_ctx_set_gpu; DSMM_ERR_UNSUPPORTED
+                          // without CUDA)
     DSMM_SPGEMM_CUSPARSE, // cusparseSpGEMM (ALG1), the reference the GPU kernel is checked
                           // and timed against (same needs as GPU)
     DSMM_SPGEMM_ALG_COUNT
@@ -577,8 +577,8 @@ typedef struct dsmm_spgemm_info {
     int sorted;           // rows of C sorted by column
     int threads;          // threads used
     double seconds_symbolic, seconds_numeric, seconds; // seconds = the whole call
-    size_t workspace_bytes; // scratch held at the peak (accumulators, conversions)
-    int on_gpu;             // 1: the product ran on the GPU (GPU, CUSPARSE, or AUTO sending it)
+    size_t workspace_bytes;  // scratch held at the peak (accumulators, conversions)
+    int on_gpu;              // 1: the product ran on the GPU (GPU, CUSPARSE, or AUTO sending it)
     double seconds_transfer; // GPU: host<->device copies (device events)
     double seconds_device;   // GPU: from inputs on the device to C on the device (events)
     size_t device_bytes;     // GPU: device pool bytes held at the peak of this product
@@ -685,17 +685,17 @@ DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
 
 /* What a multiply did, and how it compares with the memory-bandwidth floor. */
 typedef struct dsmm_spmm_info {
-    dsmm_spmm_alg alg;      // the kernel that ran (ROW or COL for AUTO)
-    int threads;            // threads used
-    double flops;           // 2 * nnz(A) * k (a multiply and an add per entry and column)
-    double bytes;           // compulsory traffic: A, B and C each moved once (dsmm_spmm_bytes)
-    double seconds;         // the whole call
-    double gbps;            // bytes / seconds / 1e9
-    size_t workspace_bytes; // scratch held at the peak (converted values, a transpose)
-    dsmm_idx k_block;       // columns per pass (k when one pass)
-    int passes;             // passes over the sparse operand
-    int on_gpu;             // 1: the product ran on the GPU
-    int gpu_variant;        // GPU: 0 row-split (a warp or sub-warp per row), 1 nnz-split
+    dsmm_spmm_alg alg;       // the kernel that ran (ROW or COL for AUTO)
+    int threads;             // threads used
+    double flops;            // 2 * nnz(A) * k (a multiply and an add per entry and column)
+    double bytes;            // compulsory traffic: A, B and C each moved once (dsmm_spmm_bytes)
+    double seconds;          // the whole call
+    double gbps;             // bytes / seconds / 1e9
+    size_t workspace_bytes;  // scratch held at the peak (converted values, a transpose)
+    dsmm_idx k_block;        // columns per pass (k when one pass)
+    int passes;              // passes over the sparse operand
+    int on_gpu;              // 1: the product ran on the GPU
+    int gpu_variant;         // GPU: 0 row-split (a warp or sub-warp per row), 1 nnz-split
     double seconds_transfer; // GPU: host<->device copies (device events)
     double seconds_device;   // GPU: the multiply alone, inputs already on the device (events)
     size_t device_bytes;     // GPU: device pool bytes held at the peak of this product

@@ -96,7 +96,9 @@ static int bench_spgemm(dsmm_ctx *ctx, const char *name, const dsmm_csr *A, int 
            name, (long long)A->nnz, (long long)(C[0] ? C[0]->nnz : -1), med[0] * 1e3,
            med[0] > 0 ? 2 * flops / med[0] / 1e9 : 0, mem[0] / 1048576.0, med[1] * 1e3,
            mem[1] / 1048576.0, ratio, mratio,
-           diff < 0 ? "RESULTS DIFFER" : diff > 1e-10 ? "values differ" : "agree");
+           diff < 0       ? "RESULTS DIFFER"
+           : diff > 1e-10 ? "values differ"
+                          : "agree");
     for (int s = 0; s < 2; s++)
         if (st[s] != DSMM_OK) printf("  %s failed: %s\n", s ? "cusparse" : "dsmm", err[s]);
     printf("{\"bench\": \"gpu_spgemm\", \"build\": \"%s\", \"matrix\": \"%s\", \"nnz_a\": %lld, "
@@ -161,8 +163,8 @@ static int bench_spmm(dsmm_ctx *ctx, const char *name, const dsmm_csr *A, dsmm_i
            "\"type\": \"float\", \"dsmm_ms\": %.4f, \"cusparse_ms\": %.4f, \"ratio\": %.4f, "
            "\"variant\": %d, \"bytes\": %.0f, \"gbps\": %.2f, \"hbm_copy_gbps\": %.2f, "
            "\"pct_of_floor\": %.2f, \"max_rel_diff\": %.3g, \"reps\": %d}\n",
-           DSMM_BENCH_BUILD, name, (long long)k, med[0] * 1e3, med[1] * 1e3, ratio, variant,
-           bytes, gbps, hbm, hbm > 0 ? 100 * gbps / hbm : 0, worst, reps);
+           DSMM_BENCH_BUILD, name, (long long)k, med[0] * 1e3, med[1] * 1e3, ratio, variant, bytes,
+           gbps, hbm, hbm > 0 ? 100 * gbps / hbm : 0, worst, reps);
     dsmm_dense_destroy(&B);
     dsmm_dense_destroy(&C[0]);
     dsmm_dense_destroy(&C[1]);

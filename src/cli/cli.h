@@ -114,8 +114,11 @@ void cli_common_init(cli_common *c);
 
 // Rows for the GPU options of the commands that multiply (spgemm, spmm, mcl).
 #define CLI_GPU_OPTS(c)                                                                            \
-    {"gpu", 0, NULL, "use the CUDA device: local products above the threshold run there",         \
-     CLI_FLAG, &(c).gpu, 0, 0},                                                                    \
+    {                                                                                              \
+        "gpu",    0,                                                                               \
+        NULL,     "use the CUDA device: local products above the threshold run there",             \
+        CLI_FLAG, &(c).gpu,                                                                        \
+        0,        0},                                                                              \
     {                                                                                              \
         "gpu-mem", 0, "SIZE", "device memory pool, e.g. 2G (default: 80% of free; implies --gpu)", \
             CLI_SIZE, &(c).gpu_mem, 0, 0                                                           \
@@ -129,8 +132,8 @@ int cli_gpu(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx);
  * as "gpu" when ctx has one. */
 dsmm_status cli_gpu_stats(const dsmm_ctx *ctx, dsmm_stats *s);
 
-/* cli_ctx: a context configured from c (threads, budget, log level, progress, GPU). Returns CLI_OK or
- * CLI_FAIL (message printed). */
+/* cli_ctx: a context configured from c (threads, budget, log level, progress, GPU). Returns CLI_OK
+ * or CLI_FAIL (message printed). */
 int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx);
 
 /* cli_read_opts: read options from c (format, dup, base; values kept as double, pattern files stay

@@ -262,9 +262,10 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
     if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu || c.gpu_mem) &&
         !DSMM_HAVE_CUDA) {
-        fprintf(stderr, "dsmm spgemm: %s: this dsmm was built without CUDA "
-                        "(configure with -DDSMM_USE_CUDA=ON)\n",
-                alg == DSMM_SPGEMM_GPU ? "--kernel gpu"
+        fprintf(stderr,
+                "dsmm spgemm: %s: this dsmm was built without CUDA "
+                "(configure with -DDSMM_USE_CUDA=ON)\n",
+                alg == DSMM_SPGEMM_GPU        ? "--kernel gpu"
                 : alg == DSMM_SPGEMM_CUSPARSE ? "--kernel cusparse"
                                               : "--gpu");
         return CLI_FAIL;

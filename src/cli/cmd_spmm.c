@@ -264,8 +264,9 @@ int cli_spmm(int argc, char **argv)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
     if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu || c.gpu_mem) &&
         !DSMM_HAVE_CUDA) {
-        fprintf(stderr, "dsmm spmm: %s: this dsmm was built without CUDA "
-                        "(configure with -DDSMM_USE_CUDA=ON)\n",
+        fprintf(stderr,
+                "dsmm spmm: %s: this dsmm was built without CUDA "
+                "(configure with -DDSMM_USE_CUDA=ON)\n",
                 alg == DSMM_SPMM_GPU        ? "--kernel gpu"
                 : alg == DSMM_SPMM_CUSPARSE ? "--kernel cusparse"
                                             : "--gpu");

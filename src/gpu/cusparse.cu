@@ -11,7 +11,7 @@
     do {                                                                                           \
         cusparseStatus_t cs_ = (call);                                                             \
         if (cs_ != CUSPARSE_STATUS_SUCCESS)                                                        \
-            DSMM_FAIL(ctx, DSMM_ERR_CUDA, "%s: %s", #call, cusparseGetErrorString(cs_));            \
+            DSMM_FAIL(ctx, DSMM_ERR_CUDA, "%s: %s", #call, cusparseGetErrorString(cs_));           \
     } while (0)
 
 static void handle_free(dsmmi_gpu *g)
@@ -57,8 +57,8 @@ void unpack_rowptr64(void *arg, const void *src, size_t off, size_t n)
 }
 
 struct operand {
-    dsmmg::csr_d d;   // columns and values (its 64-bit row pointers are not uploaded)
-    int32_t *rp32_d;  // 32-bit row pointers
+    dsmmg::csr_d d;  // columns and values (its 64-bit row pointers are not uploaded)
+    int32_t *rp32_d; // 32-bit row pointers
     cusparseSpMatDescr_t desc;
 };
 
@@ -73,9 +73,9 @@ dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, opera
     // the 64-bit row pointers are not needed: swap them for 32-bit ones
     o->d.rowptr_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, o->d.rowptr_d);
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(int32_t),
-                              "cuSPARSE row pointers", (void **)&o->rp32_d));
-    DSMM_TRY(dsmmg::upload(ctx, g, o->rp32_d, (size_t)A->nrows + 1, sizeof(int32_t),
-                           pack_rowptr32, (void *)A->rowptr));
+                               "cuSPARSE row pointers", (void **)&o->rp32_d));
+    DSMM_TRY(dsmmg::upload(ctx, g, o->rp32_d, (size_t)A->nrows + 1, sizeof(int32_t), pack_rowptr32,
+                           (void *)A->rowptr));
     CUSPARSE_TRY(cusparseCreateCsr(&o->desc, A->nrows, A->ncols, A->nnz, o->rp32_d, o->d.col_d,
                                    o->d.val_d, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
@@ -149,8 +149,8 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
                DSMM_ERR_UNSUPPORTED,
                "cusparse spgemm: cuSPARSE computes full plus-times products only (no mask, "
                "no symbolic/numeric pair, no other semiring)");
-    DSMM_CHECK(ctx, a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN,
-               DSMM_ERR_UNSUPPORTED, "cusparse spgemm: inputs need values");
+    DSMM_CHECK(ctx, a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN, DSMM_ERR_UNSUPPORTED,
+               "cusparse spgemm: inputs need values");
     DSMMG_CUDA(cudaSetDevice(g->device));
     dsmmi_dpool_peak_reset(&g->pool);
     DSMM_TRY(dsmmg::cusparse_handle(ctx, g, &h));
@@ -177,11 +177,11 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
                                             CUDA_R_64F, alg, sg, &b2, buf2));
         CUSPARSE_TRY(cusparseSpMatGetSize(Cdesc, &cr, &cc, &cnnz));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)cr + 1) * sizeof(int32_t),
-                                  "row pointers of C", (void **)&crp));
+                                   "row pointers of C", (void **)&crp));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(int32_t), "columns of C",
-                                  (void **)&ccol));
+                                   (void **)&ccol));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)cnnz * sizeof(double), "values of C",
-                                  (void **)&cval));
+                                   (void **)&cval));
         CUSPARSE_TRY(cusparseCsrSetPointers(Cdesc, crp, ccol, cval));
         CUSPARSE_TRY(cusparseSpGEMM_copy(H, op, op, &alpha, A.desc, B.desc, &beta, Cdesc,
                                          CUDA_R_64F, alg, sg));
@@ -190,8 +190,8 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
     }
     t1 = dsmmi_wtime();
     DSMM_TRY(dsmmi_csr_create_ex(ctx, a->A->nrows, a->B->ncols, cnnz, a->type, a->col_bits, &Ch));
-    DSMM_TRY(dsmmg::download(ctx, g, crp, (size_t)a->A->nrows + 1, sizeof(int32_t),
-                             unpack_rowptr64, Ch->rowptr));
+    DSMM_TRY(dsmmg::download(ctx, g, crp, (size_t)a->A->nrows + 1, sizeof(int32_t), unpack_rowptr64,
+                             Ch->rowptr));
     DSMM_TRY(dsmmg::download(ctx, g, ccol, (size_t)cnnz, sizeof(int32_t), unpack_cols, Ch));
     if (a->type != DSMM_PATTERN)
         DSMM_TRY(dsmmg::download(ctx, g, cval, (size_t)cnnz, sizeof(double), unpack_vals, Ch));

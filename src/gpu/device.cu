@@ -140,11 +140,10 @@ struct stage_user {
 static dsmm_status op_copy(void *user, int up, int b, size_t off, size_t n, size_t elem)
 {
     stage_user *u = (stage_user *)user;
-    cudaError_t rc =
-        up ? cudaMemcpyAsync(u->dev + off * elem, u->g->pinned[b], n * elem,
-                             cudaMemcpyHostToDevice, stream(u->g, 0))
-           : cudaMemcpyAsync(u->g->pinned[b], u->dev + off * elem, n * elem,
-                             cudaMemcpyDeviceToHost, stream(u->g, 0));
+    cudaError_t rc = up ? cudaMemcpyAsync(u->dev + off * elem, u->g->pinned[b], n * elem,
+                                          cudaMemcpyHostToDevice, stream(u->g, 0))
+                        : cudaMemcpyAsync(u->g->pinned[b], u->dev + off * elem, n * elem,
+                                          cudaMemcpyDeviceToHost, stream(u->g, 0));
     return rc == cudaSuccess ? DSMM_OK : DSMM_ERR_CUDA;
 }
 
@@ -166,15 +165,15 @@ static dsmm_status staged(dsmm_ctx *ctx, dsmmi_gpu *g, int up, char *dev, size_t
 {
     dsmm_status st = DSMM_OK;
     stage_user u = {g, dev};
-    dsmmi_stage_ops ops = {&u, {g->pinned[0], g->pinned[1]}, g->pinned_bytes,
-                           op_copy, op_record, op_wait};
+    dsmmi_stage_ops ops = {
+        &u, {g->pinned[0], g->pinned[1]}, g->pinned_bytes, op_copy, op_record, op_wait};
     double t0 = dsmmi_wtime();
     st = up ? dsmmi_stage_up(ctx, &ops, n, elem, pack, arg, NULL)
             : dsmmi_stage_down(ctx, &ops, n, elem, unpack, arg, NULL);
     if (st == DSMM_ERR_CUDA) {
         cudaError_t rc = cudaGetLastError();
-        DSMM_FAIL(ctx, DSMM_ERR_CUDA, "gpu: staged %s of %zu bytes: %s",
-                  up ? "upload" : "download", n * elem, cudaGetErrorString(rc));
+        DSMM_FAIL(ctx, DSMM_ERR_CUDA, "gpu: staged %s of %zu bytes: %s", up ? "upload" : "download",
+                  n * elem, cudaGetErrorString(rc));
     }
     DSMM_TRY(st);
     if (up) {
@@ -277,11 +276,11 @@ dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type
     out->nnz = A->nnz;
     out->val_bytes = val_type == DSMM_DOUBLE ? 8 : val_type == DSMM_FLOAT ? 4 : 0;
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(dsmm_idx),
-                              "row pointers", (void **)&out->rowptr_d));
+                               "row pointers", (void **)&out->rowptr_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(int32_t), "columns",
-                              (void **)&out->col_d));
-    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * out->val_bytes, "values",
-                              &out->val_d));
+                               (void **)&out->col_d));
+    DSMM_TRY(
+        dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * out->val_bytes, "values", &out->val_d));
     DSMM_TRY(upload_raw(ctx, g, out->rowptr_d, A->rowptr, (size_t)A->nrows + 1, sizeof(dsmm_idx)));
     DSMM_TRY(upload(ctx, g, out->col_d, (size_t)A->nnz, sizeof(int32_t), pack_cols, &c));
     if (out->val_bytes)
@@ -321,8 +320,8 @@ static void unpack_vals(void *arg, const void *src, size_t off, size_t n)
     }
 }
 
-dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type type,
-                         int col_bits, int sorted, dsmm_csr **out)
+dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type type, int col_bits,
+                         int sorted, dsmm_csr **out)
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *C = NULL;
@@ -330,8 +329,7 @@ dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type 
     *out = NULL;
     DSMM_TRY(dsmmi_csr_create_ex(ctx, D->nrows, D->ncols, D->nnz, type, col_bits, &C));
     c.C = C;
-    DSMM_TRY(download_raw(ctx, g, C->rowptr, D->rowptr_d, (size_t)D->nrows + 1,
-                          sizeof(dsmm_idx)));
+    DSMM_TRY(download_raw(ctx, g, C->rowptr, D->rowptr_d, (size_t)D->nrows + 1, sizeof(dsmm_idx)));
     DSMM_TRY(download(ctx, g, D->col_d, (size_t)D->nnz, sizeof(int32_t), unpack_cols, &c));
     if (type != DSMM_PATTERN)
         DSMM_TRY(download(ctx, g, D->val_d, (size_t)D->nnz, sizeof(double), unpack_vals, &c));

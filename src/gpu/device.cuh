@@ -51,8 +51,8 @@ void free_csr(dsmmi_gpu *g, csr_d *A);
 
 /* download_csr: a new host CSR (col_bits wide, values of `type`, sorted flag as given) from a
  * device CSR whose values are double (or none for PATTERN). */
-dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type type,
-                         int col_bits, int sorted, dsmm_csr **out);
+dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type type, int col_bits,
+                         int sorted, dsmm_csr **out);
 
 /* cusparse_handle: the context's cuSPARSE handle (created on first use, bound to stream 0;
  * cusparse.cu). Errors: DSMM_ERR_CUDA with cuSPARSE's message. */

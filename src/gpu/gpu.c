@@ -43,8 +43,7 @@ dsmm_status dsmm_ctx_set_gpu(dsmm_ctx *ctx, const dsmm_gpu_opts *opts)
                opts->device);
     DSMM_CHECK(ctx, opts->stage_bytes >= 4096, DSMM_ERR_ARG,
                "gpu: staging buffers of %zu bytes (at least 4096)", opts->stage_bytes);
-    DSMM_CHECK(ctx, opts->auto_flops == opts->auto_flops, DSMM_ERR_ARG,
-               "gpu: auto_flops is NaN");
+    DSMM_CHECK(ctx, opts->auto_flops == opts->auto_flops, DSMM_ERR_ARG, "gpu: auto_flops is NaN");
     if (ctx->gpu_free) ctx->gpu_free(ctx);
     DSMM_TRY(dsmmi_gpu_state_create(ctx, opts, &g));
     ctx->gpu = g;

@@ -47,7 +47,7 @@ void dsmmi_dpool_destroy(dsmm_ctx *ctx, dsmmi_dpool *p);
  * Errors: DSMM_ERR_NOMEM "device pool: <what> needs X MiB but the largest free block is
  * Y MiB of Z MiB free (pool W MiB)"; DSMM_ERR_NOMEM for the host block list. */
 dsmm_status dsmmi_dpool_alloc(dsmm_ctx *ctx, dsmmi_dpool *p, size_t bytes, const char *what,
-                             void **out);
+                              void **out);
 /* dsmmi_dpool_free: returns the block that starts at ptr (NULL: nothing); returns NULL so
  * callers write x_d = dsmmi_dpool_free(pool, x_d). A pointer the pool did not give is ignored
  * and reported by dsmmi_dpool_check. */
@@ -69,8 +69,8 @@ int dsmmi_dpool_check(const dsmmi_dpool *p);
  * to 32-bit, float values to double), then `copy` starts its asynchronous transfer and
  * `record` marks its completion; before buffer b is packed again, `wait` blocks on its last
  * mark (also when that mark came from an earlier call, so uploads may follow each other
- * without a synchronisation). So packing piece i + 1 overlaps the transfer of piece i. Download: `copy` starts
- * piece i into buffer i % 2 and `record` marks it; then piece i - 1 is waited for and
+ * without a synchronisation). So packing piece i + 1 overlaps the transfer of piece i. Download:
+ * `copy` starts piece i into buffer i % 2 and `record` marks it; then piece i - 1 is waited for and
  * unpacked by `unpack`, overlapping the transfer of piece i. The device side (the .cu
  * file) or a test's fake supplies the operations; this loop is what the tests check. */
 typedef struct dsmmi_stage_ops {
@@ -96,9 +96,8 @@ typedef void (*dsmmi_stage_unpack_fn)(void *arg, const void *src, size_t off, si
  * Errors: whatever an operation returns; DSMM_ERR_ARG when a buffer cannot hold one element. */
 dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, size_t elem_bytes,
                            dsmmi_stage_pack_fn pack, void *arg, size_t *pieces);
-dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n,
-                             size_t elem_bytes, dsmmi_stage_unpack_fn unpack, void *arg,
-                             size_t *pieces);
+dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, size_t elem_bytes,
+                             dsmmi_stage_unpack_fn unpack, void *arg, size_t *pieces);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row bins of the SpGEMM kernel (plan.c)                                                     */

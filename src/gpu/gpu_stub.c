@@ -54,8 +54,7 @@ dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {
     (void)a, (void)info;
-    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spmm: %s",
-                       NO_CUDA);
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spmm: %s", NO_CUDA);
 }
 
 dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps)

@@ -28,8 +28,8 @@ dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx n
     }
     for (int b = 0; b < DSMMI_GPU_NBINS; b++) out->start[b + 1] = out->start[b] + out->count[b];
     out->rows = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *out->rows);
-    out->gtab_off = dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1,
-                                 sizeof *out->gtab_off);
+    out->gtab_off =
+        dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1, sizeof *out->gtab_off);
     DSMM_CHECK(ctx, out->rows && out->gtab_off, DSMM_ERR_NOMEM, "gpu spgemm: row bins");
     memcpy(next, out->start, sizeof next);
     out->gtab_off[0] = 0;

@@ -44,7 +44,7 @@ size_t dsmmi_dpool_largest_free(const dsmmi_dpool *p)
 }
 
 dsmm_status dsmmi_dpool_alloc(dsmm_ctx *ctx, dsmmi_dpool *p, size_t bytes, const char *what,
-                             void **out)
+                              void **out)
 {
     dsmm_status st = DSMM_OK;
     *out = NULL;

@@ -26,7 +26,7 @@ template <int OP> __device__ __forceinline__ double sr_mul(double a, double b)
 
 template <int OP> __device__ __forceinline__ double sr_identity()
 {
-    if (OP == OP_MIN_PLUS) return __longlong_as_double(0x7ff0000000000000LL);  // +inf
+    if (OP == OP_MIN_PLUS) return __longlong_as_double(0x7ff0000000000000LL);              // +inf
     if (OP == OP_MAX_TIMES) return __longlong_as_double((long long)0xfff0000000000000ULL); // -inf
     return 0.0;
 }
@@ -289,21 +289,21 @@ struct product {
     const dsmmi_spgemm_args *a;
     dsmmi_gpu_bins bins;
     dsmmg::csr_d A, B;
-    int32_t *rows_d;   // bins.rows
-    dsmm_idx *toff_d;  // bins.gtab_off
-    dsmm_idx *cnt_d;   // nnz per row (nrows + 1; the last 0)
-    dsmm_idx *cp_d;    // C's row pointers
-    int32_t *cc_d;     // C's columns
-    double *cv_d;      // C's values
-    int sub;           // lanes per A entry (power of two)
-    int op;            // OP_*
+    int32_t *rows_d;  // bins.rows
+    dsmm_idx *toff_d; // bins.gtab_off
+    dsmm_idx *cnt_d;  // nnz per row (nrows + 1; the last 0)
+    dsmm_idx *cp_d;   // C's row pointers
+    int32_t *cc_d;    // C's columns
+    double *cv_d;     // C's values
+    int sub;          // lanes per A entry (power of two)
+    int op;           // OP_*
 };
 
 template <typename K> static dsmm_status set_smem(dsmm_ctx *ctx, K kernel, size_t bytes)
 {
     dsmm_status st = DSMM_OK;
-    DSMMG_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)bytes));
+    DSMMG_CUDA(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
 cleanup:
     return st;
 }
@@ -389,16 +389,15 @@ static dsmm_status shared_bins(product *p, int numeric)
 }
 
 static void launch_num_global(product *p, dsmm_idx nb, const int32_t *rows, const dsmm_idx *toff,
-                              int32_t *tk, double *tv, const dsmm_idx *off, int by_row,
-                              int32_t *oc, double *ov)
+                              int32_t *tk, double *tv, const dsmm_idx *off, int by_row, int32_t *oc,
+                              double *ov)
 {
     cudaStream_t s = dsmmg::stream(p->g, 0);
     const double *av = (const double *)p->A.val_d, *bv = (const double *)p->B.val_d;
 #define NUM_GLOBAL(OP)                                                                             \
-    num_global<OP><<<(unsigned)nb, GLOBAL_BLOCK, 0, s>>>(rows, toff, p->sub, p->A.rowptr_d,       \
-                                                         p->A.col_d, av, p->B.rowptr_d,            \
-                                                         p->B.col_d, bv, tk, tv, off, by_row, oc,  \
-                                                         ov)
+    num_global<OP><<<(unsigned)nb, GLOBAL_BLOCK, 0, s>>>(                                          \
+        rows, toff, p->sub, p->A.rowptr_d, p->A.col_d, av, p->B.rowptr_d, p->B.col_d, bv, tk, tv,  \
+        off, by_row, oc, ov)
     switch (p->op) {
     case OP_PLUS_PAIR:
         NUM_GLOBAL(OP_PLUS_PAIR);
@@ -445,17 +444,17 @@ static dsmm_status global_bin(product *p, int numeric)
         const dsmm_idx *toff_d = p->toff_d + lo;
         int sub = p->sub;
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(int32_t),
-                                  "hash tables of the longest rows", (void **)&tk));
+                                   "hash tables of the longest rows", (void **)&tk));
         if (!numeric) {
             sym_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, sub, p->A.rowptr_d,
-                                                              p->A.col_d, p->B.rowptr_d,
-                                                              p->B.col_d, tk, p->cnt_d);
+                                                              p->A.col_d, p->B.rowptr_d, p->B.col_d,
+                                                              tk, p->cnt_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (device-memory tables)"));
             tk = (int32_t *)dsmmi_dpool_free(&g->pool, tk);
             continue;
         }
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(double),
-                                  "hash values of the longest rows", (void **)&tv));
+                                   "hash values of the longest rows", (void **)&tv));
         if (!p->a->sorted) {
             launch_num_global(p, cnt, rows, toff_d, tk, tv, p->cp_d, 1, p->cc_d, p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (device-memory tables)"));
@@ -465,35 +464,33 @@ static dsmm_status global_bin(product *p, int numeric)
             size_t tmp_bytes = 0;
             DSMM_CHECK(ctx, outn <= INT32_MAX, DSMM_ERR_INTERNAL, "gpu spgemm: batch too large");
             DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)cnt + 1) * sizeof(dsmm_idx),
-                                      "row offsets of the longest rows", (void **)&soff_d));
+                                       "row offsets of the longest rows", (void **)&soff_d));
             DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sort keys", (void **)&sc));
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sort values",
-                                      (void **)&sv));
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sorted keys",
-                                      (void **)&sc2));
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sorted values",
-                                      (void **)&sv2));
+            DSMM_TRY(
+                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sort values", (void **)&sv));
+            DSMM_TRY(
+                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sorted keys", (void **)&sc2));
+            DSMM_TRY(
+                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sorted values", (void **)&sv2));
             gather_counts<<<(unsigned)((cnt + 256) / 256), 256, 0, s>>>(rows, cnt, p->cnt_d,
-                                                                         soff_d);
+                                                                        soff_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm gather counts"));
-            DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, soff_d, soff_d,
-                                                     (int)(cnt + 1), s));
+            DSMMG_CUDA(
+                cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
             size_t sort_bytes = 0;
-            DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(NULL, sort_bytes, sc, sc2, sv, sv2,
-                                                           (int)outn, (int)cnt, soff_d,
-                                                           soff_d + 1, s));
+            DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(
+                NULL, sort_bytes, sc, sc2, sv, sv2, (int)outn, (int)cnt, soff_d, soff_d + 1, s));
             if (sort_bytes > tmp_bytes) tmp_bytes = sort_bytes;
             DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scratch", &tmp));
-            DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d,
-                                                     (int)(cnt + 1), s));
+            DSMMG_CUDA(
+                cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
             launch_num_global(p, cnt, rows, toff_d, tk, tv, soff_d, 0, sc, sv);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (device-memory tables)"));
             // num_items may exceed what the rows hold; entries past soff[cnt] are not sorted
-            DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(tmp, sort_bytes, sc, sc2, sv, sv2,
-                                                           (int)outn, (int)cnt, soff_d,
-                                                           soff_d + 1, s));
+            DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(
+                tmp, sort_bytes, sc, sc2, sv, sv2, (int)outn, (int)cnt, soff_d, soff_d + 1, s));
             copy_rows<<<(unsigned)cnt, 256, 0, s>>>(rows, soff_d, sc2, sv2, p->cp_d, p->cc_d,
-                                                     p->cv_d);
+                                                    p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm copy sorted rows"));
             // the next batch reuses the pool: wait until this one no longer needs its blocks
             DSMMG_CUDA(cudaStreamSynchronize(s));
@@ -590,39 +587,39 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, vt, &p.A));
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &p.B));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(int32_t), "row bins",
-                                  (void **)&p.rows_d));
+                                   (void **)&p.rows_d));
         dsmm_idx ng = p.bins.count[DSMMI_GPU_GLOBAL_BIN];
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)ng + 1) * sizeof(dsmm_idx),
-                                  "table offsets", (void **)&p.toff_d));
+                                   "table offsets", (void **)&p.toff_d));
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
+                                   (void **)&p.cnt_d));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
-                                  "row counts", (void **)&p.cnt_d));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
-                                  "row pointers of C", (void **)&p.cp_d));
+                                   "row pointers of C", (void **)&p.cp_d));
         DSMM_TRY(dsmmg::upload_raw(ctx, g, p.rows_d, p.bins.rows, (size_t)m, sizeof(int32_t)));
-        DSMM_TRY(dsmmg::upload_raw(ctx, g, p.toff_d, p.bins.gtab_off, (size_t)ng + 1,
-                                   sizeof(dsmm_idx)));
+        DSMM_TRY(
+            dsmmg::upload_raw(ctx, g, p.toff_d, p.bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
         double t_up = dsmmi_wtime() - t0;
         DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), s));
         // symbolic: rows of bin 0 (no products) keep the zero count
         DSMMG_CUDA(cudaMemsetAsync(p.cnt_d, 0, ((size_t)m + 1) * sizeof(dsmm_idx), s));
         DSMM_TRY(shared_bins(&p, 0));
         DSMM_TRY(global_bin(&p, 0));
-        DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, p.cnt_d, p.cp_d,
-                                                 (int64_t)m + 1, s));
+        DSMMG_CUDA(
+            cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, p.cnt_d, p.cp_d, (int64_t)m + 1, s));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scan scratch", &tmp));
-        DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, p.cnt_d, p.cp_d,
-                                                 (int64_t)m + 1, s));
-        DSMMG_CUDA(cudaMemcpyAsync(g->pinned[0], p.cp_d + m, sizeof(dsmm_idx),
-                                   cudaMemcpyDeviceToHost, s));
+        DSMMG_CUDA(
+            cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, p.cnt_d, p.cp_d, (int64_t)m + 1, s));
+        DSMMG_CUDA(
+            cudaMemcpyAsync(g->pinned[0], p.cp_d + m, sizeof(dsmm_idx), cudaMemcpyDeviceToHost, s));
         DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), s));
         DSMMG_CUDA(cudaStreamSynchronize(s));
         tmp = dsmmi_dpool_free(&g->pool, tmp);
         memcpy(&nnz, g->pinned[0], sizeof nnz);
         // numeric: C's arrays exactly as large as the symbolic phase counted
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(int32_t), "columns of C",
-                                  (void **)&p.cc_d));
+                                   (void **)&p.cc_d));
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(double), "values of C",
-                                  (void **)&p.cv_d));
+                                   (void **)&p.cv_d));
         DSMM_TRY(shared_bins(&p, 1));
         DSMM_TRY(global_bin(&p, 1));
         DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 4), s));

@@ -449,7 +449,7 @@ extern "C" dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_a
 
     t0 = dsmmi_wtime();
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * ib, "cusparse row offsets",
-                              &rowptr_d));
+                               &rowptr_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * ib, "cusparse columns", &col_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * elem, "cusparse values", &val_d));
     DSMM_TRY(dsmmg::upload(ctx, g, rowptr_d, (size_t)A->nrows + 1, ib, pack_index, &ra));

@@ -11,8 +11,8 @@ dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, 
     if (pieces) *pieces = 0;
     if (n == 0) return DSMM_OK;
     DSMM_CHECK(ctx, cap > 0, DSMM_ERR_ARG,
-               "staging: buffers of %zu bytes cannot hold one element of %zu bytes",
-               ops->buf_bytes, elem_bytes);
+               "staging: buffers of %zu bytes cannot hold one element of %zu bytes", ops->buf_bytes,
+               elem_bytes);
     for (size_t off = 0; off < n; off += cap, np++) {
         int b = (int)(np & 1);
         size_t len = n - off < cap ? n - off : cap;
@@ -28,9 +28,8 @@ cleanup:
     return st;
 }
 
-dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n,
-                             size_t elem_bytes, dsmmi_stage_unpack_fn unpack, void *arg,
-                             size_t *pieces)
+dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, size_t elem_bytes,
+                             dsmmi_stage_unpack_fn unpack, void *arg, size_t *pieces)
 {
     dsmm_status st = DSMM_OK;
     size_t cap = elem_bytes ? ops->buf_bytes / elem_bytes : 0, np = 0;
@@ -38,8 +37,8 @@ dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n
     if (pieces) *pieces = 0;
     if (n == 0) return DSMM_OK;
     DSMM_CHECK(ctx, cap > 0, DSMM_ERR_ARG,
-               "staging: buffers of %zu bytes cannot hold one element of %zu bytes",
-               ops->buf_bytes, elem_bytes);
+               "staging: buffers of %zu bytes cannot hold one element of %zu bytes", ops->buf_bytes,
+               elem_bytes);
     for (size_t off = 0; off < n; off += cap, np++) {
         int b = (int)(np & 1);
         size_t len = n - off < cap ? n - off : cap;

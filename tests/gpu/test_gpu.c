@@ -64,8 +64,9 @@ static int test_spgemm_shapes(void)
 {
     dsmm_ctx *ctx = gpu_ctx(0);
     if (ctx == NULL) return TEST_SKIP;
-    static const dsmm_idx shapes[][3] = {{0, 0, 0}, {0, 5, 3}, {4, 0, 6}, {5, 7, 0}, {1, 1, 1},
-                                         {7, 3, 9}, {40, 1, 40}, {1, 300, 1}, {200, 150, 90}};
+    static const dsmm_idx shapes[][3] = {{0, 0, 0},   {0, 5, 3},   {4, 0, 6},
+                                         {5, 7, 0},   {1, 1, 1},   {7, 3, 9},
+                                         {40, 1, 40}, {1, 300, 1}, {200, 150, 90}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         dsmm_csr *A = NULL, *B = NULL;
         test_mat o;
@@ -110,15 +111,13 @@ static int test_spgemm_bins(void)
     test_mat_init(&o, 3000, 20000, 0.01, seed_at(3));
     o.dense_row = 17; // A's dense row meets B's: a row of C with 20000 columns
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
-    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "dense rows"))
-        return 1;
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "dense rows")) return 1;
     if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 1, "dense rows unsort"))
         return 1;
     dsmm_csr_destroy(&B);
     test_mat_init(&o, 3000, 6, 0.9, seed_at(4));
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
-    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "narrow B"))
-        return 1;
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "narrow B")) return 1;
     dsmm_csr_destroy(&A);
     dsmm_csr_destroy(&B);
     CHECK_NO_LEAK(ctx);
@@ -319,7 +318,7 @@ static int test_spmm(void)
     test_mat_init(&o, 700, 500, 0.01, seed_at(20));
     o.empty_rows = 0.1;
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &U)); // uniform rows: row-split
-    o.dense_row = 3;                          // one long row: nnz-split
+    o.dense_row = 3;                           // one long row: nnz-split
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &S));
     CHECK_OK(ctx, dsmm_csr_create(ctx, 9, 4, 0, DSMM_DOUBLE, &E)); // no entries at all
     static const dsmm_idx ks[] = {1, 3, 8, 16, 31, 32, 33, 64, 128, 256};
@@ -331,10 +330,11 @@ static int test_spmm(void)
                 char what[96];
                 for (int v = 0; v < 3; v++) {
                     const dsmm_csr *A = v == 0 ? U : v == 1 ? S : E;
-                    snprintf(what, sizeof what, "%s k=%lld %s %s",
-                             dsmm_spmm_alg_name(algs[a]), (long long)ks[ki],
-                             ty == DSMM_FLOAT ? "float" : "double",
-                             v == 0 ? "uniform" : v == 1 ? "skewed" : "empty");
+                    snprintf(what, sizeof what, "%s k=%lld %s %s", dsmm_spmm_alg_name(algs[a]),
+                             (long long)ks[ki], ty == DSMM_FLOAT ? "float" : "double",
+                             v == 0   ? "uniform"
+                             : v == 1 ? "skewed"
+                                      : "empty");
                     if (spmm_case(ctx, A, ks[ki], ty, 0.0, 0, algs[a], what)) return 1;
                     if (spmm_case(ctx, A, ks[ki], ty, -0.5, 3, algs[a], what)) return 1;
                 }
@@ -353,8 +353,8 @@ int main(int argc, char **argv)
         return TEST_SKIP;
     }
     static const test_case tests[] = {
-        TEST(test_spgemm_shapes), TEST(test_spgemm_bins),       TEST(test_spgemm_semirings_types),
-        TEST(test_spgemm_real),   TEST(test_spgemm_auto),       TEST(test_spgemm_small_pool),
+        TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
+        TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
         TEST(test_spmm),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

@@ -108,8 +108,8 @@ static int test_pool_edges(void)
     CHECK_EQ_IDX(p.local_peak, 4096);
     dsmmi_dpool_free(&p, b); // a used, b free, c used
     CHECK_EQ_IDX(p.nblk, 3);
-    dsmmi_dpool_free(&p, b); // double free: ignored
-    dsmmi_dpool_free(&p, arena + 8);  // not a block start: ignored
+    dsmmi_dpool_free(&p, b);         // double free: ignored
+    dsmmi_dpool_free(&p, arena + 8); // not a block start: ignored
     static unsigned char other[512];
     dsmmi_dpool_free(&p, other); // not the pool's: ignored
     CHECK(dsmmi_dpool_check(&p));
@@ -240,16 +240,15 @@ static int test_stage(void)
             src_arg a = {src, back, &e};
             CHECK_OK(ctx, dsmmi_stage_up(ctx, &ops, n, 4, pack_narrow, &a, &pieces));
             CHECK_EQ_IDX(pieces, (n + cap - 1) / cap);
-            CHECK_MSG(!e.in_flight_pack, "packed into a buffer still being copied (cap %zu)",
-                      cap);
+            CHECK_MSG(!e.in_flight_pack, "packed into a buffer still being copied (cap %zu)", cap);
             // a second upload right after, without a synchronisation: its first packs must
             // wait for the first upload's last copies
             CHECK_OK(ctx, dsmmi_stage_up(ctx, &ops, n, 4, pack_narrow, &a, NULL));
             CHECK_MSG(!e.in_flight_pack, "second upload packed into a buffer in flight");
             f_sync(&e); // the caller synchronises the stream after an upload
             for (size_t i = 0; i < n; i++)
-                CHECK_MSG(devmem[i] == (int32_t)src[i], "upload cap %zu n %zu: element %zu", cap,
-                          n, i);
+                CHECK_MSG(devmem[i] == (int32_t)src[i], "upload cap %zu n %zu: element %zu", cap, n,
+                          i);
             CHECK(n == N || devmem[n] == 0x5a5a5a5a); // nothing written past the end
             // and back: every piece is unpacked after its own copy ran
             memset(back, 0, sizeof back);
@@ -258,8 +257,8 @@ static int test_stage(void)
             CHECK_EQ_IDX(pieces, (n + cap - 1) / cap);
             CHECK_EQ_IDX(e.done, e.nq); // a download returns with every copy finished
             for (size_t i = 0; i < n; i++)
-                CHECK_MSG(back[i] == (int32_t)src[i], "download cap %zu n %zu: element %zu",
-                          cap, n, i);
+                CHECK_MSG(back[i] == (int32_t)src[i], "download cap %zu n %zu: element %zu", cap, n,
+                          i);
         }
     }
     // a buffer smaller than one element
@@ -370,8 +369,7 @@ static int test_bins(void)
     CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, 0, 10, &nob));
     CHECK_EQ_IDX(nob.start[DSMMI_GPU_NBINS], 0);
     dsmmi_gpu_bins_free(ctx, &nob);
-    CHECK_ST(ctx, dsmmi_gpu_bins_make(ctx, flops, (dsmm_idx)INT32_MAX + 1, 10, &nob),
-             DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmmi_gpu_bins_make(ctx, flops, (dsmm_idx)INT32_MAX + 1, 10, &nob), DSMM_ERR_ARG);
     CHECK(nob.rows == NULL);
     dsmm_ctx_clear_error(ctx);
     CHECK_NO_LEAK(ctx);

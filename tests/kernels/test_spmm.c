@@ -836,7 +836,7 @@ static int test_names(void)
 {
     dsmm_ctx *ctx = test_ctx();
     dsmm_spmm_alg alg;
-    static const char *names[] = {"auto", "row", "col", "ref", "gpu"};
+    static const char *names[] = {"auto", "row", "col", "ref", "gpu", "cusparse"};
     for (int a = 0; a < DSMM_SPMM_ALG_COUNT; a++) {
         CHECK(strcmp(dsmm_spmm_alg_name((dsmm_spmm_alg)a), names[a]) == 0);
         CHECK_OK(ctx, dsmm_spmm_alg_from_name(dsmm_spmm_alg_name((dsmm_spmm_alg)a), &alg));
