@@ -394,6 +394,18 @@ if "$dsmm" --version | grep -q '^CUDA: no'; then
     expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --kernel gpu
     expect_grep "$tmp/err" '^dsmm spgemm: --kernel gpu: this dsmm was built without CUDA'
     expect_none "$tmp/f1.mtx"
+    expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --kernel cusparse
+    expect_grep "$tmp/err" '^dsmm spgemm: --kernel cusparse: this dsmm was built without CUDA'
+    expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --gpu-mem 1G --stats "$tmp/f1.json"
+    expect_grep "$tmp/err" '^dsmm spgemm: --gpu: this dsmm was built without CUDA'
+    expect_none "$tmp/f1.mtx" "$tmp/f1.json"
+else
+    # a CUDA build on a machine without a device: the reason, no output
+    if ! "$dsmm" --version | grep -q 'GPU: [^n]'; then
+        expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --gpu
+        expect_grep "$tmp/err" 'DSMM_ERR_CUDA: gpu: no CUDA device'
+        expect_none "$tmp/f1.mtx"
+    fi
 fi
 
 echo "$pass passed, $fail failed"

@@ -290,6 +290,11 @@ if "$dsmm" --version | grep -q '^CUDA: no'; then
     expect_rc 1 "$dsmm" spmm "$tmp/a3.mtx" -o "$f1" --kernel gpu $bw
     expect_grep "$tmp/err" '^dsmm spmm: --kernel gpu: this dsmm was built without CUDA'
     expect_none "$f1"
+    expect_rc 1 "$dsmm" spmm "$tmp/a3.mtx" -o "$f1" --kernel cusparse $bw
+    expect_grep "$tmp/err" '^dsmm spmm: --kernel cusparse: this dsmm was built without CUDA'
+    expect_rc 1 "$dsmm" spmm "$tmp/a3.mtx" -o "$f1" --gpu $bw
+    expect_grep "$tmp/err" '^dsmm spmm: --gpu: this dsmm was built without CUDA'
+    expect_none "$f1"
 fi
 
 echo "$pass passed, $fail failed"
