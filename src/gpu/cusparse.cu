@@ -41,14 +41,6 @@ cleanup:
 
 namespace {
 
-// Row pointers narrowed to 32 bits: cusparseSpGEMM takes 32-bit indices only.
-void pack_rowptr32(void *arg, void *dst, size_t off, size_t n)
-{
-    const dsmm_idx *rp = (const dsmm_idx *)arg;
-    int32_t *d = (int32_t *)dst;
-    for (size_t i = 0; i < n; i++) d[i] = (int32_t)rp[off + i];
-}
-
 void unpack_rowptr64(void *arg, const void *src, size_t off, size_t n)
 {
     dsmm_idx *rp = (dsmm_idx *)arg;
@@ -57,27 +49,33 @@ void unpack_rowptr64(void *arg, const void *src, size_t off, size_t n)
 }
 
 struct operand {
-    dsmmg::csr_d d;  // columns and values (its 64-bit row pointers are not uploaded)
-    int32_t *rp32_d; // 32-bit row pointers
+    int32_t *rp_d, *col_d; // 32-bit row pointers and columns
+    double *val_d;
     cusparseSpMatDescr_t desc;
 };
 
 dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, operand *o)
 {
     dsmm_status st = DSMM_OK;
+    dsmmg::index_arg rp = {A->rowptr, NULL, 0};
+    dsmmg::csr_arg c = {A, NULL, DSMM_DOUBLE};
     DSMM_CHECK(ctx, A->nnz <= INT32_MAX && A->nrows < INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "cusparse spgemm: %lld entries, %lld rows: cusparseSpGEMM takes 32-bit indices "
                "(use --kernel gpu, whose row pointers are 64-bit)",
                (long long)A->nnz, (long long)A->nrows);
-    DSMM_TRY(dsmmg::upload_csr(ctx, g, A, DSMM_DOUBLE, &o->d));
-    // the 64-bit row pointers are not needed: swap them for 32-bit ones
-    o->d.rowptr_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, o->d.rowptr_d);
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(int32_t),
-                               "cuSPARSE row pointers", (void **)&o->rp32_d));
-    DSMM_TRY(dsmmg::upload(ctx, g, o->rp32_d, (size_t)A->nrows + 1, sizeof(int32_t), pack_rowptr32,
-                           (void *)A->rowptr));
-    CUSPARSE_TRY(cusparseCreateCsr(&o->desc, A->nrows, A->ncols, A->nnz, o->rp32_d, o->d.col_d,
-                                   o->d.val_d, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                               "cuSPARSE row pointers", (void **)&o->rp_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(int32_t), "columns",
+                               (void **)&o->col_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(double), "values",
+                               (void **)&o->val_d));
+    DSMM_TRY(dsmmg::upload(ctx, g, o->rp_d, (size_t)A->nrows + 1, sizeof(int32_t),
+                           dsmmg::pack_index, &rp));
+    DSMM_TRY(
+        dsmmg::upload(ctx, g, o->col_d, (size_t)A->nnz, sizeof(int32_t), dsmmg::pack_cols, &c));
+    DSMM_TRY(dsmmg::upload(ctx, g, o->val_d, (size_t)A->nnz, sizeof(double), dsmmg::pack_vals, &c));
+    CUSPARSE_TRY(cusparseCreateCsr(&o->desc, A->nrows, A->ncols, A->nnz, o->rp_d, o->col_d,
+                                   o->val_d, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
 cleanup:
     return st;
@@ -87,8 +85,9 @@ void operand_free(dsmmi_gpu *g, operand *o)
 {
     if (o->desc) cusparseDestroySpMat(o->desc);
     o->desc = NULL;
-    dsmmg::free_csr(g, &o->d);
-    o->rp32_d = (int32_t *)dsmmi_dpool_free(&g->pool, o->rp32_d);
+    o->rp_d = (int32_t *)dsmmi_dpool_free(&g->pool, o->rp_d);
+    o->col_d = (int32_t *)dsmmi_dpool_free(&g->pool, o->col_d);
+    o->val_d = (double *)dsmmi_dpool_free(&g->pool, o->val_d);
 }
 
 int rows_sorted(const dsmm_csr *C)
@@ -97,28 +96,6 @@ int rows_sorted(const dsmm_csr *C)
         for (dsmm_idx k = C->rowptr[i] + 1; k < C->rowptr[i + 1]; k++)
             if (dsmm_csr_col(C, k) <= dsmm_csr_col(C, k - 1)) return 0;
     return 1;
-}
-
-void unpack_cols(void *arg, const void *src, size_t off, size_t n)
-{
-    dsmm_csr *C = (dsmm_csr *)arg;
-    const int32_t *s = (const int32_t *)src;
-    if (C->colidx32) {
-        memcpy(C->colidx32 + off, s, n * sizeof *s);
-    } else {
-        for (size_t i = 0; i < n; i++) C->colidx[off + i] = s[i];
-    }
-}
-
-void unpack_vals(void *arg, const void *src, size_t off, size_t n)
-{
-    dsmm_csr *C = (dsmm_csr *)arg;
-    const double *s = (const double *)src;
-    if (C->type == DSMM_DOUBLE) {
-        memcpy((double *)C->val + off, s, n * sizeof *s);
-    } else if (C->type == DSMM_FLOAT) {
-        for (size_t i = 0; i < n; i++) ((float *)C->val)[off + i] = (float)s[i];
-    }
 }
 
 } // namespace
@@ -136,6 +113,7 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
     int32_t *crp = NULL, *ccol = NULL;
     double *cval = NULL;
     dsmm_csr *Ch = NULL;
+    dsmmg::csr_arg cs = {NULL, NULL, a->type};
     size_t b1 = 0, b2 = 0;
     int64_t cr = 0, cc = 0, cnnz = 0;
     double alpha = 1.0, beta = 0.0, t0 = dsmmi_wtime(), t_up = 0, t1 = 0;
@@ -192,9 +170,11 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
     DSMM_TRY(dsmmi_csr_create_ex(ctx, a->A->nrows, a->B->ncols, cnnz, a->type, a->col_bits, &Ch));
     DSMM_TRY(dsmmg::download(ctx, g, crp, (size_t)a->A->nrows + 1, sizeof(int32_t), unpack_rowptr64,
                              Ch->rowptr));
-    DSMM_TRY(dsmmg::download(ctx, g, ccol, (size_t)cnnz, sizeof(int32_t), unpack_cols, Ch));
+    cs.C = Ch;
+    DSMM_TRY(dsmmg::download(ctx, g, ccol, (size_t)cnnz, sizeof(int32_t), dsmmg::unpack_cols, &cs));
     if (a->type != DSMM_PATTERN)
-        DSMM_TRY(dsmmg::download(ctx, g, cval, (size_t)cnnz, sizeof(double), unpack_vals, Ch));
+        DSMM_TRY(
+            dsmmg::download(ctx, g, cval, (size_t)cnnz, sizeof(double), dsmmg::unpack_vals, &cs));
     Ch->nnz = cnnz;
     // cuSPARSE's ALG1 output is sorted in practice, but that is not documented: check it, and
     // sort when asked and it is not

@@ -231,14 +231,7 @@ dsmm_status download_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src
     return download(ctx, g, src_d, n, bytes, unpack_raw, &r);
 }
 
-// Columns narrowed to 32 bits; values converted to the device's type.
-struct csr_arg {
-    const dsmm_csr *A;
-    dsmm_csr *C;
-    dsmm_type t; // device value type
-};
-
-static void pack_cols(void *arg, void *dst, size_t off, size_t n)
+void pack_cols(void *arg, void *dst, size_t off, size_t n)
 {
     const dsmm_csr *A = ((csr_arg *)arg)->A;
     int32_t *d = (int32_t *)dst;
@@ -249,7 +242,7 @@ static void pack_cols(void *arg, void *dst, size_t off, size_t n)
     }
 }
 
-static void pack_vals(void *arg, void *dst, size_t off, size_t n)
+void pack_vals(void *arg, void *dst, size_t off, size_t n)
 {
     const csr_arg *c = (const csr_arg *)arg;
     const dsmm_csr *A = c->A;
@@ -297,7 +290,7 @@ void free_csr(dsmmi_gpu *g, csr_d *A)
     A->val_d = dsmmi_dpool_free(&g->pool, A->val_d);
 }
 
-static void unpack_cols(void *arg, const void *src, size_t off, size_t n)
+void unpack_cols(void *arg, const void *src, size_t off, size_t n)
 {
     dsmm_csr *C = ((csr_arg *)arg)->C;
     const int32_t *s = (const int32_t *)src;
@@ -308,7 +301,7 @@ static void unpack_cols(void *arg, const void *src, size_t off, size_t n)
     }
 }
 
-static void unpack_vals(void *arg, const void *src, size_t off, size_t n)
+void unpack_vals(void *arg, const void *src, size_t off, size_t n)
 {
     dsmm_csr *C = ((csr_arg *)arg)->C;
     const double *s = (const double *)src;
@@ -317,6 +310,20 @@ static void unpack_vals(void *arg, const void *src, size_t off, size_t n)
     } else {
         float *d = (float *)C->val + off;
         for (size_t i = 0; i < n; i++) d[i] = (float)s[i];
+    }
+}
+
+void pack_index(void *arg, void *dst, size_t off, size_t n)
+{
+    const index_arg *x = (const index_arg *)arg;
+    if (x->wide && x->i64) {
+        memcpy(dst, x->i64 + off, n * sizeof(int64_t));
+    } else if (x->wide) {
+        for (size_t i = 0; i < n; i++) ((int64_t *)dst)[i] = x->i32[off + i];
+    } else if (x->i32) {
+        memcpy(dst, x->i32 + off, n * sizeof(int32_t));
+    } else {
+        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)x->i64[off + i];
     }
 }
 

@@ -42,6 +42,29 @@ struct csr_d {
     int val_bytes; // 8 double, 4 float, 0 none
 };
 
+/* Staging callbacks (dsmmi_stage_pack_fn / unpack_fn) for CSR arrays, arg a csr_arg:
+ * pack_cols narrows A's columns to 32 bits, pack_vals converts A's values to t (DOUBLE or
+ * FLOAT); unpack_cols writes 32-bit device columns into C's (either width), unpack_vals
+ * device doubles into C's values (DOUBLE or FLOAT; not called for PATTERN). */
+struct csr_arg {
+    const dsmm_csr *A;
+    dsmm_csr *C;
+    dsmm_type t;
+};
+void pack_cols(void *arg, void *dst, size_t off, size_t n);
+void pack_vals(void *arg, void *dst, size_t off, size_t n);
+void unpack_cols(void *arg, const void *src, size_t off, size_t n);
+void unpack_vals(void *arg, const void *src, size_t off, size_t n);
+
+/* pack_index: an index array (i64 or i32 set) packed at 64 bits (wide) or 32 bits, as
+ * cuSPARSE wants its row offsets and columns; arg an index_arg. */
+struct index_arg {
+    const dsmm_idx *i64;
+    const int32_t *i32;
+    int wide;
+};
+void pack_index(void *arg, void *dst, size_t off, size_t n);
+
 /* upload_csr: copies A to the device (columns narrowed to 32 bits, values converted to
  * val_type: DSMM_DOUBLE, DSMM_FLOAT, or DSMM_PATTERN for none).
  * Errors: DSMM_ERR_ARG (more than INT32_MAX columns); DSMM_ERR_NOMEM (pool); DSMM_ERR_CUDA. */

@@ -182,16 +182,6 @@ static void unpack_rows(void *arg, const void *src, size_t off, size_t n)
                r->row_bytes);
 }
 
-// The staging loop only waits for a buffer's earlier copy within one call; the next call may
-// refill buffer 0 while the last piece still travels, so each upload ends with this fence.
-static dsmm_status fence(dsmm_ctx *ctx, dsmmi_gpu *g)
-{
-    dsmm_status st = DSMM_OK;
-    DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
-cleanup:
-    return st;
-}
-
 // B (n x k) and C (m x k) on the device. C is uploaded only when beta != 0; otherwise it is
 // zeroed when zero_c: pool blocks hold whatever the last product left (NaNs included), which
 // atomics and cuSPARSE must not add to.
@@ -206,10 +196,8 @@ static dsmm_status upload_dense(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_ar
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->m * row, "spmm C", C_d));
     if (row == 0) goto cleanup; // k == 0: nothing to move (staging needs elements of 1+ bytes)
     DSMM_TRY(dsmmg::upload(ctx, g, *B_d, (size_t)a->n, row, pack_rows, &rb));
-    DSMM_TRY(fence(ctx, g));
     if (a->beta != 0.0) {
         DSMM_TRY(dsmmg::upload(ctx, g, *C_d, (size_t)a->m, row, pack_rows, &rc));
-        DSMM_TRY(fence(ctx, g));
     } else if (zero_c && *C_d != NULL) {
         DSMMG_CUDA(cudaMemsetAsync(*C_d, 0, (size_t)a->m * row, dsmmg::stream(g, 0)));
     }
@@ -313,27 +301,6 @@ static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spm
                 : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d);
 }
 
-// Row pointers or columns at the index width cuSPARSE gets (both arrays share one type).
-struct index_arg {
-    const dsmm_idx *i64;
-    const int32_t *i32;
-    int wide;
-};
-
-static void pack_index(void *arg, void *dst, size_t off, size_t n)
-{
-    const index_arg *x = (const index_arg *)arg;
-    if (x->wide && x->i64) {
-        memcpy(dst, x->i64 + off, n * sizeof(int64_t));
-    } else if (x->wide) {
-        for (size_t i = 0; i < n; i++) ((int64_t *)dst)[i] = x->i32[off + i];
-    } else if (x->i32) {
-        memcpy(dst, x->i32 + off, n * sizeof(int32_t));
-    } else {
-        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)x->i64[off + i];
-    }
-}
-
 // A pattern matrix's values for cuSPARSE, which has no implicit ones.
 static void pack_ones(void *arg, void *dst, size_t off, size_t n)
 {
@@ -379,11 +346,9 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     // The structure through upload_csr; the values as the front end converted them (a->type),
     // or none for a pattern, which the kernels read as ones.
     DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, DSMM_PATTERN, &Ad));
-    DSMM_TRY(fence(ctx, g));
     if (a->av != NULL) {
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->A->nnz * elem, "spmm values", &val_d));
         DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)a->A->nnz, elem));
-        DSMM_TRY(fence(ctx, g));
     }
     DSMM_TRY(upload_dense(ctx, g, a, variant == 1, &B_d, &C_d));
     t_transfer = dsmmi_wtime() - t0;
@@ -432,7 +397,7 @@ extern "C" dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_a
     const void *alpha = &alpha_d, *beta = &beta_d;
     // 32-bit indices when everything fits them (half the index traffic); cuSPARSE wants one
     // index type for row offsets and columns, so larger matrices widen both to 64 bits.
-    index_arg ra = {A->rowptr, NULL, 0}, ca = {A->colidx, A->colidx32, 0};
+    dsmmg::index_arg ra = {A->rowptr, NULL, 0}, ca = {A->colidx, A->colidx32, 0};
     int wide = A->nnz > INT32_MAX || A->nrows > INT32_MAX || A->ncols > INT32_MAX;
     ra.wide = ca.wide = wide;
     DSMM_TRY(begin(ctx, g, a, "cusparse spmm"));
@@ -452,17 +417,14 @@ extern "C" dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_a
                                &rowptr_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * ib, "cusparse columns", &col_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * elem, "cusparse values", &val_d));
-    DSMM_TRY(dsmmg::upload(ctx, g, rowptr_d, (size_t)A->nrows + 1, ib, pack_index, &ra));
-    DSMM_TRY(fence(ctx, g));
-    DSMM_TRY(dsmmg::upload(ctx, g, col_d, (size_t)A->nnz, ib, pack_index, &ca));
-    DSMM_TRY(fence(ctx, g));
+    DSMM_TRY(dsmmg::upload(ctx, g, rowptr_d, (size_t)A->nrows + 1, ib, dsmmg::pack_index, &ra));
+    DSMM_TRY(dsmmg::upload(ctx, g, col_d, (size_t)A->nnz, ib, dsmmg::pack_index, &ca));
     if (a->av != NULL) {
         DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)A->nnz, elem));
     } else {
         dsmm_type t = a->type;
         DSMM_TRY(dsmmg::upload(ctx, g, val_d, (size_t)A->nnz, elem, pack_ones, &t));
     }
-    DSMM_TRY(fence(ctx, g));
     DSMM_TRY(upload_dense(ctx, g, a, 1, &B_d, &C_d));
     t_transfer = dsmmi_wtime() - t0;
 
