@@ -75,6 +75,19 @@ __device__ __forceinline__ unsigned probe(int32_t *keys, unsigned mask, int32_t 
     }
 }
 
+// One product A(r, j) * B(j's row, q) added into column c's slot (claimed when new).
+template <int OP>
+__device__ __forceinline__ void accumulate(int32_t *keys, double *vals, unsigned mask, int32_t c,
+                                           const double *__restrict__ av, dsmm_idx j,
+                                           const double *__restrict__ bv, dsmm_idx q)
+{
+    double a = OP == OP_PLUS_PAIR ? 1.0 : av[j];
+    double b = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
+    int fresh = 0;
+    unsigned h = probe(keys, mask, c, &fresh);
+    sr_accumulate<OP>(&vals[h], sr_mul<OP>(a, b));
+}
+
 template <int GROUP> __device__ __forceinline__ void group_sync()
 {
     if (GROUP == 32)
@@ -154,13 +167,7 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     }
     if (lane == 0) cnt[grp] = 0;
     group_sync<GROUP>();
-    FOR_ROW_PRODUCTS({
-        double a = OP == OP_PLUS_PAIR ? 1.0 : av[j];
-        double b = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
-        int fresh = 0;
-        unsigned h = probe(keys, mask, c, &fresh);
-        sr_accumulate<OP>(&vals[h], sr_mul<OP>(a, b));
-    })
+    FOR_ROW_PRODUCTS(accumulate<OP>(keys, vals, mask, c, av, j, bv, q);)
     group_sync<GROUP>();
     dsmm_idx base = cp[r];
     for (int i = lane; i < T; i += GROUP) {
@@ -237,13 +244,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     }
     if (lane == 0) cnt = 0;
     __syncthreads();
-    FOR_ROW_PRODUCTS({
-        double a = OP == OP_PLUS_PAIR ? 1.0 : av[j];
-        double b = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
-        int fresh = 0;
-        unsigned h = probe(keys, mask, c, &fresh);
-        sr_accumulate<OP>(&vals[h], sr_mul<OP>(a, b));
-    })
+    FOR_ROW_PRODUCTS(accumulate<OP>(keys, vals, mask, c, av, j, bv, q);)
     __syncthreads();
     dsmm_idx base = by_row ? out_off[r] : out_off[blockIdx.x];
     for (dsmm_idx i = lane; i < T; i += GROUP) {
