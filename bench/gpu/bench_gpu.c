@@ -11,24 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench_common.h"
 #include "dsmm.h"
 #include "gpu/gpu.h"
 
 #ifndef DSMM_BENCH_BUILD
 #define DSMM_BENCH_BUILD "?"
 #endif
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static double geo_sum[4];
 static int geo_n[4];
@@ -82,7 +71,7 @@ static int bench_spgemm(dsmm_ctx *ctx, const char *name, const dsmm_csr *A, int 
             if (r >= 0) t[s][r] = info.seconds_device;
             if (info.device_bytes > mem[s]) mem[s] = info.device_bytes;
         }
-        if (st[s] == DSMM_OK) med[s] = median(t[s], reps);
+        if (st[s] == DSMM_OK) med[s] = bench_median(t[s], reps);
     }
     double flops = 0;
     if (st[0] == DSMM_OK) flops = info.flops;
@@ -142,7 +131,7 @@ static int bench_spmm(dsmm_ctx *ctx, const char *name, const dsmm_csr *A, dsmm_i
             if (r >= 0) t[s][r] = info.seconds_device;
             if (s == 0) variant = info.gpu_variant;
         }
-        if (!bad) med[s] = median(t[s], reps);
+        if (!bad) med[s] = bench_median(t[s], reps);
     }
     double worst = 0;
     for (dsmm_idx i = 0; i < A->nrows * k && !bad; i++) {

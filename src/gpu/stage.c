@@ -3,16 +3,27 @@
 // operations come in through dsmmi_stage_ops, so this loop runs, and is tested, without a GPU.
 #include "gpu/gpu.h"
 
+// Elements per piece: as many as one buffer holds (at least one).
+static dsmm_status piece_cap(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t elem_bytes,
+                             size_t *cap)
+{
+    dsmm_status st = DSMM_OK;
+    *cap = elem_bytes ? ops->buf_bytes / elem_bytes : 0;
+    DSMM_CHECK(ctx, *cap > 0, DSMM_ERR_ARG,
+               "staging: buffers of %zu bytes cannot hold one element of %zu bytes", ops->buf_bytes,
+               elem_bytes);
+cleanup:
+    return st;
+}
+
 dsmm_status dsmmi_stage_up(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n, size_t elem_bytes,
                            dsmmi_stage_pack_fn pack, void *arg, size_t *pieces)
 {
     dsmm_status st = DSMM_OK;
-    size_t cap = elem_bytes ? ops->buf_bytes / elem_bytes : 0, np = 0;
+    size_t cap = 0, np = 0;
     if (pieces) *pieces = 0;
     if (n == 0) return DSMM_OK;
-    DSMM_CHECK(ctx, cap > 0, DSMM_ERR_ARG,
-               "staging: buffers of %zu bytes cannot hold one element of %zu bytes", ops->buf_bytes,
-               elem_bytes);
+    DSMM_TRY(piece_cap(ctx, ops, elem_bytes, &cap));
     for (size_t off = 0; off < n; off += cap, np++) {
         int b = (int)(np & 1);
         size_t len = n - off < cap ? n - off : cap;
@@ -32,13 +43,10 @@ dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n
                              dsmmi_stage_unpack_fn unpack, void *arg, size_t *pieces)
 {
     dsmm_status st = DSMM_OK;
-    size_t cap = elem_bytes ? ops->buf_bytes / elem_bytes : 0, np = 0;
-    size_t prev_off = 0, prev_len = 0;
+    size_t cap = 0, np = 0, prev_off = 0, prev_len = 0;
     if (pieces) *pieces = 0;
     if (n == 0) return DSMM_OK;
-    DSMM_CHECK(ctx, cap > 0, DSMM_ERR_ARG,
-               "staging: buffers of %zu bytes cannot hold one element of %zu bytes", ops->buf_bytes,
-               elem_bytes);
+    DSMM_TRY(piece_cap(ctx, ops, elem_bytes, &cap));
     for (size_t off = 0; off < n; off += cap, np++) {
         int b = (int)(np & 1);
         size_t len = n - off < cap ? n - off : cap;
