@@ -643,6 +643,84 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spgemm_estimate(dsmm_ctx *ctx, const ds
                                                          dsmm_spgemm_estimate_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Out-of-core SpGEMM: C = A * B chunk by chunk under a memory budget (docs/ooc.md)           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Settings of dsmm_csr_spgemm_ooc; dsmm_ooc_opts_init sets the defaults noted. */
+typedef struct dsmm_ooc_opts {
+    size_t mem_bytes;  // budget of one chunk's working set: A's row panel, B's column panel,
+                       // the chunk of C (two on the device: one computing, one copying back)
+                       // and the kernel's workspace. 0 (default): on the device 90% of the
+                       // pool's largest free block, on the host a quarter of physical memory
+    int row_panels;    // > 0: exactly this many row panels (cut by flops); 0 (default): as
+                       // few as the budget allows
+    int col_panels;    // > 0: exactly this many column panels (cut by nnz of B's columns);
+                       // 0 (default): as few as the budget allows (usually 1)
+    int use_gpu;       // 1: chunks run on the context's device (dsmm_ctx_set_gpu)
+    int hybrid;        // 1 (with use_gpu): the largest chunks go to the device until
+                       // gpu_ratio of the flops, the rest run on the CPU at the same time
+    double gpu_ratio;  // the device's share of the flops (default 0.65); < 0: auto, from the
+                       // rates both sides measure on their first chunk
+    int estimate_keys; // nnz estimate behind the plan: 0 exact count per column panel (one
+                       // symbolic pass), >= 3 Cohen's estimator with that many keys (default 8)
+    uint64_t seed;     // seed of the estimator's keys (default 1)
+} dsmm_ooc_opts;
+DSMM_API void dsmm_ooc_opts_init(dsmm_ooc_opts *opts);
+
+/* One chunk as it ran (dsmm_ooc_info.chunk, in the order they were taken). */
+typedef struct dsmm_ooc_chunk_info {
+    int row_panel, col_panel;
+    dsmm_idx row0, row1, col0, col1; // rows of A and columns of B: [row0, row1) x [col0, col1)
+    double flops;                    // multiply-adds
+    dsmm_idx nnz;                    // nnz of this chunk of C
+    double est_nnz;                  // the plan's estimate of it
+    size_t est_bytes, bytes;         // working set: planned, and measured
+    int on_gpu;                      // 1: ran on the device
+    double seconds_compute, seconds_transfer, seconds_hidden; // see dsmm_ooc_info
+} dsmm_ooc_chunk_info;
+
+/* What an out-of-core product did. */
+typedef struct dsmm_ooc_info {
+    int row_panels, col_panels; // the plan
+    int chunks;                 // chunks run (more than row_panels * col_panels when some
+                                // were split at run time because they did not fit)
+    int chunks_gpu, splits;
+    size_t mem_bytes;                // the budget planned for
+    size_t max_est_bytes;            // the largest planned chunk working set (<= mem_bytes)
+    size_t max_bytes;                // the largest measured one
+    double flops, flops_gpu;         // multiply-adds in all, and on the device
+    dsmm_idx nnz;                    // nnz(C)
+    double gpu_ratio;                // the device's share of the flops that was aimed at (measured
+                                     // when auto)
+    double seconds_plan;             // estimate, panels, flops per chunk, cuts
+    double seconds_assemble;         // chunks into one CSR
+    double seconds;                  // the whole call
+    double seconds_gpu, seconds_cpu; // wall time of each side's executor
+    double seconds_compute;          // device: kernel time summed over chunks (events)
+    double seconds_transfer;         // device: copy time summed over chunks
+    double seconds_hidden;           // device: kernel time that ran under transfers
+    double hidden_fraction;          // seconds_hidden / seconds_compute (0 without device chunks)
+    dsmm_ooc_chunk_info *chunk;      // `chunks` entries; free with dsmm_free (NULL if info was not
+                                     // asked for or the call failed)
+} dsmm_ooc_info;
+
+/* dsmm_csr_spgemm_ooc: C = A * B computed in chunks C[i][j] = A[i] * B[j] (A in row panels,
+ * B in column panels), each within ooc->mem_bytes, on the CPU threads, on the device, or on
+ * both at once (hybrid); chunks run largest flops first and are assembled into one CSR that
+ * equals the in-core product (same pattern, values within rounding; with one accumulator
+ * kind the same bits). opts as dsmm_csr_spgemm_ex (NULL = defaults) except masks; ooc NULL =
+ * defaults; info may be NULL (else free info->chunk with dsmm_free).
+ * Errors: as dsmm_csr_spgemm_ex; DSMM_ERR_UNSUPPORTED for a mask, or use_gpu without a device
+ * on ctx; DSMM_ERR_ARG for hybrid without use_gpu, a gpu_ratio above 1, panel counts larger
+ * than A's rows or B's columns; DSMM_ERR_NOMEM when the budget cannot hold one row of A
+ * against one column panel (the message names the row and the bytes it needs). */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm_ooc(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                        const dsmm_csr *B,
+                                                        const dsmm_spgemm_opts *opts,
+                                                        const dsmm_ooc_opts *ooc, dsmm_csr **C,
+                                                        dsmm_ooc_info *info);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Local SpMM: C = alpha * op(A) * B + beta * C, A sparse, B and C dense (threads inside)     */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
 // --stats JSON, and Cohen's estimate of nnz(C) (dsmm_spgemm_estimate) with --estimate.
 // C and the statistics are committed together: after any failure neither exists.
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -26,7 +27,14 @@ static const cli_cmd cmd = {
     "when C or the statistics go to stdout; --quiet drops it. -o may be left out with\n"
     "--stats (the product is computed, not written) or with --estimate alone (only the\n"
     "estimate runs: Cohen's estimator, 16 keys, seed 1, O(16 (nnz(A) + nnz(B))); the mask\n"
-    "is not taken into account). On any failure neither C nor the statistics file exists.",
+    "is not taken into account). On any failure neither C nor the statistics file exists.\n"
+    "Out of core (docs/ooc.md): --ooc computes C in chunks A[i] * B[j] (A in row panels, B\n"
+    "in column panels) whose working set fits --ooc-mem (default a quarter of the memory),\n"
+    "largest chunks first, and assembles them into one C. With --gpu (and --kernel auto or\n"
+    "gpu) the chunks run on the device, as many as the device memory (--gpu-mem) needs, with\n"
+    "the copies of one chunk overlapping the kernels of the next; --hybrid sends the largest\n"
+    "chunks to the device up to --gpu-ratio of the flops (default 0.65; auto: measured on\n"
+    "the first chunks) and runs the rest on the CPU threads at the same time.",
 };
 
 // "auto|hash|heap|..." and "auto|plus-times|..." from the library's name tables, so the help
@@ -80,6 +88,8 @@ typedef struct run_report {
     const char *sr_why; // NULL when --semiring named it, else why auto chose sr
     int transpose_b;
     dsmm_spgemm_info info;
+    int ooc; // 1: out of core (oinfo holds the chunks)
+    dsmm_ooc_info oinfo;
     double io_seconds;
     size_t peak_bytes;
     int estimated;                  // --estimate was given
@@ -92,6 +102,23 @@ static void print_mat(FILE *f, const char *key, const char *path, const dsmm_csr
 {
     row(f, key, "%s (%lld x %lld, nnz %lld, %s)", path, (long long)X->nrows, (long long)X->ncols,
         (long long)X->nnz, dsmm_type_name(X->type));
+}
+
+static void print_ooc(FILE *f, const dsmm_ooc_info *o)
+{
+    row(f, "out of core", "%d x %d panels, %d chunks (%d on the device, %d split), budget %.1f MiB",
+        o->row_panels, o->col_panels, o->chunks, o->chunks_gpu, o->splits,
+        (double)o->mem_bytes / 1048576.0);
+    row(f, "chunk bytes", "largest planned %.1f MiB, measured %.1f MiB",
+        (double)o->max_est_bytes / 1048576.0, (double)o->max_bytes / 1048576.0);
+    row(f, "ooc seconds", "plan %.6f, cpu %.6f, gpu %.6f, assemble %.6f", o->seconds_plan,
+        o->seconds_cpu, o->seconds_gpu, o->seconds_assemble);
+    if (o->chunks_gpu > 0) {
+        row(f, "gpu share", "%.1f%% of the flops (aimed at %.1f%%)",
+            o->flops > 0 ? 100.0 * o->flops_gpu / o->flops : 0.0, 100.0 * o->gpu_ratio);
+        row(f, "gpu chunks", "kernels %.6f s, copies %.6f s, %.1f%% of the kernel time hidden",
+            o->seconds_compute, o->seconds_transfer, 100.0 * o->hidden_fraction);
+    }
 }
 
 static void print_summary(FILE *f, const run_report *r)
@@ -113,18 +140,23 @@ static void print_summary(FILE *f, const run_report *r)
         else
             row(f, "semiring", "%s", dsmm_semiring_name(r->sr));
         row(f, "kernel", "%s", dsmm_spgemm_alg_name(r->alg));
-        row(f, "kernel mix", "hash %lld  heap %lld  dense %lld  masked %lld rows",
-            (long long)in->rows_hash, (long long)in->rows_heap, (long long)in->rows_dense,
-            (long long)in->rows_masked);
+        if (!r->ooc)
+            row(f, "kernel mix", "hash %lld  heap %lld  dense %lld  masked %lld rows",
+                (long long)in->rows_hash, (long long)in->rows_heap, (long long)in->rows_dense,
+                (long long)in->rows_masked);
         row(f, "threads", "%d", in->threads);
         row(f, "flops", "%.0f", in->flops);
         row(f, "nnz(C)", "%lld", (long long)in->nnz);
         row(f, "cf", "%.4g", in->cf);
-        row(f, "seconds", "%.6f (symbolic %.6f, numeric %.6f)", in->seconds, in->seconds_symbolic,
-            in->seconds_numeric);
+        if (r->ooc)
+            row(f, "seconds", "%.6f", in->seconds);
+        else
+            row(f, "seconds", "%.6f (symbolic %.6f, numeric %.6f)", in->seconds,
+                in->seconds_symbolic, in->seconds_numeric);
         if (in->on_gpu)
             row(f, "gpu", "device %.6f s, copies %.6f s, pool peak %.1f MiB", in->seconds_device,
                 in->seconds_transfer, (double)in->device_bytes / 1048576.0);
+        if (r->ooc) print_ooc(f, &r->oinfo);
         row(f, "multiply-adds/s", "%.4g", in->seconds > 0 ? in->flops / in->seconds : 0.0);
         row(f, "io seconds", "%.6f", r->io_seconds);
         row(f, "peak bytes", "%zu (%.1f MiB)", r->peak_bytes, (double)r->peak_bytes / 1048576.0);
@@ -140,6 +172,51 @@ static void print_summary(FILE *f, const run_report *r)
     row(f, "cf estimate", "%.4g", e->cf);
     if (r->C && !r->m_path && in->nnz > 0)
         row(f, "estimate error", "%+.2f%%", 100.0 * (e->nnz - (double)in->nnz) / (double)in->nnz);
+}
+
+// The out-of-core plan, and each chunk as keys ooc_chunk_<k>_<field> in the order the chunks
+// were taken (the first 1000).
+static dsmm_status ooc_stats(dsmm_stats *s, const dsmm_ooc_info *o)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc", 1));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_row_panels", o->row_panels));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_col_panels", o->col_panels));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_chunks", o->chunks));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_chunks_gpu", o->chunks_gpu));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_splits", o->splits));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_mem_bytes", (int64_t)o->mem_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_max_est_bytes", (int64_t)o->max_est_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "ooc_max_bytes", (int64_t)o->max_bytes));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_flops_gpu", o->flops_gpu));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_gpu_ratio", o->gpu_ratio));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_plan", o->seconds_plan));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_cpu", o->seconds_cpu));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_gpu", o->seconds_gpu));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_assemble", o->seconds_assemble));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_compute", o->seconds_compute));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_transfer", o->seconds_transfer));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_seconds_hidden", o->seconds_hidden));
+    DSMM_TRY(dsmm_stats_set_num(s, "ooc_hidden_fraction", o->hidden_fraction));
+    for (int i = 0; i < o->chunks && i < 1000; i++) {
+        const dsmm_ooc_chunk_info *c = &o->chunk[i];
+        char k[64];
+#define CHUNK_KEY(field) (snprintf(k, sizeof k, "ooc_chunk_%d_%s", i, field), k)
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("row0"), c->row0));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("row1"), c->row1));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("col0"), c->col0));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("col1"), c->col1));
+        DSMM_TRY(dsmm_stats_set_num(s, CHUNK_KEY("flops"), c->flops));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("nnz"), c->nnz));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("bytes"), (int64_t)c->bytes));
+        DSMM_TRY(dsmm_stats_set_int(s, CHUNK_KEY("on_gpu"), c->on_gpu));
+        DSMM_TRY(dsmm_stats_set_num(s, CHUNK_KEY("seconds_compute"), c->seconds_compute));
+        DSMM_TRY(dsmm_stats_set_num(s, CHUNK_KEY("seconds_transfer"), c->seconds_transfer));
+        DSMM_TRY(dsmm_stats_set_num(s, CHUNK_KEY("seconds_hidden"), c->seconds_hidden));
+#undef CHUNK_KEY
+    }
+cleanup:
+    return st;
 }
 
 static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report *r)
@@ -181,6 +258,7 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report
         DSMM_TRY(dsmm_stats_set_num(s, "seconds_transfer", in->seconds_transfer));
         DSMM_TRY(dsmm_stats_set_int(s, "device_bytes", (int64_t)in->device_bytes));
     }
+    if (r->ooc) DSMM_TRY(ooc_stats(s, &r->oinfo));
     DSMM_TRY(cli_gpu_stats(ctx, s));
     if (r->estimated && r->est_st == DSMM_OK) {
         DSMM_TRY(dsmm_stats_set_num(s, "estimate_nnz", r->est.nnz));
@@ -209,6 +287,9 @@ int cli_spgemm(int argc, char **argv)
     cli_common_init(&c);
     const char *out = NULL, *kernel = "auto", *semiring = "auto", *mask_path = NULL;
     int transpose_b = 0, unsorted = 0, type = 0, estimate = 0, repeat = 1;
+    int ooc = 0, hybrid = 0, row_panels = 0, col_panels = 0;
+    size_t ooc_mem = 0;
+    const char *gpu_ratio = NULL, *ooc_estimate = "cohen";
     cli_dist d = {.algo = "auto", .permute_seed = -1};
     char kernels[128], semirings[128];
     alg_choices(kernels, sizeof kernels);
@@ -231,6 +312,28 @@ int cli_spgemm(int argc, char **argv)
         {"estimate", 'e', NULL, "also estimate nnz(C) (Cohen, 16 keys); alone: only that", CLI_FLAG,
          &estimate, 0, 0},
         CLI_GPU_OPTS(c),
+        {"ooc", 0, NULL, "out of core: C in chunks that fit --ooc-mem, assembled at the end",
+         CLI_FLAG, &ooc, 0, 0},
+        {"ooc-mem", 0, "SIZE",
+         "out of core: a chunk's working set (implies --ooc; default a "
+         "quarter of the memory, or 90% of the device pool with --gpu)",
+         CLI_SIZE, &ooc_mem, 0, 0},
+        {"row-panels", 0, "N", "out of core: exactly N row panels of A (default from the budget)",
+         CLI_INT, &row_panels, 1, INT32_MAX},
+        {"col-panels", 0, "N",
+         "out of core: exactly N column panels of B (default from the "
+         "budget)",
+         CLI_INT, &col_panels, 1, INT32_MAX},
+        {"ooc-estimate", 0, "cohen|exact",
+         "out of core: nnz of the chunks for the plan (default "
+         "cohen: 8 keys; exact: a symbolic pass)",
+         CLI_STRING, &ooc_estimate, 0, 0},
+        {"hybrid", 0, NULL,
+         "with --gpu: the largest chunks on the device, the rest on the CPU "
+         "at the same time",
+         CLI_FLAG, &hybrid, 0, 0},
+        {"gpu-ratio", 0, "r|auto", "with --hybrid: the device's share of the flops (default 0.65)",
+         CLI_STRING, &gpu_ratio, 0, 0},
         CLI_DIST_OPTS(d),
         {"repeat", 'r', "N", "distributed: run the multiply N times, report the median", CLI_INT,
          &repeat, 1, 1000000},
@@ -271,6 +374,33 @@ int cli_spgemm(int argc, char **argv)
         return CLI_FAIL;
     }
     if (alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE) c.gpu = 1; // they need the device
+    double ratio = 0.65;
+    if (gpu_ratio) {
+        char *end = NULL;
+        if (strcmp(gpu_ratio, "auto") == 0)
+            ratio = -1;
+        else {
+            ratio = strtod(gpu_ratio, &end);
+            if (end == gpu_ratio || *end != '\0' || !(ratio >= 0 && ratio <= 1))
+                return cli_usage_error(&cmd,
+                                       "--gpu-ratio: '%s' is neither a share in [0, 1] nor "
+                                       "auto",
+                                       gpu_ratio);
+        }
+        if (!hybrid) return cli_usage_error(&cmd, "--gpu-ratio needs --hybrid");
+    }
+    if (strcmp(ooc_estimate, "cohen") != 0 && strcmp(ooc_estimate, "exact") != 0)
+        return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of cohen|exact",
+                               ooc_estimate);
+    if (hybrid && !c.gpu) return cli_usage_error(&cmd, "--hybrid needs --gpu");
+    if (hybrid && alg == DSMM_SPGEMM_CUSPARSE)
+        return cli_usage_error(&cmd, "--hybrid runs dsmm's kernels, not --kernel cusparse");
+    if (ooc_mem || row_panels || col_panels || hybrid) ooc = 1;
+    // --gpu with dsmm's kernel: the chunked driver, one chunk when the product fits the device
+    if (c.gpu && (alg == DSMM_SPGEMM_AUTO || alg == DSMM_SPGEMM_GPU) && mask_path == NULL) ooc = 1;
+    if (ooc && (mask_path || d.on))
+        return cli_usage_error(&cmd, "out of core (--ooc, --ooc-mem, --row-panels, --col-panels, "
+                                     "--hybrid) does not take --mask or --algo summa");
     rc = cli_dir_writable(&cmd, "-o", out);
     if (rc == CLI_OK) rc = cli_dir_writable(&cmd, "--stats", c.stats);
     if (rc != CLI_OK) return rc;
@@ -369,7 +499,28 @@ int cli_spgemm(int argc, char **argv)
         so.type = types[type];
         dsmm_idx ncols_c = transpose_b ? B->nrows : B->ncols;
         so.col_bits = ncols_c <= INT32_MAX ? 32 : 64; // a third less memory for C's columns
-        if (dsmm_csr_spgemm_ex(ctx, A, B, &so, &C, &r.info) != DSMM_OK) {
+        if (ooc) {
+            dsmm_ooc_opts oo;
+            dsmm_ooc_opts_init(&oo);
+            oo.mem_bytes = ooc_mem;
+            oo.row_panels = row_panels;
+            oo.col_panels = col_panels;
+            oo.use_gpu = c.gpu;
+            oo.hybrid = hybrid;
+            oo.gpu_ratio = ratio;
+            oo.estimate_keys = strcmp(ooc_estimate, "exact") == 0 ? 0 : 8;
+            if (dsmm_csr_spgemm_ooc(ctx, A, B, &so, &oo, &C, &r.oinfo) != DSMM_OK) {
+                rc = cli_fail(&cmd, ctx, "multiply failed");
+                goto done;
+            }
+            r.ooc = 1;
+            r.info.flops = r.oinfo.flops;
+            r.info.nnz = r.oinfo.nnz;
+            r.info.cf = r.oinfo.nnz > 0 ? r.oinfo.flops / (double)r.oinfo.nnz : 0.0;
+            r.info.sorted = C->sorted;
+            r.info.threads = dsmm_ctx_threads(ctx);
+            r.info.seconds = r.oinfo.seconds;
+        } else if (dsmm_csr_spgemm_ex(ctx, A, B, &so, &C, &r.info) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "multiply failed");
             goto done;
         }
@@ -398,6 +549,7 @@ int cli_spgemm(int argc, char **argv)
         if (fflush(f) != 0) rc = cli_fail(&cmd, NULL, "cannot write the summary");
     }
 done:
+    if (ctx) dsmm_free(ctx, r.oinfo.chunk);
     dsmm_csr_destroy(&C);
     dsmm_csr_destroy(&Bt);
     dsmm_csr_destroy(&M);

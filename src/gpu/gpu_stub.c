@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "gpu/gpu.h"
+#include "kernels/ooc.h"
 
 #define NO_CUDA "this dsmm was built without CUDA (configure with -DDSMM_USE_CUDA=ON)"
 
@@ -61,4 +62,11 @@ dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps)
 {
     *gbps = 0;
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu: %s", NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_ooc_exec(dsmm_ctx *ctx, dsmmi_ooc *run, int side, void *user)
+{
+    (void)run, (void)side, (void)user;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu out-of-core: %s",
+                       NO_CUDA);
 }
