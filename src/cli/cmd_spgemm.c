@@ -363,17 +363,6 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "needs -o C (or --stats FILE, or --estimate)");
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
-    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu || c.gpu_mem) &&
-        !DSMM_HAVE_CUDA) {
-        fprintf(stderr,
-                "dsmm spgemm: %s: this dsmm was built without CUDA "
-                "(configure with -DDSMM_USE_CUDA=ON)\n",
-                alg == DSMM_SPGEMM_GPU        ? "--kernel gpu"
-                : alg == DSMM_SPGEMM_CUSPARSE ? "--kernel cusparse"
-                                              : "--gpu");
-        return CLI_FAIL;
-    }
-    if (alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE) c.gpu = 1; // they need the device
     double ratio = 0.65;
     if (gpu_ratio) {
         char *end = NULL;
@@ -392,9 +381,21 @@ int cli_spgemm(int argc, char **argv)
     if (strcmp(ooc_estimate, "cohen") != 0 && strcmp(ooc_estimate, "exact") != 0)
         return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of cohen|exact",
                                ooc_estimate);
-    if (hybrid && !c.gpu) return cli_usage_error(&cmd, "--hybrid needs --gpu");
+    if (hybrid && !c.gpu && alg != DSMM_SPGEMM_GPU)
+        return cli_usage_error(&cmd, "--hybrid needs --gpu");
     if (hybrid && alg == DSMM_SPGEMM_CUSPARSE)
         return cli_usage_error(&cmd, "--hybrid runs dsmm's kernels, not --kernel cusparse");
+    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu || c.gpu_mem) &&
+        !DSMM_HAVE_CUDA) {
+        fprintf(stderr,
+                "dsmm spgemm: %s: this dsmm was built without CUDA "
+                "(configure with -DDSMM_USE_CUDA=ON)\n",
+                alg == DSMM_SPGEMM_GPU        ? "--kernel gpu"
+                : alg == DSMM_SPGEMM_CUSPARSE ? "--kernel cusparse"
+                                              : "--gpu");
+        return CLI_FAIL;
+    }
+    if (alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE) c.gpu = 1; // they need the device
     if (ooc_mem || row_panels || col_panels || hybrid) ooc = 1;
     // --gpu with dsmm's kernel: the chunked driver, one chunk when the product fits the device
     if (c.gpu && (alg == DSMM_SPGEMM_AUTO || alg == DSMM_SPGEMM_GPU) && mask_path == NULL) ooc = 1;

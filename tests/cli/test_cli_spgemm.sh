@@ -254,6 +254,62 @@ for s in $semirings; do
     check_product $s "$tmp/r1.mtx" "$tmp/r3.mtx" - 1 "${touts[@]}"
     check_product $s "$tmp/r1.mtx" "$tmp/r2.mtx" "$tmp/m1.mtx" 0 "${mouts[@]}"
 done
+# --- out of core: every panel count gives the reference product; the plan in the summary --------
+oouts=()
+for s in plus-times min-plus; do
+    for rp in "1 1" "3 2" "41 1" "1 52" "5 7"; do
+        set -- $rp
+        expect_rc 0 "$dsmm" spgemm "$tmp/r1.mtx" "$tmp/r2.mtx" -o "$tmp/o-$s-$1-$2.mtx" \
+            --semiring $s --row-panels $1 --col-panels $2 -t 2
+        expect_grep "$tmp/out" "^out of core: +$1 x $2 panels, "
+        oouts+=("$tmp/o-$s-$1-$2.mtx")
+    done
+    check_product $s "$tmp/r1.mtx" "$tmp/r2.mtx" - 0 "${oouts[@]}"
+    oouts=()
+    expect_rc 0 "$dsmm" spgemm "$tmp/r1.mtx" "$tmp/r3.mtx" -o "$tmp/ot-$s.mtx" --transpose-b \
+        --semiring $s --row-panels 4 --col-panels 3
+    check_product $s "$tmp/r1.mtx" "$tmp/r3.mtx" - 1 "$tmp/ot-$s.mtx"
+done
+# a budget: hep-th's A*A in chunks equals the in-core file byte for byte; the plan in --stats
+expect_rc 0 "$dsmm" spgemm "$hep" -o "$tmp/hin.mtx" --kernel hash
+for est in cohen exact; do
+    expect_rc 0 "$dsmm" spgemm "$hep" -o "$tmp/hooc-$est.mtx" --kernel hash --ooc-mem 512K \
+        --ooc-estimate $est --stats "$tmp/hooc.json"
+    if cmp -s "$tmp/hin.mtx" "$tmp/hooc-$est.mtx"; then ok; else bad "hep-th --ooc-mem 512K ($est) differs from in core"; fi
+    expect_grep "$tmp/out" '^out of core: +[0-9]+ x [0-9]+ panels, [0-9]+ chunks \(0 on the device, 0 split\), budget 0\.5 MiB$'
+    python3 - "$tmp/hooc.json" <<'PY' && ok || bad "hep-th --ooc --stats: wrong plan keys"
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = s["ooc_chunks"]
+assert s["ooc"] == 1 and n >= 2 and s["ooc_mem_bytes"] == 524288
+assert s["ooc_max_est_bytes"] <= 524288
+assert sum(s["ooc_chunk_%d_nnz" % i] for i in range(n)) == s["nnz_out"] == 171460
+assert sum(s["ooc_chunk_%d_flops" % i] for i in range(n)) == s["flops"]
+fl = [s["ooc_chunk_%d_flops" % i] for i in range(n)]
+assert fl == sorted(fl, reverse=True), fl
+PY
+done
+expect_rc 0 "$dsmm" spgemm "$hep" -o "$tmp/hooc1.mtx" --kernel hash --ooc
+if cmp -s "$tmp/hin.mtx" "$tmp/hooc1.mtx"; then ok; else bad "hep-th --ooc differs from in core"; fi
+expect_grep "$tmp/out" '^out of core: +1 x 1 panels, 1 chunks'
+# bad out-of-core options: the reason, no output
+expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc-mem 100 --stats "$tmp/f2.json"
+expect_grep "$tmp/err" "^dsmm spgemm: DSMM_ERR_NOMEM: ooc: a budget of 100 bytes cannot hold"
+expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc-mem 70K
+expect_grep "$tmp/err" "^dsmm spgemm: DSMM_ERR_NOMEM: ooc: row [0-9]+ of A alone needs"
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --hybrid
+expect_grep "$tmp/err" '^dsmm spgemm: --hybrid needs --gpu'
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu-ratio 0.5
+expect_grep "$tmp/err" '^dsmm spgemm: --gpu-ratio needs --hybrid'
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu --hybrid --gpu-ratio 1.5
+expect_grep "$tmp/err" "^dsmm spgemm: --gpu-ratio: '1.5' is neither"
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc --mask "$hep"
+expect_grep "$tmp/err" '^dsmm spgemm: out of core .* does not take --mask'
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc-estimate guess
+expect_grep "$tmp/err" "^dsmm spgemm: --ooc-estimate: 'guess' is not one of cohen|exact"
+expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --row-panels 9000
+expect_grep "$tmp/err" '^dsmm spgemm: DSMM_ERR_ARG: spgemm ooc: 9000 row panels for 8361 rows'
+expect_none "$tmp/f2.mtx" "$tmp/f2.json"
 expect_rc 0 "$dsmm" spgemm "$tmp/r1.mtx" "$tmp/r2.mtx" -o "$tmp/r12.mtx"
 expect_grep "$tmp/out" '^C: .*\(41 x 52, '
 expect_grep "$tmp/out" '^B: .*r2\.mtx \(30 x 52, '
