@@ -662,7 +662,10 @@ typedef struct dsmm_ooc_opts {
     double gpu_ratio;  // the device's share of the flops (default 0.65); < 0: auto, from the
                        // rates both sides measure on their first chunk
     int estimate_keys; // nnz estimate behind the plan: 0 exact count per column panel (one
-                       // symbolic pass), >= 3 Cohen's estimator with that many keys (default 8)
+                       // symbolic pass; C is then allocated up front and each chunk copied
+                       // into it as it comes back), >= 3 Cohen's estimator with that many
+                       // keys (chunks held until the assembly), -1 (default): exact on the
+                       // host alone, 8 keys when the device runs
     uint64_t seed;     // seed of the estimator's keys (default 1)
 } dsmm_ooc_opts;
 DSMM_API void dsmm_ooc_opts_init(dsmm_ooc_opts *opts);

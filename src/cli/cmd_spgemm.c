@@ -289,7 +289,7 @@ int cli_spgemm(int argc, char **argv)
     int transpose_b = 0, unsorted = 0, type = 0, estimate = 0, repeat = 1;
     int ooc = 0, hybrid = 0, row_panels = 0, col_panels = 0;
     size_t ooc_mem = 0;
-    const char *gpu_ratio = NULL, *ooc_estimate = "cohen";
+    const char *gpu_ratio = NULL, *ooc_estimate = "auto";
     cli_dist d = {.algo = "auto", .permute_seed = -1};
     char kernels[128], semirings[128];
     alg_choices(kernels, sizeof kernels);
@@ -324,9 +324,9 @@ int cli_spgemm(int argc, char **argv)
          "out of core: exactly N column panels of B (default from the "
          "budget)",
          CLI_INT, &col_panels, 1, INT32_MAX},
-        {"ooc-estimate", 0, "cohen|exact",
-         "out of core: nnz of the chunks for the plan (default "
-         "cohen: 8 keys; exact: a symbolic pass)",
+        {"ooc-estimate", 0, "auto|cohen|exact",
+         "out of core: nnz of the chunks for the plan (default auto: exact, a symbolic pass, on "
+         "the CPU alone, so each chunk goes straight into C; cohen, 8 keys, with --gpu)",
          CLI_STRING, &ooc_estimate, 0, 0},
         {"hybrid", 0, NULL,
          "with --gpu: the largest chunks on the device, the rest on the CPU "
@@ -378,8 +378,9 @@ int cli_spgemm(int argc, char **argv)
         }
         if (!hybrid) return cli_usage_error(&cmd, "--gpu-ratio needs --hybrid");
     }
-    if (strcmp(ooc_estimate, "cohen") != 0 && strcmp(ooc_estimate, "exact") != 0)
-        return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of cohen|exact",
+    if (strcmp(ooc_estimate, "auto") != 0 && strcmp(ooc_estimate, "cohen") != 0 &&
+        strcmp(ooc_estimate, "exact") != 0)
+        return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of auto|cohen|exact",
                                ooc_estimate);
     if (hybrid && !c.gpu && alg != DSMM_SPGEMM_GPU)
         return cli_usage_error(&cmd, "--hybrid needs --gpu");
@@ -509,7 +510,9 @@ int cli_spgemm(int argc, char **argv)
             oo.use_gpu = c.gpu;
             oo.hybrid = hybrid;
             oo.gpu_ratio = ratio;
-            oo.estimate_keys = strcmp(ooc_estimate, "exact") == 0 ? 0 : 8;
+            oo.estimate_keys = strcmp(ooc_estimate, "exact") == 0   ? 0
+                               : strcmp(ooc_estimate, "cohen") == 0 ? 8
+                                                                    : -1;
             if (dsmm_csr_spgemm_ooc(ctx, A, B, &so, &oo, &C, &r.oinfo) != DSMM_OK) {
                 rc = cli_fail(&cmd, ctx, "multiply failed");
                 goto done;

@@ -135,23 +135,33 @@ namespace dsmmg {
 struct stage_user {
     dsmmi_gpu *g;
     char *dev; // device side of the transfer
+    int s;     // stream of the copies
 };
 
 static dsmm_status op_copy(void *user, int up, int b, size_t off, size_t n, size_t elem)
 {
     stage_user *u = (stage_user *)user;
-    cudaError_t rc = up ? cudaMemcpyAsync(u->dev + off * elem, u->g->pinned[b], n * elem,
-                                          cudaMemcpyHostToDevice, stream(u->g, 0))
-                        : cudaMemcpyAsync(u->g->pinned[b], u->dev + off * elem, n * elem,
-                                          cudaMemcpyDeviceToHost, stream(u->g, 0));
+    cudaStream_t s = stream(u->g, u->s);
+    cudaError_t rc;
+    if (up) {
+        rc = cudaMemcpyAsync(u->dev + off * elem, u->g->pinned[b], n * elem, cudaMemcpyHostToDevice,
+                             s);
+    } else {
+        // The buffer's last mark may be an upload still in flight on another stream (stage.c
+        // waits for it only before packing); an event never recorded counts as complete.
+        rc = cudaStreamWaitEvent(s, event(u->g, b), 0);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpyAsync(u->g->pinned[b], u->dev + off * elem, n * elem,
+                                 cudaMemcpyDeviceToHost, s);
+    }
     return rc == cudaSuccess ? DSMM_OK : DSMM_ERR_CUDA;
 }
 
 static dsmm_status op_record(void *user, int b)
 {
     stage_user *u = (stage_user *)user;
-    return cudaEventRecord(event(u->g, b), stream(u->g, 0)) == cudaSuccess ? DSMM_OK
-                                                                           : DSMM_ERR_CUDA;
+    return cudaEventRecord(event(u->g, b), stream(u->g, u->s)) == cudaSuccess ? DSMM_OK
+                                                                              : DSMM_ERR_CUDA;
 }
 
 static dsmm_status op_wait(void *user, int b)
@@ -160,13 +170,14 @@ static dsmm_status op_wait(void *user, int b)
     return cudaEventSynchronize(event(u->g, b)) == cudaSuccess ? DSMM_OK : DSMM_ERR_CUDA;
 }
 
-static dsmm_status staged(dsmm_ctx *ctx, dsmmi_gpu *g, int up, char *dev, size_t n, size_t elem,
-                          dsmmi_stage_pack_fn pack, dsmmi_stage_unpack_fn unpack, void *arg)
+static dsmm_status staged(dsmm_ctx *ctx, dsmmi_gpu *g, int up, int s, char *dev, size_t n,
+                          size_t elem, dsmmi_stage_pack_fn pack, dsmmi_stage_unpack_fn unpack,
+                          void *arg)
 {
     dsmm_status st = DSMM_OK;
-    stage_user u = {g, dev};
-    dsmmi_stage_ops ops = {
-        &u, {g->pinned[0], g->pinned[1]}, g->pinned_bytes, op_copy, op_record, op_wait};
+    stage_user u = {g, dev, s};
+    dsmmi_stage_ops ops = {&u,     {g->pinned[0], g->pinned[1]}, stage_bytes(g), op_copy, op_record,
+                           op_wait};
     double t0 = dsmmi_wtime();
     st = up ? dsmmi_stage_up(ctx, &ops, n, elem, pack, arg, NULL)
             : dsmmi_stage_down(ctx, &ops, n, elem, unpack, arg, NULL);
@@ -187,16 +198,27 @@ cleanup:
     return st;
 }
 
+dsmm_status pool_alloc(dsmm_ctx *ctx, dsmmi_gpu *g, size_t bytes, const char *what, void **out,
+                       int *pool_full)
+{
+    dsmm_status st = dsmmi_dpool_alloc(ctx, &g->pool, bytes, what, out);
+    if (st == DSMM_ERR_NOMEM && pool_full != NULL) {
+        size_t need = (bytes + g->pool.align - 1) & ~(g->pool.align - 1);
+        if (need < bytes || dsmmi_dpool_largest_free(&g->pool) < need) *pool_full = 1;
+    }
+    return st;
+}
+
 dsmm_status upload(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, size_t n, size_t elem_bytes,
                    dsmmi_stage_pack_fn pack, void *arg)
 {
-    return staged(ctx, g, 1, (char *)dst_d, n, elem_bytes, pack, NULL, arg);
+    return staged(ctx, g, 1, 0, (char *)dst_d, n, elem_bytes, pack, NULL, arg);
 }
 
 dsmm_status download(dsmm_ctx *ctx, dsmmi_gpu *g, const void *src_d, size_t n, size_t elem_bytes,
-                     dsmmi_stage_unpack_fn unpack, void *arg)
+                     dsmmi_stage_unpack_fn unpack, void *arg, int s)
 {
-    return staged(ctx, g, 0, (char *)src_d, n, elem_bytes, NULL, unpack, arg);
+    return staged(ctx, g, 0, s, (char *)src_d, n, elem_bytes, NULL, unpack, arg);
 }
 
 struct raw_arg {
@@ -225,10 +247,10 @@ dsmm_status upload_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, const void *src
 }
 
 dsmm_status download_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src_d, size_t n,
-                         size_t bytes)
+                         size_t bytes, int s)
 {
     raw_arg r = {NULL, (char *)dst, bytes};
-    return download(ctx, g, src_d, n, bytes, unpack_raw, &r);
+    return download(ctx, g, src_d, n, bytes, unpack_raw, &r, s);
 }
 
 void pack_cols(void *arg, void *dst, size_t off, size_t n)
@@ -256,7 +278,7 @@ void pack_vals(void *arg, void *dst, size_t off, size_t n)
 }
 
 dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type val_type,
-                       csr_d *out)
+                       csr_d *out, int *pool_full)
 {
     dsmm_status st = DSMM_OK;
     csr_arg c = {A, NULL, val_type};
@@ -268,12 +290,11 @@ dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type
     out->ncols = A->ncols;
     out->nnz = A->nnz;
     out->val_bytes = val_type == DSMM_DOUBLE ? 8 : val_type == DSMM_FLOAT ? 4 : 0;
-    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)A->nrows + 1) * sizeof(dsmm_idx),
-                               "row pointers", (void **)&out->rowptr_d));
-    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(int32_t), "columns",
-                               (void **)&out->col_d));
-    DSMM_TRY(
-        dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * out->val_bytes, "values", &out->val_d));
+    DSMM_TRY(pool_alloc(ctx, g, ((size_t)A->nrows + 1) * sizeof(dsmm_idx), "row pointers",
+                        (void **)&out->rowptr_d, pool_full));
+    DSMM_TRY(pool_alloc(ctx, g, (size_t)A->nnz * sizeof(int32_t), "columns", (void **)&out->col_d,
+                        pool_full));
+    DSMM_TRY(pool_alloc(ctx, g, (size_t)A->nnz * out->val_bytes, "values", &out->val_d, pool_full));
     DSMM_TRY(upload_raw(ctx, g, out->rowptr_d, A->rowptr, (size_t)A->nrows + 1, sizeof(dsmm_idx)));
     DSMM_TRY(upload(ctx, g, out->col_d, (size_t)A->nnz, sizeof(int32_t), pack_cols, &c));
     if (out->val_bytes)

@@ -21,16 +21,38 @@ static inline cudaEvent_t event(const dsmmi_gpu *g, int i)
     return (cudaEvent_t)g->ev[i];
 }
 
-/* Staged copies on stream 0 (see dsmmi_stage_up/down); bytes and times go to g->info. */
+/* The pinned buffers minus their last SCRATCH_BYTES, which staged copies never touch:
+ * scratch(g, k) is 8-byte word k (k < 32) of that tail in pinned[1], for small readbacks (the
+ * nnz after the symbolic scan) that may land while a staged copy runs on the other stream. */
+constexpr size_t SCRATCH_BYTES = 256;
+static inline size_t stage_bytes(const dsmmi_gpu *g)
+{
+    return (g->pinned_bytes - SCRATCH_BYTES) & ~(size_t)(SCRATCH_BYTES - 1);
+}
+static inline void *scratch(const dsmmi_gpu *g, int k)
+{
+    return (char *)g->pinned[1] + stage_bytes(g) + (size_t)k * 8;
+}
+
+/* pool_alloc: dsmmi_dpool_alloc from g's pool that also sets *pool_full (when not NULL) if it
+ * failed because no free block was large enough, as opposed to the host block list. */
+dsmm_status pool_alloc(dsmm_ctx *ctx, dsmmi_gpu *g, size_t bytes, const char *what, void **out,
+                       int *pool_full);
+
+/* Staged copies (see dsmmi_stage_up/down); bytes and times go to g->info. Uploads run on
+ * stream 0, downloads on stream s (0 or 1). The two pinned buffers are shared: an upload waits
+ * (host) for a buffer's last copy before packing it, and a download's copy into a buffer waits
+ * (stream s) for that buffer's last copy, so a download on stream 1 never overwrites a buffer
+ * that an upload on stream 0 has not yet sent. */
 dsmm_status upload(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, size_t n, size_t elem_bytes,
                    dsmmi_stage_pack_fn pack, void *arg);
 dsmm_status download(dsmm_ctx *ctx, dsmmi_gpu *g, const void *src_d, size_t n, size_t elem_bytes,
-                     dsmmi_stage_unpack_fn unpack, void *arg);
+                     dsmmi_stage_unpack_fn unpack, void *arg, int s = 0);
 /* A plain array of n elements of `bytes` each, no conversion. */
 dsmm_status upload_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst_d, const void *src, size_t n,
                        size_t bytes);
 dsmm_status download_raw(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src_d, size_t n,
-                         size_t bytes);
+                         size_t bytes, int s = 0);
 
 /* A CSR on the device: 64-bit row pointers, 32-bit columns, values as V (double or float) or
  * none (val_d NULL when the product does not read them). Every array comes from the pool. */
@@ -66,10 +88,10 @@ struct index_arg {
 void pack_index(void *arg, void *dst, size_t off, size_t n);
 
 /* upload_csr: copies A to the device (columns narrowed to 32 bits, values converted to
- * val_type: DSMM_DOUBLE, DSMM_FLOAT, or DSMM_PATTERN for none).
+ * val_type: DSMM_DOUBLE, DSMM_FLOAT, or DSMM_PATTERN for none). pool_full as for pool_alloc.
  * Errors: DSMM_ERR_ARG (more than INT32_MAX columns); DSMM_ERR_NOMEM (pool); DSMM_ERR_CUDA. */
 dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type val_type,
-                       csr_d *out);
+                       csr_d *out, int *pool_full = NULL);
 void free_csr(dsmmi_gpu *g, csr_d *A);
 
 /* download_csr: a new host CSR (col_bits wide, values of `type`, sorted flag as given) from a

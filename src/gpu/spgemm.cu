@@ -11,7 +11,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
-#include "gpu/device.cuh"
+#include "gpu/spgemm.cuh"
 
 namespace {
 
@@ -284,21 +284,7 @@ __global__ void copy_rows(const int32_t *__restrict__ rows, const dsmm_idx *__re
 // Host side
 // ---------------------------------------------------------------------------------------------
 
-struct product {
-    dsmm_ctx *ctx;
-    dsmmi_gpu *g;
-    const dsmmi_spgemm_args *a;
-    dsmmi_gpu_bins bins;
-    dsmmg::csr_d A, B;
-    int32_t *rows_d;  // bins.rows
-    dsmm_idx *toff_d; // bins.gtab_off
-    dsmm_idx *cnt_d;  // nnz per row (nrows + 1; the last 0)
-    dsmm_idx *cp_d;   // C's row pointers
-    int32_t *cc_d;    // C's columns
-    double *cv_d;     // C's values
-    int sub;          // lanes per A entry (power of two)
-    int op;           // OP_*
-};
+using product = dsmmg::spgemm_run;
 
 template <typename K> static dsmm_status set_smem(dsmm_ctx *ctx, K kernel, size_t bytes)
 {
@@ -320,8 +306,8 @@ template <int GROUP> static dsmm_status sym_bin(product *p, int bin)
     int sub = p->sub < GROUP ? p->sub : GROUP;
     DSMM_TRY(set_smem(ctx, sym_shared<GROUP>, smem));
     sym_shared<GROUP><<<(unsigned)blocks, launch<GROUP>::block, smem, dsmmg::stream(p->g, 0)>>>(
-        p->rows_d + p->bins.start[bin], n, T, sub, p->A.rowptr_d, p->A.col_d, p->B.rowptr_d,
-        p->B.col_d, p->cnt_d);
+        p->rows_d + p->bins.start[bin], n, T, sub, p->A->rowptr_d, p->A->col_d, p->B->rowptr_d,
+        p->B->col_d, p->cnt_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (shared tables)"));
 cleanup:
     return st;
@@ -339,8 +325,8 @@ template <int GROUP, int OP, bool SORT> static dsmm_status num_bin_op(product *p
     DSMM_TRY(set_smem(ctx, num_shared<GROUP, OP, SORT>, smem));
     num_shared<GROUP, OP, SORT>
         <<<(unsigned)blocks, launch<GROUP>::block, smem, dsmmg::stream(p->g, 0)>>>(
-            p->rows_d + p->bins.start[bin], n, T, sub, p->A.rowptr_d, p->A.col_d,
-            (const double *)p->A.val_d, p->B.rowptr_d, p->B.col_d, (const double *)p->B.val_d,
+            p->rows_d + p->bins.start[bin], n, T, sub, p->A->rowptr_d, p->A->col_d,
+            (const double *)p->A->val_d, p->B->rowptr_d, p->B->col_d, (const double *)p->B->val_d,
             p->cp_d, p->cc_d, p->cv_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (shared tables)"));
 cleanup:
@@ -349,7 +335,7 @@ cleanup:
 
 template <int GROUP> static dsmm_status num_bin(product *p, int bin)
 {
-    int sorted = p->a->sorted;
+    int sorted = p->sorted;
     switch (p->op) {
     case OP_PLUS_PAIR:
         return sorted ? num_bin_op<GROUP, OP_PLUS_PAIR, true>(p, bin)
@@ -394,11 +380,11 @@ static void launch_num_global(product *p, dsmm_idx nb, const int32_t *rows, cons
                               double *ov)
 {
     cudaStream_t s = dsmmg::stream(p->g, 0);
-    const double *av = (const double *)p->A.val_d, *bv = (const double *)p->B.val_d;
+    const double *av = (const double *)p->A->val_d, *bv = (const double *)p->B->val_d;
 #define NUM_GLOBAL(OP)                                                                             \
     num_global<OP><<<(unsigned)nb, GLOBAL_BLOCK, 0, s>>>(                                          \
-        rows, toff, p->sub, p->A.rowptr_d, p->A.col_d, av, p->B.rowptr_d, p->B.col_d, bv, tk, tv,  \
-        off, by_row, oc, ov)
+        rows, toff, p->sub, p->A->rowptr_d, p->A->col_d, av, p->B->rowptr_d, p->B->col_d, bv, tk,  \
+        tv, off, by_row, oc, ov)
     switch (p->op) {
     case OP_PLUS_PAIR:
         NUM_GLOBAL(OP_PLUS_PAIR);
@@ -444,19 +430,19 @@ static dsmm_status global_bin(product *p, int numeric)
         const int32_t *rows = grows + lo;
         const dsmm_idx *toff_d = p->toff_d + lo;
         int sub = p->sub;
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(int32_t),
-                                   "hash tables of the longest rows", (void **)&tk));
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ent * sizeof(int32_t),
+                                   "hash tables of the longest rows", (void **)&tk, &p->pool_full));
         if (!numeric) {
-            sym_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, sub, p->A.rowptr_d,
-                                                              p->A.col_d, p->B.rowptr_d, p->B.col_d,
-                                                              tk, p->cnt_d);
+            sym_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, sub, p->A->rowptr_d,
+                                                              p->A->col_d, p->B->rowptr_d,
+                                                              p->B->col_d, tk, p->cnt_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (device-memory tables)"));
             tk = (int32_t *)dsmmi_dpool_free(&g->pool, tk);
             continue;
         }
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)ent * sizeof(double),
-                                   "hash values of the longest rows", (void **)&tv));
-        if (!p->a->sorted) {
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ent * sizeof(double),
+                                   "hash values of the longest rows", (void **)&tv, &p->pool_full));
+        if (!p->sorted) {
             launch_num_global(p, cnt, rows, toff_d, tk, tv, p->cp_d, 1, p->cc_d, p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (device-memory tables)"));
         } else {
@@ -464,15 +450,17 @@ static dsmm_status global_bin(product *p, int numeric)
             dsmm_idx outn = ent / 2;
             size_t tmp_bytes = 0;
             DSMM_CHECK(ctx, outn <= INT32_MAX, DSMM_ERR_INTERNAL, "gpu spgemm: batch too large");
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)cnt + 1) * sizeof(dsmm_idx),
-                                       "row offsets of the longest rows", (void **)&soff_d));
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sort keys", (void **)&sc));
-            DSMM_TRY(
-                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sort values", (void **)&sv));
-            DSMM_TRY(
-                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 4, "sorted keys", (void **)&sc2));
-            DSMM_TRY(
-                dsmmi_dpool_alloc(ctx, &g->pool, (size_t)outn * 8, "sorted values", (void **)&sv2));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)cnt + 1) * sizeof(dsmm_idx),
+                                       "row offsets of the longest rows", (void **)&soff_d,
+                                       &p->pool_full));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)outn * 4, "sort keys", (void **)&sc,
+                                       &p->pool_full));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)outn * 8, "sort values", (void **)&sv,
+                                       &p->pool_full));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)outn * 4, "sorted keys", (void **)&sc2,
+                                       &p->pool_full));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)outn * 8, "sorted values", (void **)&sv2,
+                                       &p->pool_full));
             gather_counts<<<(unsigned)((cnt + 256) / 256), 256, 0, s>>>(rows, cnt, p->cnt_d,
                                                                         soff_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm gather counts"));
@@ -482,7 +470,7 @@ static dsmm_status global_bin(product *p, int numeric)
             DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(
                 NULL, sort_bytes, sc, sc2, sv, sv2, (int)outn, (int)cnt, soff_d, soff_d + 1, s));
             if (sort_bytes > tmp_bytes) tmp_bytes = sort_bytes;
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scratch", &tmp));
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB scratch", &tmp, &p->pool_full));
             DSMMG_CUDA(
                 cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
             launch_num_global(p, cnt, rows, toff_d, tk, tv, soff_d, 0, sc, sv);
@@ -493,8 +481,9 @@ static dsmm_status global_bin(product *p, int numeric)
             copy_rows<<<(unsigned)cnt, 256, 0, s>>>(rows, soff_d, sc2, sv2, p->cp_d, p->cc_d,
                                                     p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm copy sorted rows"));
-            // the next batch reuses the pool: wait until this one no longer needs its blocks
-            DSMMG_CUDA(cudaStreamSynchronize(s));
+            // The next batch reuses the pool. Blocks reused by work queued later on the same
+            // stream need no wait; the in-core entry keeps the synchronisation it always had.
+            if (p->sync_batches) DSMMG_CUDA(cudaStreamSynchronize(s));
             tmp = dsmmi_dpool_free(&g->pool, tmp);
             sv2 = (double *)dsmmi_dpool_free(&g->pool, sv2);
             sc2 = (int32_t *)dsmmi_dpool_free(&g->pool, sc2);
@@ -534,7 +523,7 @@ static int op_of(dsmm_semiring sr)
 }
 
 // Lanes per A entry: the power of two nearest above B's mean row length, at most a warp.
-static int sub_lanes(const dsmm_csr *B)
+static int sub_lanes(const dsmmg::csr_d *B)
 {
     double mean = B->nrows ? (double)B->nnz / (double)B->nrows : 1.0;
     int s = 1;
@@ -542,7 +531,144 @@ static int sub_lanes(const dsmm_csr *B)
     return s;
 }
 
+// The events of a product: E0 starts a phase, E1 ends the symbolic one, E2 the numeric one.
+static int ev_of(const product *p, int k)
+{
+    return 2 + 3 * p->lane + k;
+}
+
+// Host wait for one of the product's events, counted as time the host was held up.
+static dsmm_status wait_event(product *p, int k)
+{
+    dsmm_ctx *ctx = p->ctx;
+    dsmm_status st = DSMM_OK;
+    double t0 = dsmmi_wtime();
+    DSMMG_CUDA(cudaEventSynchronize(dsmmg::event(p->g, ev_of(p, k))));
+    p->seconds_blocked += dsmmi_wtime() - t0;
+cleanup:
+    return st;
+}
+
 } // namespace
+
+namespace dsmmg {
+
+dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sorted, const csr_d *A,
+                         const csr_d *B, const dsmm_idx *flops, int lane, int sync_batches,
+                         spgemm_run *r)
+{
+    dsmm_status st = DSMM_OK;
+    cudaStream_t s = stream(g, 0);
+    dsmm_idx m = A->nrows;
+    size_t tmp_bytes = 0;
+    void *tmp = NULL;
+    memset(r, 0, sizeof *r);
+    r->ctx = ctx;
+    r->g = g;
+    r->A = A;
+    r->B = B;
+    r->nrows = m;
+    r->ncols = B->ncols;
+    r->op = op_of(sr);
+    r->sorted = sorted;
+    r->sub = sub_lanes(B);
+    r->lane = lane;
+    r->sync_batches = sync_batches;
+    DSMM_CHECK(ctx, lane == 0 || lane == 1, DSMM_ERR_INTERNAL, "gpu spgemm: lane %d", lane);
+    DSMM_TRY(dsmmi_gpu_bins_make(ctx, flops, m, B->ncols, &r->bins));
+    r->rows_empty = r->bins.count[0];
+    {
+        dsmm_idx ng = r->bins.count[DSMMI_GPU_GLOBAL_BIN];
+        DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(int32_t), "row bins",
+                            (void **)&r->rows_d, &r->pool_full));
+        DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
+                            (void **)&r->toff_d, &r->pool_full));
+        DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
+                            (void **)&r->cnt_d, &r->pool_full));
+        DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row pointers of C",
+                            (void **)&r->cp_d, &r->pool_full));
+        double t0 = dsmmi_wtime();
+        DSMM_TRY(upload_raw(ctx, g, r->rows_d, r->bins.rows, (size_t)m, sizeof(int32_t)));
+        DSMM_TRY(upload_raw(ctx, g, r->toff_d, r->bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
+        r->seconds_upload = dsmmi_wtime() - t0;
+    }
+    r->stage = 1;
+    DSMMG_CUDA(cudaEventRecord(event(g, ev_of(r, 0)), s));
+    // symbolic: rows of bin 0 (no products) keep the zero count
+    DSMMG_CUDA(cudaMemsetAsync(r->cnt_d, 0, ((size_t)m + 1) * sizeof(dsmm_idx), s));
+    DSMM_TRY(shared_bins(r, 0));
+    DSMM_TRY(global_bin(r, 0));
+    DSMMG_CUDA(
+        cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, r->cnt_d, r->cp_d, (int64_t)m + 1, s));
+    DSMM_TRY(pool_alloc(ctx, g, tmp_bytes, "CUB scan scratch", &tmp, &r->pool_full));
+    DSMMG_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, r->cnt_d, r->cp_d, (int64_t)m + 1, s));
+    // nnz into a pinned word the staged copies leave alone (stream 1 may be downloading)
+    DSMMG_CUDA(cudaMemcpyAsync(scratch(g, lane), r->cp_d + m, sizeof(dsmm_idx),
+                               cudaMemcpyDeviceToHost, s));
+    DSMMG_CUDA(cudaEventRecord(event(g, ev_of(r, 1)), s));
+cleanup:
+    dsmmi_dpool_free(&g->pool, tmp); // reused only by work queued after the scan
+    return st;
+}
+
+dsmm_status spgemm_numeric(spgemm_run *r)
+{
+    dsmm_ctx *ctx = r->ctx;
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = r->g;
+    cudaStream_t s = stream(g, 0);
+    DSMM_CHECK(ctx, r->stage == 1, DSMM_ERR_INTERNAL, "gpu spgemm: numeric before symbolic");
+    DSMM_TRY(wait_event(r, 1));
+    r->ms_symbolic = elapsed(g, ev_of(r, 0), ev_of(r, 1));
+    memcpy(&r->nnz, scratch(g, r->lane), sizeof r->nnz);
+    // numeric: C's arrays exactly as large as the symbolic phase counted
+    DSMM_TRY(pool_alloc(ctx, g, (size_t)r->nnz * sizeof(int32_t), "columns of C", (void **)&r->cc_d,
+                        &r->pool_full));
+    DSMM_TRY(pool_alloc(ctx, g, (size_t)r->nnz * sizeof(double), "values of C", (void **)&r->cv_d,
+                        &r->pool_full));
+    r->stage = 2;
+    DSMMG_CUDA(cudaEventRecord(event(g, ev_of(r, 0)), s)); // E0 is free again: E1 completed
+    DSMM_TRY(shared_bins(r, 1));
+    DSMM_TRY(global_bin(r, 1));
+    DSMMG_CUDA(cudaEventRecord(event(g, ev_of(r, 2)), s));
+cleanup:
+    return st;
+}
+
+dsmm_status spgemm_finish(spgemm_run *r)
+{
+    dsmm_ctx *ctx = r->ctx;
+    dsmm_status st = DSMM_OK;
+    if (r->stage == 3) return DSMM_OK;
+    DSMM_CHECK(ctx, r->stage == 2, DSMM_ERR_INTERNAL, "gpu spgemm: finish before numeric");
+    DSMM_TRY(wait_event(r, 2));
+    r->ms_numeric = elapsed(r->g, ev_of(r, 0), ev_of(r, 2));
+    r->stage = 3;
+cleanup:
+    return st;
+}
+
+void spgemm_release(spgemm_run *r)
+{
+    if (r->g == NULL) return;
+    dsmmi_dpool *pool = &r->g->pool;
+    r->rows_d = (int32_t *)dsmmi_dpool_free(pool, r->rows_d);
+    r->toff_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->toff_d);
+    r->cnt_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->cnt_d);
+    dsmmi_gpu_bins_free(r->ctx, &r->bins);
+}
+
+void spgemm_free(spgemm_run *r)
+{
+    if (r->g == NULL) return;
+    spgemm_release(r);
+    dsmmi_dpool *pool = &r->g->pool;
+    r->cp_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->cp_d);
+    r->cc_d = (int32_t *)dsmmi_dpool_free(pool, r->cc_d);
+    r->cv_d = (double *)dsmmi_dpool_free(pool, r->cv_d);
+}
+
+} // namespace dsmmg
 
 extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
                                         dsmmi_spgemm_phase phase, dsmm_csr **C,
@@ -550,11 +676,12 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
 {
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
-    dsmm_idx *flops = NULL, total = 0, nnz = 0;
-    size_t tmp_bytes = 0;
-    void *tmp = NULL;
-    product p;
-    memset(&p, 0, sizeof p);
+    dsmm_idx *flops = NULL, total = 0;
+    dsmmg::csr_d Ad, Bd;
+    dsmmg::spgemm_run r;
+    memset(&Ad, 0, sizeof Ad);
+    memset(&Bd, 0, sizeof Bd);
+    memset(&r, 0, sizeof r);
     DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED,
                "gpu spgemm: no device on this context (dsmm_ctx_set_gpu)");
     // What the device kernel does not do (masks, the symbolic/numeric pair) runs on the CPU,
@@ -573,68 +700,26 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
     }
     {
         double t0 = dsmmi_wtime();
-        cudaStream_t s = dsmmg::stream(g, 0);
-        dsmm_idx m = a->A->nrows;
         dsmm_type vt = a->sr == DSMM_PLUS_PAIR ? DSMM_PATTERN : DSMM_DOUBLE;
         DSMMG_CUDA(cudaSetDevice(g->device));
         dsmmi_dpool_peak_reset(&g->pool);
-        p.ctx = ctx;
-        p.g = g;
-        p.a = a;
-        p.op = op_of(a->sr);
-        p.sub = sub_lanes(a->B);
-        DSMM_TRY(dsmmi_gpu_bins_make(ctx, flops, m, a->B->ncols, &p.bins));
-        flops = (dsmm_idx *)dsmmi_free(ctx, flops);
-        DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, vt, &p.A));
-        DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &p.B));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(int32_t), "row bins",
-                                   (void **)&p.rows_d));
-        dsmm_idx ng = p.bins.count[DSMMI_GPU_GLOBAL_BIN];
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)ng + 1) * sizeof(dsmm_idx),
-                                   "table offsets", (void **)&p.toff_d));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
-                                   (void **)&p.cnt_d));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, ((size_t)m + 1) * sizeof(dsmm_idx),
-                                   "row pointers of C", (void **)&p.cp_d));
-        DSMM_TRY(dsmmg::upload_raw(ctx, g, p.rows_d, p.bins.rows, (size_t)m, sizeof(int32_t)));
-        DSMM_TRY(
-            dsmmg::upload_raw(ctx, g, p.toff_d, p.bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
+        DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, vt, &Ad));
+        DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &Bd));
         double t_up = dsmmi_wtime() - t0;
-        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), s));
-        // symbolic: rows of bin 0 (no products) keep the zero count
-        DSMMG_CUDA(cudaMemsetAsync(p.cnt_d, 0, ((size_t)m + 1) * sizeof(dsmm_idx), s));
-        DSMM_TRY(shared_bins(&p, 0));
-        DSMM_TRY(global_bin(&p, 0));
-        DSMMG_CUDA(
-            cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, p.cnt_d, p.cp_d, (int64_t)m + 1, s));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, tmp_bytes, "CUB scan scratch", &tmp));
-        DSMMG_CUDA(
-            cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, p.cnt_d, p.cp_d, (int64_t)m + 1, s));
-        DSMMG_CUDA(
-            cudaMemcpyAsync(g->pinned[0], p.cp_d + m, sizeof(dsmm_idx), cudaMemcpyDeviceToHost, s));
-        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), s));
-        DSMMG_CUDA(cudaStreamSynchronize(s));
-        tmp = dsmmi_dpool_free(&g->pool, tmp);
-        memcpy(&nnz, g->pinned[0], sizeof nnz);
-        // numeric: C's arrays exactly as large as the symbolic phase counted
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(int32_t), "columns of C",
-                                   (void **)&p.cc_d));
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)nnz * sizeof(double), "values of C",
-                                   (void **)&p.cv_d));
-        DSMM_TRY(shared_bins(&p, 1));
-        DSMM_TRY(global_bin(&p, 1));
-        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 4), s));
-        DSMMG_CUDA(cudaStreamSynchronize(s));
+        DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd, flops, 0, 1, &r));
+        flops = (dsmm_idx *)dsmmi_free(ctx, flops);
+        DSMM_TRY(dsmmg::spgemm_numeric(&r));
+        DSMM_TRY(dsmmg::spgemm_finish(&r));
         double t1 = dsmmi_wtime();
-        dsmmg::csr_d Cd = {m, a->B->ncols, nnz, p.cp_d, p.cc_d, p.cv_d, 8};
+        dsmmg::csr_d Cd = dsmmg::spgemm_result(&r);
         DSMM_TRY(dsmmg::download_csr(ctx, g, &Cd, a->type, a->col_bits, a->sorted, C));
-        info->seconds_transfer = t_up + (dsmmi_wtime() - t1);
-        info->seconds_symbolic = dsmmg::elapsed(g, 2, 3) / 1e3;
-        info->seconds_numeric = dsmmg::elapsed(g, 3, 4) / 1e3;
+        info->seconds_transfer = t_up + r.seconds_upload + (dsmmi_wtime() - t1);
+        info->seconds_symbolic = r.ms_symbolic / 1e3;
+        info->seconds_numeric = r.ms_numeric / 1e3;
         info->seconds_device = info->seconds_symbolic + info->seconds_numeric;
         info->flops = (double)total;
-        info->nnz = nnz;
-        info->rows_hash = m - p.bins.count[0];
+        info->nnz = r.nnz;
+        info->rows_hash = a->A->nrows - r.rows_empty;
         info->sorted = a->sorted;
         info->threads = 1;
         info->on_gpu = 1;
@@ -645,17 +730,10 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
 cleanup:
     if (g != NULL) {
         if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
-        dsmmg::free_csr(g, &p.A);
-        dsmmg::free_csr(g, &p.B);
-        dsmmi_dpool_free(&g->pool, p.rows_d);
-        dsmmi_dpool_free(&g->pool, p.toff_d);
-        dsmmi_dpool_free(&g->pool, p.cnt_d);
-        dsmmi_dpool_free(&g->pool, p.cp_d);
-        dsmmi_dpool_free(&g->pool, p.cc_d);
-        dsmmi_dpool_free(&g->pool, p.cv_d);
-        dsmmi_dpool_free(&g->pool, tmp);
+        dsmmg::spgemm_free(&r);
+        dsmmg::free_csr(g, &Ad);
+        dsmmg::free_csr(g, &Bd);
     }
-    dsmmi_gpu_bins_free(ctx, &p.bins);
     dsmmi_free(ctx, flops);
     return st;
 }

@@ -23,14 +23,15 @@ void dsmm_ooc_opts_init(dsmm_ooc_opts *o)
     if (o == NULL) return;
     memset(o, 0, sizeof *o);
     o->gpu_ratio = DEFAULT_RATIO;
-    o->estimate_keys = 8;
+    o->estimate_keys = -1;
     o->seed = 1;
 }
 
 /* A chunk as the run keeps it: the public part first, so executors' pointers convert back. */
 typedef struct node {
     dsmmi_ooc_chunk c;
-    dsmm_csr *C;      // the result, once done
+    dsmm_csr *C;      // the result, once done (NULL once placed in the output)
+    dsmm_idx nnz;     // its nnz
     int side;         // who took it (-1: not yet)
     int split;        // 1: replaced by two halves
     double t_taken;   // wall time when taken
@@ -62,6 +63,12 @@ struct dsmmi_ooc {
     int host_from_front; // 1: the host is alone and takes largest first
     int abort;           // an executor failed: nobody takes more
     int splits;
+    // With exact counts (estimate_keys 0) C is allocated after the plan and each chunk is
+    // copied into place as it comes back, so the host holds C plus the chunks in flight;
+    // else the chunks wait for the assembly (C twice at its peak).
+    int exact;      // run->est holds exact counts
+    dsmm_csr *Cout; // the output, when exact
+    int out_sorted; // every chunk came back sorted
     pthread_mutex_t lock;
 };
 
@@ -289,6 +296,7 @@ static dsmm_status row_stats(dsmmi_ooc *run, const dsmm_ooc_opts *o, const cost_
     dsmm_idx m = A->nrows, *cnt = NULL;
     double *full = NULL;
     int ncp = run->ncp;
+    run->exact = 0;
     run->fl = dsmmi_malloc(ctx, (size_t)m * ncp + 1, sizeof *run->fl);
     run->est = dsmmi_malloc(ctx, (size_t)m * ncp + 1, sizeof *run->est);
     DSMM_CHECK(ctx, run->fl != NULL && run->est != NULL, DSMM_ERR_NOMEM,
@@ -336,6 +344,7 @@ static dsmm_status row_stats(dsmmi_ooc *run, const dsmm_ooc_opts *o, const cost_
             DSMM_TRY(dsmmi_spgemm_count(ctx, A, run->Bp[j], cnt, NULL, NULL));
             for (dsmm_idx r = 0; r < m; r++) run->est[(size_t)r * ncp + j] = (double)cnt[r];
         }
+        run->exact = 1;
     } else {
         // Cohen's estimate of each row of A * B, shared among the panels by their flops
         dsmm_spgemm_estimate_result er;
@@ -669,6 +678,53 @@ size_t dsmmi_ooc_budget(const dsmmi_ooc *run)
     return run->budget;
 }
 
+/* Copies chunk K (node nd) into its place in run->Cout: row r's piece of column panel j starts
+ * after the row's pieces of panels 0..j-1, whose exact sizes the plan counted. Chunks write
+ * disjoint ranges, so executors may place at the same time. */
+static dsmm_status place(dsmmi_ooc *run, const node *nd, const dsmm_csr *K, int parallel)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_ctx *ctx = run->ctx;
+    dsmm_csr *C = run->Cout;
+    int ncp = run->ncp, cp = nd->c.cp, bad = 0;
+    dsmm_idx r0 = nd->c.r0, c0 = nd->c.c0;
+    size_t vb = val_bytes(run->args.type);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 256) num_threads(dsmmi_threads(ctx)) if (parallel)
+#endif
+    for (dsmm_idx r = 0; r < K->nrows; r++) {
+        dsmm_idx g = r0 + r, d = C->rowptr[g], s0 = K->rowptr[r], len = K->rowptr[r + 1] - s0;
+        for (int j = 0; j < cp; j++) d += (dsmm_idx)run->est[(size_t)g * ncp + j];
+        if (len != (dsmm_idx)run->est[(size_t)g * ncp + cp]) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            bad = 1;
+            continue;
+        }
+        for (dsmm_idx e = 0; e < len; e++) {
+            dsmm_idx col = c0 + col_at(K, s0 + e);
+            if (C->colidx32)
+                C->colidx32[d + e] = (int32_t)col;
+            else
+                C->colidx[d + e] = col;
+        }
+        if (vb)
+            memcpy((char *)C->val + (size_t)d * vb, (const char *)K->val + (size_t)s0 * vb,
+                   (size_t)len * vb);
+    }
+    DSMM_CHECK(ctx, !bad, DSMM_ERR_INTERNAL,
+               "ooc: chunk [%lld, %lld) x [%lld, %lld) has rows of other lengths than counted",
+               (long long)nd->c.r0, (long long)nd->c.r1, (long long)nd->c.c0, (long long)nd->c.c1);
+    if (!K->sorted) {
+        pthread_mutex_lock(&run->lock);
+        run->out_sorted = 0;
+        pthread_mutex_unlock(&run->lock);
+    }
+cleanup:
+    return st;
+}
+
 dsmm_status dsmmi_ooc_done(dsmmi_ooc *run, dsmmi_ooc_chunk *c, dsmm_csr *C)
 {
     dsmm_status st = DSMM_OK;
@@ -681,7 +737,13 @@ dsmm_status dsmmi_ooc_done(dsmmi_ooc *run, dsmmi_ooc_chunk *c, dsmm_csr *C)
                DSMM_ERR_ARG,
                "ooc: chunk [%lld, %lld) x [%lld, %lld) came back with the wrong shape or type",
                (long long)c->r0, (long long)c->r1, (long long)c->c0, (long long)c->c1);
+    nd->nnz = C->nnz;
+    if (run->Cout != NULL) {
+        DSMM_TRY(place(run, nd, C, nd->side == DSMMI_OOC_HOST));
+        dsmm_csr_destroy(&C); // its memory goes back now, not at the assembly
+    }
     pthread_mutex_lock(&run->lock);
+    if (C != NULL && !C->sorted) run->out_sorted = 0;
     nd->C = C;
     C = NULL;
     if (run->ratio_auto && run->boundary < 0 && run->rate[nd->side] == 0) {
@@ -838,6 +900,29 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
     dsmm_csr *C = NULL;
     int *ids = NULL, nids = 0, sorted = run->args.sorted;
     size_t vb = val_bytes(run->args.type);
+    if (run->Cout != NULL) {
+        // placed as they came back
+        run->Cout->sorted = run->args.sorted && run->out_sorted;
+        *out = run->Cout;
+        run->Cout = NULL;
+        return DSMM_OK;
+    }
+    {
+        // one chunk covering C with C's column width: it is C
+        node *only = NULL;
+        int leaves = 0;
+        for (int i = 0; i < run->nnodes; i++)
+            if (leaf(run->nodes[i])) {
+                only = run->nodes[i];
+                leaves++;
+            }
+        if (leaves == 1 && only->C != NULL && only->c.r0 == 0 && only->c.r1 == m &&
+            only->c.c0 == 0 && only->c.c1 == n && dsmmi_csr_col_bits(only->C) == col_bits) {
+            *out = only->C;
+            only->C = NULL;
+            return DSMM_OK;
+        }
+    }
     ids = dsmmi_malloc(ctx, (size_t)run->nnodes + 1, sizeof *ids);
     pos = dsmmi_calloc(ctx, (size_t)m + 1, sizeof *pos);
     DSMM_CHECK(ctx, ids != NULL && pos != NULL, DSMM_ERR_NOMEM, "ooc: assembly");
@@ -957,8 +1042,12 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
                o.gpu_ratio);
     DSMM_CHECK(ctx, o.row_panels >= 0 && o.col_panels >= 0, DSMM_ERR_ARG,
                "spgemm ooc: negative panel count");
-    DSMM_CHECK(ctx, o.estimate_keys == 0 || o.estimate_keys >= 3, DSMM_ERR_ARG,
-               "spgemm ooc: estimate keys %d: use 0 (exact) or at least 3", o.estimate_keys);
+    DSMM_CHECK(ctx, o.estimate_keys == -1 || o.estimate_keys == 0 || o.estimate_keys >= 3,
+               DSMM_ERR_ARG, "spgemm ooc: estimate keys %d: use -1 (auto), 0 (exact) or at least 3",
+               o.estimate_keys);
+    // auto: exact counts on the host alone (C then grows by one chunk at a time), Cohen's
+    // estimate when the device runs (an exact count would cost the CPU a symbolic phase)
+    if (o.estimate_keys == -1) o.estimate_keys = o.use_gpu ? 8 : 0;
     device = o.use_gpu;
     if (device && dev_exec == NULL) {
         DSMM_CHECK(ctx, ctx->gpu != NULL, DSMM_ERR_UNSUPPORTED,
@@ -1025,6 +1114,17 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
     lock_made = 1;
 
     DSMM_TRY(plan(&run, &o, &nrp));
+    run.out_sorted = 1;
+    if (run.exact) {
+        dsmm_idx m = A->nrows, tot = 0;
+        DSMM_TRY(dsmmi_csr_create_ex(ctx, m, B->ncols, 0, run.args.type, so.col_bits, &run.Cout));
+        for (dsmm_idx r = 0; r < m; r++) {
+            for (int j = 0; j < run.ncp; j++) tot += (dsmm_idx)run.est[(size_t)r * run.ncp + j];
+            run.Cout->rowptr[r + 1] = tot;
+        }
+        DSMM_TRY(dsmm_csr_reserve(run.Cout, tot));
+        run.Cout->nnz = tot;
+    }
     run.front = 0;
     run.back = run.nq;
     run.host_from_front = !device;
@@ -1105,7 +1205,7 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
             x->col0 = nd->c.c0;
             x->col1 = nd->c.c1;
             x->flops = nd->c.flops;
-            x->nnz = nd->C ? nd->C->nnz : 0;
+            x->nnz = nd->nnz;
             x->est_nnz = nd->c.est_nnz;
             x->est_bytes = nd->c.est_bytes;
             x->bytes = nd->c.bytes;
@@ -1160,6 +1260,7 @@ cleanup:
     if (lock_made) pthread_mutex_destroy(&run.lock);
     free_nodes(&run);
     free_panels(&run);
+    dsmm_csr_destroy(&run.Cout);
     dsmm_csr_destroy(&Bt);
     return st;
 }

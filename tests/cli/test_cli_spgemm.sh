@@ -306,7 +306,7 @@ expect_grep "$tmp/err" "^dsmm spgemm: --gpu-ratio: '1.5' is neither"
 expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc --mask "$hep"
 expect_grep "$tmp/err" '^dsmm spgemm: out of core .* does not take --mask'
 expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc-estimate guess
-expect_grep "$tmp/err" "^dsmm spgemm: --ooc-estimate: 'guess' is not one of cohen|exact"
+expect_grep "$tmp/err" "^dsmm spgemm: --ooc-estimate: 'guess' is not one of auto|cohen|exact"
 expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --row-panels 9000
 expect_grep "$tmp/err" '^dsmm spgemm: DSMM_ERR_ARG: spgemm ooc: 9000 row panels for 8361 rows'
 expect_none "$tmp/f2.mtx" "$tmp/f2.json"

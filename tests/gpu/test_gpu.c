@@ -3,7 +3,8 @@
 // shapes, random and skewed inputs that fill every row bin (device-memory tables included),
 // every semiring, float/double/pattern outputs, 32/64-bit columns, unsorted output, real
 // matrices; SpMM (gpu and cusparse) for k from 1 to 256, both variants, float and double,
-// beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product.
+// beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product; the
+// out-of-core product (device only and hybrid) with C 4x the pool and more.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,56 @@ static int test_spgemm_small_pool(void)
     return TEST_PASS;
 }
 
+/* ---- Out of core ---------------------------------------------------------------------------- */
+
+// The product in chunks on the device equals the CPU's: panel counts forced; a 4 MiB pool
+// that holds a quarter of C or less (the out-of-core path, pipelined copies); hybrid at a fixed
+// ratio and auto; chunks that do not fit the pool are split at run time.
+static int test_ooc(void)
+{
+    dsmm_ctx *ctx = gpu_ctx((size_t)4 << 20);
+    if (ctx == NULL) return TEST_SKIP;
+    dsmm_csr *A = NULL, *W = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 13, 16, 1, DSMM_DOUBLE, seed_at(31), &A));
+    dsmm_spgemm_opts so;
+    dsmm_spgemm_opts_init(&so);
+    CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, A, &so, &W, NULL));
+    CHECK((size_t)W->nnz * 12 >= (size_t)4 * (4 << 20)); // C is 4x the pool or more
+    static const int panels[][2] = {{0, 0}, {1, 1}, {4, 1}, {3, 3}, {16, 2}};
+    static const double ratios[] = {-2, 0.65, -1}; // -2: device only
+    for (size_t r = 0; r < 3; r++) {
+        for (size_t p = 0; p < 5; p++) {
+            dsmm_ooc_opts o;
+            dsmm_ooc_info in;
+            dsmm_csr *C = NULL;
+            char w[96];
+            dsmm_ooc_opts_init(&o);
+            o.use_gpu = 1;
+            o.hybrid = ratios[r] > -2;
+            o.gpu_ratio = ratios[r] > -2 ? ratios[r] : 0.65;
+            o.row_panels = panels[p][0];
+            o.col_panels = panels[p][1];
+            snprintf(w, sizeof w, "ooc %dx%d ratio %g", panels[p][0], panels[p][1], ratios[r]);
+            CHECK_OK(ctx, dsmm_csr_spgemm_ooc(ctx, A, A, &so, &o, &C, &in));
+            CHECK_MSG(dsmm_csr_check(ctx, C) == DSMM_OK, "%s: %s", w, dsmm_ctx_last_error(ctx));
+            if (test_csr_same(ctx, C, W, 1e-12, 1e-300, w) != TEST_PASS) return TEST_FAIL;
+            CHECK_MSG(in.chunks_gpu > 0, "%s: nothing ran on the device", w);
+            if (!o.hybrid) CHECK(in.chunks_gpu == in.chunks);
+            if (panels[p][0] == 0) CHECK_MSG(in.chunks >= 4, "%s: %d chunks", w, in.chunks);
+            CHECK(in.seconds_hidden <= in.seconds_compute + 1e-12);
+            dsmm_gpu_info gi;
+            CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+            CHECK_EQ_IDX(gi.pool_in_use, 0);
+            dsmm_free(ctx, in.chunk);
+            dsmm_csr_destroy(&C);
+        }
+    }
+    dsmm_csr_destroy(&W);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- SpMM ---------------------------------------------------------------------------------- */
 
 static void fill_dense(dsmm_dense *D, uint64_t seed)
@@ -355,7 +406,7 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
         TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
-        TEST(test_spmm),
+        TEST(test_spmm),          TEST(test_ooc),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
