@@ -50,7 +50,7 @@ add() { [ -e "$2" ] && { names+=("$1"); inputs+=("$2"); } || echo "bench/ooc.sh:
 add email-enron "$shared/graphs/email-enron.mtx.gz"
 add ego-twitter "$shared/graphs/ego-twitter-undirected.mtx.gz"
 add pe-combined "$shared/mcl/pe_combined.txt.gz"
-add string-ppi "$shared/mcl/STRING_PPI.txt.gz"
+add string-ppi "$shared/mcl/STRING_PPI.edgelist.gz"
 for s in "${rmats[@]}"; do
     f=$out/rmat$s.dsmm
     [ -e "$f" ] || "$dsmm" gen rmat -o "$f" --scale "$s" --edge-factor 16 --seed 1 -q || exit 1
@@ -72,6 +72,16 @@ for k in "${!names[@]}"; do
     name=${names[$k]}
     [ -n "$only" ] && [ "$only" != "$name" ] && continue
     in=${inputs[$k]}
+    # skip a product whose C (12 bytes an entry, twice while chunks wait for the assembly)
+    # would not fit in 80% of the memory
+    est=$("$dsmm" spgemm "$in" --estimate 2>/dev/null | awk '/^nnz\(C\) estimate:/ {print $3}')
+    est=${est:-0}
+    mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
+    need_mib=$(python3 -c "print(int($est * 24 / 1048576))")
+    if [ "$need_mib" -gt $((mem_mib * 8 / 10)) ]; then
+        echo "$name: skipped: nnz(C) ~$est needs $need_mib MiB, $mem_mib MiB here"
+        continue
+    fi
     modes=(cpu ooc/4 ooc/16)
     [ "$gpu" = 1 ] && modes+=(gpu gpu/4 hybrid hybrid-auto)
     base=""

@@ -3,7 +3,8 @@
 # configure and build with CUDA (sm_80 and sm_90), run the tests labelled gpu (plus the host-side
 # GPU unit test), run test_gpu under compute-sanitizer (memcheck, racecheck) when it is there,
 # then time dsmm's SpGEMM and SpMM against cuSPARSE (bench_gpu: device events after a warm-up,
-# median of 5) on the matrices of ../shared/data and R-MAT scales 18-20.
+# median of 5) on the matrices of ../shared/data and R-MAT scales 18-20; then the out-of-core
+# and hybrid products against the CPU in core (bench/ooc.sh --gpu).
 # Usage: bash bench/gpu/run.sh [BUILD_DIR] [OUT_DIR]   (logs go to OUT_DIR, default $OUT or .)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,3 +37,5 @@ DATA=${DSMM_DATA:-../shared/data}
 files=()
 for f in "$DATA"/matrices/*.mtx* "$DATA"/graphs/*.mtx*; do [ -e "$f" ] && files+=("$f"); done
 "$BUILD/bench/bench_gpu" --reps 5 --rmat 18 --rmat 19 --rmat 20 "${files[@]}" 2>&1 | tee "$OUT/bench_gpu.log"
+echo "== out of core and hybrid (bench/ooc.sh --gpu: CPU in core on all cores, GPU chunks, hybrid)"
+bash bench/ooc.sh "$BUILD/bin/dsmm" --gpu --repeat 3 --rmat 18 --rmat 20 --out "$OUT/ooc" 2>&1 | tee "$OUT/ooc.log"

@@ -128,10 +128,12 @@ static dsmm_status make_col_panels(dsmm_ctx *ctx, const dsmm_csr *B, int ncp, co
     int failed = 0;
     dsmm_idx k = B->nrows;
     size_t vb = val_bytes(B->type);
-    if (ncp == 1) {
-        Bp[0] = (dsmm_csr *)B;
+    if (ncp == 1 && (B->colidx32 != NULL || B->nnz == 0 || B->ncols > INT32_MAX)) {
+        Bp[0] = (dsmm_csr *)B; // already 32-bit: B is its own panel
         return DSMM_OK;
     }
+    // (one panel of a B with 64-bit columns is copied at 32 bits: the kernels then read and
+    // write a third fewer bytes, and C's chunks come out 32-bit without converting B per chunk)
     map = dsmmi_malloc(ctx, (size_t)B->ncols + 1, sizeof *map);
     DSMM_CHECK(ctx, map != NULL, DSMM_ERR_NOMEM, "ooc: column-to-panel map");
     for (int j = 0; j < ncp; j++)
