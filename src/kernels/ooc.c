@@ -680,6 +680,22 @@ size_t dsmmi_ooc_budget(const dsmmi_ooc *run)
     return run->budget;
 }
 
+/* One row piece of chunk K (len entries from s0) into C at d, columns shifted by c0. */
+static void copy_row(dsmm_csr *C, dsmm_idx d, const dsmm_csr *K, dsmm_idx s0, dsmm_idx len,
+                     dsmm_idx c0, size_t vb)
+{
+    for (dsmm_idx e = 0; e < len; e++) {
+        dsmm_idx col = c0 + col_at(K, s0 + e);
+        if (C->colidx32)
+            C->colidx32[d + e] = (int32_t)col;
+        else
+            C->colidx[d + e] = col;
+    }
+    if (vb)
+        memcpy((char *)C->val + (size_t)d * vb, (const char *)K->val + (size_t)s0 * vb,
+               (size_t)len * vb);
+}
+
 /* Copies chunk K (node nd) into its place in run->Cout: row r's piece of column panel j starts
  * after the row's pieces of panels 0..j-1, whose exact sizes the plan counted. Chunks write
  * disjoint ranges, so executors may place at the same time. */
@@ -704,16 +720,7 @@ static dsmm_status place(dsmmi_ooc *run, const node *nd, const dsmm_csr *K, int 
             bad = 1;
             continue;
         }
-        for (dsmm_idx e = 0; e < len; e++) {
-            dsmm_idx col = c0 + col_at(K, s0 + e);
-            if (C->colidx32)
-                C->colidx32[d + e] = (int32_t)col;
-            else
-                C->colidx[d + e] = col;
-        }
-        if (vb)
-            memcpy((char *)C->val + (size_t)d * vb, (const char *)K->val + (size_t)s0 * vb,
-                   (size_t)len * vb);
+        copy_row(C, d, K, s0, len, c0, vb);
     }
     DSMM_CHECK(ctx, !bad, DSMM_ERR_INTERNAL,
                "ooc: chunk [%lld, %lld) x [%lld, %lld) has rows of other lengths than counted",
@@ -961,16 +968,7 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
 #endif
         for (dsmm_idx r = 0; r < K->nrows; r++) {
             dsmm_idx d = pos[r0 + r], s0 = K->rowptr[r], len = K->rowptr[r + 1] - s0;
-            for (dsmm_idx e = 0; e < len; e++) {
-                dsmm_idx col = c0 + col_at(K, s0 + e);
-                if (C->colidx32)
-                    C->colidx32[d + e] = (int32_t)col;
-                else
-                    C->colidx[d + e] = col;
-            }
-            if (vb)
-                memcpy((char *)C->val + (size_t)d * vb, (const char *)K->val + (size_t)s0 * vb,
-                       (size_t)len * vb);
+            copy_row(C, d, K, s0, len, c0, vb);
             pos[r0 + r] = d + len;
         }
         dsmm_csr_destroy(&nd->C); // its bytes go back before the next chunk's copy
