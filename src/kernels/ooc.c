@@ -806,7 +806,8 @@ dsmm_status dsmmi_ooc_split(dsmmi_ooc *run, dsmmi_ooc_chunk *c, int side)
         h[k].on_gpu = 0;
         h[k].seconds_compute = h[k].seconds_transfer = h[k].seconds_hidden = 0;
         h[k].bytes = 0;
-        DSMM_TRY(add_node(run, &h[k], mx, &id[k]));
+        // a half without flops produces nothing: it is not run (its rows of C stay empty)
+        if (f > 0) DSMM_TRY(add_node(run, &h[k], mx, &id[k]));
         nd = NULL; // the node array may have moved; c stays valid (nodes are separate blocks)
     }
     if (run->nstack[side] + 2 > run->capstack[side]) {
@@ -817,8 +818,8 @@ dsmm_status dsmmi_ooc_split(dsmmi_ooc *run, dsmmi_ooc_chunk *c, int side)
         run->capstack[side] = cap;
     }
     // the first half is taken first
-    run->stack[side][run->nstack[side]++] = id[1];
-    run->stack[side][run->nstack[side]++] = id[0];
+    if (id[1] >= 0) run->stack[side][run->nstack[side]++] = id[1];
+    if (id[0] >= 0) run->stack[side][run->nstack[side]++] = id[0];
     ((node *)c)->split = 1;
     run->splits++;
 cleanup:
@@ -1238,7 +1239,11 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
         info->splits = run.splits;
         info->mem_bytes = run.budget;
         info->nnz = (*C)->nnz;
-        info->gpu_ratio = run.ratio < 0 ? 0 : run.ratio;
+        // auto: the measured ratio; when one side finished before the other's first chunk
+        // (nothing to measure), the share the device took
+        info->gpu_ratio = run.ratio >= 0    ? run.ratio
+                          : info->flops > 0 ? info->flops_gpu / info->flops
+                                            : 0;
         info->seconds_plan = t_plan;
         info->seconds_assemble = t_asm;
         info->seconds_gpu = t_dev;
