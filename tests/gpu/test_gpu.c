@@ -273,7 +273,8 @@ static int test_ooc(void)
             CHECK_OK(ctx, dsmm_csr_spgemm_ooc(ctx, A, A, &so, &o, &C, &in));
             CHECK_MSG(dsmm_csr_check(ctx, C) == DSMM_OK, "%s: %s", w, dsmm_ctx_last_error(ctx));
             if (test_csr_same(ctx, C, W, 1e-12, 1e-300, w) != TEST_PASS) return TEST_FAIL;
-            CHECK_MSG(in.chunks_gpu > 0, "%s: nothing ran on the device", w);
+            // (auto: the host may take every chunk before the device finishes one)
+            if (ratios[r] != -1) CHECK_MSG(in.chunks_gpu > 0, "%s: nothing ran on the device", w);
             if (!o.hybrid) CHECK(in.chunks_gpu == in.chunks);
             if (panels[p][0] == 0) CHECK_MSG(in.chunks >= 4, "%s: %d chunks", w, in.chunks);
             CHECK(in.seconds_hidden <= in.seconds_compute + 1e-12);
