@@ -1,9 +1,10 @@
 // tests/apps/test_gcn.c: GCN training (src/apps/gcn/) at every rank count: the whole model's
-// gradient against central finite differences on a tiny random graph (file, one-hot and
-// random features, 2 and 3 layers, with and without dropout masks), Cora's test accuracy
-// (Kipf & Welling report 81.5%) and its training curve equal to a one-rank run in the same
-// process, the same with reordered vertices and with every aggregation algorithm, CiteSeer's
-// accuracy, and the errors of bad datasets (status and the file named, on every rank).
+// gradient against central finite differences (one-sided beside a ReLU kink) on a tiny random
+// graph (file, one-hot and random features, 2 and 3 layers, with and without dropout masks),
+// Cora's test accuracy (Kipf & Welling report 81.5%) and its training curve equal to a one-rank
+// run in the same process, the same with reordered vertices and with every aggregation
+// algorithm, CiteSeer's accuracy, and the errors of bad datasets (status and the file named, on
+// every rank).
 #include "../dist/dist_common.h"
 #include "apps/apps.h"
 
@@ -126,11 +127,49 @@ static int loss_at(dsmm_ctx *ctx, dsmmi_gcn_model *m, int epoch, double *loss)
     return dsmmi_gcn_loss(ctx, m, 0, loss) == DSMM_OK;
 }
 
+/* relu_count: the ReLU inputs of m on this rank (Z of every layer but the last). */
+static size_t relu_count(const dsmmi_gcn_model *m)
+{
+    size_t n = 0;
+    for (int l = 0; l + 1 < m->L; l++) n += (size_t)(m->d->nloc * m->width[l + 1]);
+    return n;
+}
+
+/* relu_sides: which ReLU inputs of m's last forward pass are > 0 (the side the backward pass
+ * takes), one byte each. */
+static void relu_sides(const dsmmi_gcn_model *m, unsigned char *side)
+{
+    size_t q = 0;
+    for (int l = 0; l + 1 < m->L; l++)
+        for (dsmm_idx k = 0; k < m->d->nloc * m->width[l + 1]; k++) side[q++] = m->Z[l][k] > 0.0f;
+}
+
+/* kink_crossed: whether m's last forward pass put a ReLU input on another side than side0
+ * records, on any rank. Collective. */
+static int kink_crossed(const dsmmi_gcn_model *m, const unsigned char *side0)
+{
+    int local = 0;
+    size_t q = 0;
+    for (int l = 0; l + 1 < m->L; l++)
+        for (dsmm_idx k = 0; k < m->d->nloc * m->width[l + 1]; k++)
+            local |= (m->Z[l][k] > 0.0f) != side0[q++];
+    return !all_true(!local);
+}
+
 // The analytic gradient of the model against (L(w + h) - L(w - h)) / 2h for the 4 largest
-// gradient entries of every layer and 4 drawn at random.
+// gradient entries of every layer and 4 drawn at random. With the dropout masks fixed, the
+// loss is smooth in one weight as long as no ReLU input changes side (each Z is then linear
+// in it), and a kink inside [w - h, w + h] spoils the central quotient by about half the jump
+// of the slope. So a step counts only if no ReLU input at w +- h is on another side than at
+// w. A kink closer than the smallest step (seen: Z = 1.7e-6, 3.6e-6 away in the weight) is
+// checked one-sided on the side that keeps w's sides, which is the slope the backward pass
+// takes (its masks are w's); with kinks on both sides the weight is skipped, and reported.
 static int grad_check(dsmm_ctx *ctx, const char *prefix, dsmm_gcn_features kind, int layers,
                       double dropout)
 {
+    enum { NSTEP = 6 };
+    static const float steps[NSTEP] = {1e-2f, 3e-3f, 1e-3f, 5e-4f, 2e-4f, 1e-4f};
+    const int verbose = g_rank == 0 && getenv("DSMM_TEST_VERBOSE") != NULL;
     dsmm_gcn_params p;
     dsmm_gcn_params_init(&p);
     p.layers = layers;
@@ -148,9 +187,12 @@ static int grad_check(dsmm_ctx *ctx, const char *prefix, dsmm_gcn_features kind,
     const int epoch = 3;
     double loss = 0.0;
     CHECK_ALL_OK(ctx, dsmmi_gcn_forward(ctx, &m, epoch, 1));
+    unsigned char *side0 = malloc(relu_count(&m) + 1);
+    CHECK_ALL(side0 != NULL);
+    relu_sides(&m, side0);
     CHECK_ALL_OK(ctx, dsmmi_gcn_loss(ctx, &m, 1, &loss));
     CHECK_ALL_OK(ctx, dsmmi_gcn_backward(ctx, &m));
-    int bad = 0, checked = 0;
+    int bad = 0, checked = 0, one_sided = 0, skipped = 0;
     double worst = 0.0;
     for (int l = 0; l < m.L; l++) {
         size_t nw = (size_t)(m.width[l] * m.width[l + 1]);
@@ -171,45 +213,83 @@ static int grad_check(dsmm_ctx *ctx, const char *prefix, dsmm_gcn_features kind,
         for (int k = 0; k < 8; k++) {
             size_t i = pick[k];
             float w0 = m.W[l][i];
-            // Shrinking steps until one agrees: a ReLU kink within a step spoils its quotient
-            // (measured: the quotients converge to the gradient once the step is past it).
-            static const float steps[] = {1e-2f, 3e-3f, 1e-3f, 5e-4f, 2e-4f, 1e-4f};
             double an = g[i], fd = 0.0, err = INFINITY, tol = 2e-4 + 2e-2 * fabs(an);
-            for (int s = 0; s < 6 && err > tol; s++) {
-                const float h = steps[s];
-                double lp = 0.0, lm = 0.0;
+            double lp[NSTEP], lm[NSTEP];
+            int cp[NSTEP], cm[NSTEP], ns = 0, central = 0;
+            // Shrinking steps until one agrees: a smaller step has less truncation error but
+            // more rounding (the activations are floats).
+            for (; ns < NSTEP && err > tol; ns++) {
+                const float h = steps[ns];
                 m.W[l][i] = w0 + h;
-                int ok = loss_at(ctx, &m, epoch, &lp);
+                int ok = loss_at(ctx, &m, epoch, &lp[ns]);
+                cp[ns] = kink_crossed(&m, side0);
                 m.W[l][i] = w0 - h;
-                ok = ok && loss_at(ctx, &m, epoch, &lm);
+                ok = loss_at(ctx, &m, epoch, &lm[ns]) && ok;
+                cm[ns] = kink_crossed(&m, side0);
                 m.W[l][i] = w0;
                 CHECK_ALL(ok);
-                fd = (lp - lm) / (double)((w0 + h) - (w0 - h));
+                if (cp[ns] || cm[ns]) continue;
+                central = 1;
+                fd = (lp[ns] - lm[ns]) / (double)((w0 + h) - (w0 - h));
                 err = fabs(fd - an);
             }
+            // Every step crossed a kink (then all NSTEP were taken): one-sided quotients.
+            int sided = 0;
+            if (!central) {
+                double l0 = 0.0;
+                CHECK_ALL(loss_at(ctx, &m, epoch, &l0));
+                for (int s = 0; s < ns && err > tol; s++) {
+                    if (cp[s] && cm[s]) continue;
+                    const float h = steps[s];
+                    sided = 1;
+                    fd = cp[s] ? (l0 - lm[s]) / (double)(w0 - (w0 - h))
+                               : (lp[s] - l0) / (double)((w0 + h) - w0);
+                    err = fabs(fd - an);
+                }
+                if (verbose)
+                    fprintf(stderr,
+                            "  dW%d[%zu]: a ReLU kink within %g of the weight on %s: "
+                            "%s\n",
+                            l, i, (double)steps[NSTEP - 1],
+                            !sided          ? "both sides"
+                            : cp[NSTEP - 1] ? "its + side"
+                                            : "its - side",
+                            !sided ? "skipped" : "one-sided differences");
+                if (!sided) {
+                    skipped++;
+                    continue;
+                }
+                one_sided++;
+            }
             if (err / tol > worst) worst = err / tol;
-            if (g_rank == 0 && getenv("DSMM_TEST_VERBOSE") && err / tol > 0.3)
+            if (verbose && err / tol > 0.3)
                 fprintf(stderr, "  dW%d[%zu] = %.6g, finite differences %.6g\n", l, i, an, fd);
             if (err > tol) {
                 if (g_rank == 0)
                     fprintf(stderr,
                             "kind %d layers %d dropout %g: dW%d[%zu] = %.6g, finite "
-                            "differences %.6g\n",
-                            (int)kind, layers, dropout, l, i, an, fd);
+                            "differences %.6g%s\n",
+                            (int)kind, layers, dropout, l, i, an, fd, sided ? " (one-sided)" : "");
                 bad++;
             }
             checked++;
         }
         free(g);
     }
-    if (g_rank == 0 && getenv("DSMM_TEST_VERBOSE"))
+    if (verbose)
         fprintf(stderr,
-                "grad check kind %d layers %d dropout %g: loss %.6f, %d weights, worst "
-                "err/tol %.3f\n",
-                (int)kind, layers, dropout, loss, checked, worst);
+                "grad check kind %d layers %d dropout %g: loss %.6f, %d weights (%d one-sided "
+                "at a ReLU kink), %d skipped, worst err/tol %.3f\n",
+                (int)kind, layers, dropout, loss, checked, one_sided, skipped, worst);
+    free(side0);
     dsmmi_gcn_model_free(ctx, &m);
     dsmmi_gcn_data_free(ctx, &d);
     CHECK_ALL(bad == 0);
+    // One ReLU input within a step's reach of 0 kinks every weight feeding it (seen: 7 of 24
+    // with random features, where every weight of a column feeds it), and kinks on both sides
+    // of a weight need two such inputs; most weights must still be checked, or the check
+    // would pass without checking.
+    CHECK_ALL(4 * skipped <= checked);
     return TEST_PASS;
 }
 
