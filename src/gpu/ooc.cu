@@ -93,7 +93,7 @@ static dsmm_status start(exec *x, slot *s, dsmmi_ooc_chunk *c, slot *prev)
                (long long)s->Ai->ncols, (long long)Bj->nrows, (long long)Bj->ncols);
     flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)m + 1, sizeof *flops);
     DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu out-of-core: row flops");
-    dsmmi_spgemm_row_flops(s->Ai, Bj, flops, NULL);
+    dsmmi_ooc_row_flops(x->run, c, flops); // counted by the plan
     // The uploads queue behind prev's numeric phase on stream 0 anyway; waiting here makes
     // the time the host is held up by it count as prev's, not hidden.
     if (prev != NULL) DSMM_TRY(dsmmg::spgemm_finish(&prev->r));

@@ -41,6 +41,14 @@ typedef dsmm_status (*dsmmi_spgemm_fn)(dsmm_ctx *ctx, const dsmmi_spgemm_args *a
 dsmmi_spgemm_fn dsmmi_spgemm_kernel(dsmm_spgemm_alg alg);
 void dsmmi_spgemm_kernel_set(dsmm_spgemm_alg alg, dsmmi_spgemm_fn fn);
 
+/* dsmmi_spgemm_args_make: the checks and normalisation of dsmmi_local_spgemm's operands and
+ * options (kernel and semiring names, column width, value types, inner dimensions, a semiring
+ * that needs values against pattern inputs, the mask's shape, C's type) into *a: A, B and M
+ * as given (B not transposed), type resolved. Also used by the out-of-core driver.
+ * Errors: DSMM_ERR_ARG, DSMM_ERR_DIM with the message of the failed check. */
+dsmm_status dsmmi_spgemm_args_make(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                                   const dsmm_spgemm_opts *opts, dsmmi_spgemm_args *a);
+
 /* dsmmi_local_spgemm: the one local multiply every layer above calls: checks and normalises
  * (dims, semiring vs pattern inputs, mask shape, transpose_b, type, col_bits), looks the
  * kernel up and runs it, filling info (may be NULL). phase as for a table entry. */

@@ -30,12 +30,12 @@ void dsmm_ooc_opts_init(dsmm_ooc_opts *o)
 /* A chunk as the run keeps it: the public part first, so executors' pointers convert back. */
 typedef struct node {
     dsmmi_ooc_chunk c;
-    dsmm_csr *C;      // the result, once done (NULL once placed in the output)
-    dsmm_idx nnz;     // its nnz
-    int side;         // who took it (-1: not yet)
-    int split;        // 1: replaced by two halves
-    double t_taken;   // wall time when taken
-    dsmm_idx max_row; // the largest row flops in the chunk (workspace estimate)
+    dsmm_csr *C;    // the result, once done (NULL once placed in the output)
+    dsmm_idx nnz;   // its nnz
+    int side;       // who took it (-1: not yet)
+    int split;      // 1: replaced by two halves
+    double t_taken; // wall time when taken
+    int id;         // its index in run->nodes
 } node;
 
 struct dsmmi_ooc {
@@ -227,7 +227,7 @@ static size_t chunk_cost(const cost_model *m, dsmm_idx rows, dsmm_idx annz, size
     return a + bbytes + c + ws + conv;
 }
 
-static dsmm_status add_node(dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_idx max_row, int *id)
+static dsmm_status add_node(dsmmi_ooc *run, const dsmmi_ooc_chunk *c, int *id)
 {
     dsmm_status st = DSMM_OK;
     dsmm_ctx *ctx = run->ctx;
@@ -243,7 +243,7 @@ static dsmm_status add_node(dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_idx m
     DSMM_CHECK(ctx, nd != NULL, DSMM_ERR_NOMEM, "ooc: chunk");
     nd->c = *c;
     nd->side = -1;
-    nd->max_row = max_row;
+    nd->id = run->nnodes;
     *id = run->nnodes;
     run->nodes[run->nnodes++] = nd;
 cleanup:
@@ -267,26 +267,26 @@ static void range_sums(const dsmmi_ooc *run, dsmm_idx r0, dsmm_idx r1, int j, do
     *max_row = mx;
 }
 
-static int cmp_flops_desc(const void *x, const void *y, void *arg)
+/* qsort orders of chunks (arrays of node pointers). */
+static int by_flops_desc(const void *x, const void *y)
 {
-    node *const *nodes = arg;
-    const node *a = nodes[*(const int *)x], *b = nodes[*(const int *)y];
+    const node *a = *(node *const *)x, *b = *(node *const *)y;
     if (a->c.flops != b->c.flops) return a->c.flops > b->c.flops ? -1 : 1;
     if (a->c.rp != b->c.rp) return a->c.rp < b->c.rp ? -1 : 1;
     return a->c.cp < b->c.cp ? -1 : a->c.cp > b->c.cp;
 }
 
-/* qsort with a context (a small insertion-merge, as qsort_r is not portable C11). */
-static void sort_ids(int *ids, int n, node **nodes)
+static int by_col0(const void *x, const void *y)
 {
-    for (int i = 1; i < n; i++) {
-        int v = ids[i], k = i - 1;
-        while (k >= 0 && cmp_flops_desc(&ids[k], &v, nodes) > 0) {
-            ids[k + 1] = ids[k];
-            k--;
-        }
-        ids[k + 1] = v;
-    }
+    const node *a = *(node *const *)x, *b = *(node *const *)y;
+    if (a->c.c0 != b->c.c0) return a->c.c0 < b->c.c0 ? -1 : 1;
+    return a->c.r0 < b->c.r0 ? -1 : a->c.r0 > b->c.r0;
+}
+
+static int by_taken(const void *x, const void *y)
+{
+    const node *a = *(node *const *)x, *b = *(node *const *)y;
+    return a->t_taken < b->t_taken ? -1 : a->t_taken > b->t_taken;
 }
 
 /* Per-row flops and nnz estimates per column panel. */
@@ -469,7 +469,7 @@ static dsmm_status cut_rows(dsmmi_ooc *run, int nrp, const cost_model *cm, dsmm_
             c.flops = f;
             c.est_nnz = z;
             c.est_bytes = chunk_cost(cm, c.r1 - c.r0, an, bbytes[j], z, mx, c.c1 - c.c0);
-            DSMM_TRY(add_node(run, &c, mx, &id));
+            DSMM_TRY(add_node(run, &c, &id));
         }
     }
     *nrp_out = npanels;
@@ -574,9 +574,11 @@ static dsmm_status plan(dsmmi_ooc *run, const dsmm_ooc_opts *o, int *nrp_out)
     run->nq = run->nnodes;
     run->q = dsmmi_malloc(ctx, (size_t)run->nq + 1, sizeof *run->q);
     DSMM_CHECK(ctx, run->q != NULL, DSMM_ERR_NOMEM, "ooc: chunk order");
-    for (int i = 0; i < run->nq; i++) run->q[i] = i;
-    sort_ids(run->q, run->nq, run->nodes);
-    for (int i = 0; i < run->nq; i++) run->nodes[run->q[i]]->c.order = i;
+    if (run->nq > 0) qsort(run->nodes, (size_t)run->nq, sizeof *run->nodes, by_flops_desc);
+    for (int i = 0; i < run->nq; i++) {
+        run->nodes[i]->id = i; // nothing refers to the ids yet
+        run->q[i] = i;
+    }
 cleanup:
     return st;
 }
@@ -668,6 +670,12 @@ dsmm_status dsmmi_ooc_panels(dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_csr 
     *Bj = run->Bp[c->cp];
 cleanup:
     return st;
+}
+
+void dsmmi_ooc_row_flops(const dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_idx *flops)
+{
+    for (dsmm_idx r = c->r0; r < c->r1; r++)
+        flops[r - c->r0] = run->fl[(size_t)r * run->ncp + c->cp];
 }
 
 const dsmmi_spgemm_args *dsmmi_ooc_args(const dsmmi_ooc *run)
@@ -774,7 +782,6 @@ dsmm_status dsmmi_ooc_split(dsmmi_ooc *run, dsmmi_ooc_chunk *c, int side)
 {
     dsmm_status st = DSMM_OK;
     dsmm_ctx *ctx = run->ctx;
-    node *nd = (node *)c;
     dsmmi_ooc_chunk h[2];
     dsmm_idx cut = c->r0;
     int id[2] = {-1, -1};
@@ -807,8 +814,8 @@ dsmm_status dsmmi_ooc_split(dsmmi_ooc *run, dsmmi_ooc_chunk *c, int side)
         h[k].seconds_compute = h[k].seconds_transfer = h[k].seconds_hidden = 0;
         h[k].bytes = 0;
         // a half without flops produces nothing: it is not run (its rows of C stay empty)
-        if (f > 0) DSMM_TRY(add_node(run, &h[k], mx, &id[k]));
-        nd = NULL; // the node array may have moved; c stays valid (nodes are separate blocks)
+        // (c stays valid when the node array grows: nodes are separate blocks)
+        if (f > 0) DSMM_TRY(add_node(run, &h[k], &id[k]));
     }
     if (run->nstack[side] + 2 > run->capstack[side]) {
         int cap = run->capstack[side] ? 2 * run->capstack[side] : 8;
@@ -823,7 +830,6 @@ dsmm_status dsmmi_ooc_split(dsmmi_ooc *run, dsmmi_ooc_chunk *c, int side)
     ((node *)c)->split = 1;
     run->splits++;
 cleanup:
-    (void)nd;
     pthread_mutex_unlock(&run->lock);
     return st;
 }
@@ -900,6 +906,22 @@ static int leaf(const node *nd)
     return !nd->split;
 }
 
+/* leaves: a new array of the chunks that ran (not split), sorted by cmp; *n their count. */
+static dsmm_status leaves(const dsmmi_ooc *run, int (*cmp)(const void *, const void *), node ***out,
+                          int *n)
+{
+    dsmm_status st = DSMM_OK;
+    node **v = dsmmi_malloc(run->ctx, (size_t)run->nnodes + 1, sizeof *v);
+    *n = 0;
+    DSMM_CHECK(run->ctx, v != NULL, DSMM_ERR_NOMEM, "ooc: chunk list");
+    for (int i = 0; i < run->nnodes; i++)
+        if (leaf(run->nodes[i])) v[(*n)++] = run->nodes[i];
+    qsort(v, (size_t)*n, sizeof *v, cmp);
+cleanup:
+    *out = v;
+    return st;
+}
+
 /* The chunks (all done) into one CSR: row counts summed, then each chunk's rows copied into
  * place, column panels in order so every row comes out in column order. */
 static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
@@ -908,7 +930,8 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
     dsmm_ctx *ctx = run->ctx;
     dsmm_idx m = run->A->nrows, n = run->B->ncols, *pos = NULL;
     dsmm_csr *C = NULL;
-    int *ids = NULL, nids = 0, sorted = run->args.sorted;
+    node **v = NULL;
+    int nv = 0, sorted = run->args.sorted;
     size_t vb = val_bytes(run->args.type);
     if (run->Cout != NULL) {
         // placed as they came back
@@ -917,32 +940,22 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
         run->Cout = NULL;
         return DSMM_OK;
     }
-    {
+    // column panels in increasing order (then rows), so a row's pieces land left to right
+    DSMM_TRY(leaves(run, by_col0, &v, &nv));
+    if (nv == 1 && v[0]->C != NULL && v[0]->c.r0 == 0 && v[0]->c.r1 == m && v[0]->c.c0 == 0 &&
+        v[0]->c.c1 == n && dsmmi_csr_col_bits(v[0]->C) == col_bits) {
         // one chunk covering C with C's column width: it is C
-        node *only = NULL;
-        int leaves = 0;
-        for (int i = 0; i < run->nnodes; i++)
-            if (leaf(run->nodes[i])) {
-                only = run->nodes[i];
-                leaves++;
-            }
-        if (leaves == 1 && only->C != NULL && only->c.r0 == 0 && only->c.r1 == m &&
-            only->c.c0 == 0 && only->c.c1 == n && dsmmi_csr_col_bits(only->C) == col_bits) {
-            *out = only->C;
-            only->C = NULL;
-            return DSMM_OK;
-        }
+        *out = v[0]->C;
+        v[0]->C = NULL;
+        goto cleanup;
     }
-    ids = dsmmi_malloc(ctx, (size_t)run->nnodes + 1, sizeof *ids);
     pos = dsmmi_calloc(ctx, (size_t)m + 1, sizeof *pos);
-    DSMM_CHECK(ctx, ids != NULL && pos != NULL, DSMM_ERR_NOMEM, "ooc: assembly");
-    for (int i = 0; i < run->nnodes; i++) {
-        node *nd = run->nodes[i];
-        if (!leaf(nd)) continue;
+    DSMM_CHECK(ctx, pos != NULL, DSMM_ERR_NOMEM, "ooc: assembly");
+    for (int t = 0; t < nv; t++) {
+        const node *nd = v[t];
         DSMM_CHECK(ctx, nd->C != NULL, DSMM_ERR_INTERNAL,
                    "ooc: chunk [%lld, %lld) x [%lld, %lld) has no result", (long long)nd->c.r0,
                    (long long)nd->c.r1, (long long)nd->c.c0, (long long)nd->c.c1);
-        ids[nids++] = i;
         for (dsmm_idx r = 0; r < nd->C->nrows; r++)
             pos[nd->c.r0 + r + 1] += nd->C->rowptr[r + 1] - nd->C->rowptr[r];
         sorted = sorted && nd->C->sorted;
@@ -951,17 +964,8 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
     DSMM_TRY(dsmmi_csr_create_ex(ctx, m, n, pos[m], run->args.type, col_bits, &C));
     memcpy(C->rowptr, pos, ((size_t)m + 1) * sizeof *pos);
     C->nnz = pos[m];
-    // column panels in increasing order (then rows), so a row's pieces land left to right
-    for (int i = 1; i < nids; i++) {
-        int v = ids[i], k = i - 1;
-        while (k >= 0 && run->nodes[ids[k]]->c.c0 > run->nodes[v]->c.c0) {
-            ids[k + 1] = ids[k];
-            k--;
-        }
-        ids[k + 1] = v;
-    }
-    for (int t = 0; t < nids; t++) {
-        node *nd = run->nodes[ids[t]];
+    for (int t = 0; t < nv; t++) {
+        node *nd = v[t];
         const dsmm_csr *K = nd->C;
         dsmm_idx c0 = nd->c.c0, r0 = nd->c.r0;
 #ifdef _OPENMP
@@ -979,7 +983,7 @@ static dsmm_status assemble(dsmmi_ooc *run, int col_bits, dsmm_csr **out)
     C = NULL;
 cleanup:
     dsmm_csr_destroy(&C);
-    dsmmi_free(ctx, ids);
+    dsmmi_free(ctx, v);
     dsmmi_free(ctx, pos);
     return st;
 }
@@ -1013,6 +1017,7 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
     dsmm_spgemm_opts so;
     dsmm_csr *Bt = NULL;
     dsmm_ooc_chunk_info *ci = NULL;
+    node **taken = NULL;
     int lock_made = 0, nrp = 0, saved_auto = ctx ? ctx->gpu_auto : 0, saved_threads = 0;
     int device = 0, threads_set = 0;
     double t0 = dsmmi_wtime(), t_plan = 0, t_asm = 0, t_dev = 0, t_host = 0;
@@ -1057,36 +1062,16 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
                                   : "this dsmm was built without CUDA");
         dev_exec = dsmmi_gpu_ooc_exec;
     }
-    // Check and normalise as an in-core product does: a 0 x 0 probe runs the same checks on
-    // the shapes, semiring and type without multiplying anything.
+    // the checks and normalisation of an in-core product, then the panel counts
+    DSMM_TRY(dsmmi_spgemm_args_make(ctx, A, B, &so, &run.args));
     {
-        dsmm_idx inner_b = so.transpose_b ? B->ncols : B->nrows;
         dsmm_idx ncols_c = so.transpose_b ? B->nrows : B->ncols;
-        DSMM_CHECK(ctx, A->ncols == inner_b, DSMM_ERR_DIM,
-                   "spgemm ooc: A is %lld x %lld but B%s is %lld x %lld (inner dimensions differ)",
-                   (long long)A->nrows, (long long)A->ncols, so.transpose_b ? "^T" : "",
-                   (long long)inner_b, (long long)ncols_c);
-        DSMM_CHECK(ctx,
-                   so.semiring == DSMM_PLUS_PAIR ||
-                       (A->type != DSMM_PATTERN && B->type != DSMM_PATTERN),
-                   DSMM_ERR_ARG, "spgemm ooc: semiring %s needs values but %s is pattern-only",
-                   dsmm_semiring_name(so.semiring), A->type == DSMM_PATTERN ? "A" : "B");
-        DSMM_CHECK(ctx, (int)so.semiring >= 0 && so.semiring < DSMM_SEMIRING_COUNT, DSMM_ERR_ARG,
-                   "spgemm ooc: unknown semiring %d", (int)so.semiring);
-        DSMM_CHECK(ctx, so.col_bits == 32 || so.col_bits == 64, DSMM_ERR_ARG,
-                   "spgemm ooc: column width %d is neither 32 nor 64", so.col_bits);
-        DSMM_CHECK(ctx, so.col_bits == 64 || ncols_c <= INT32_MAX, DSMM_ERR_ARG,
-                   "spgemm ooc: 32-bit columns asked for C with %lld columns", (long long)ncols_c);
-        DSMM_CHECK(ctx, so.type == -1 || dsmmi_type_ok((dsmm_type)so.type), DSMM_ERR_ARG,
-                   "spgemm ooc: invalid value type %d for C", so.type);
         DSMM_CHECK(ctx, (dsmm_idx)o.row_panels <= (A->nrows > 0 ? A->nrows : 1), DSMM_ERR_ARG,
                    "spgemm ooc: %d row panels for %lld rows of A", o.row_panels,
                    (long long)A->nrows);
         DSMM_CHECK(ctx, (dsmm_idx)o.col_panels <= (ncols_c > 0 ? ncols_c : 1), DSMM_ERR_ARG,
                    "spgemm ooc: %d column panels for %lld columns of B", o.col_panels,
                    (long long)ncols_c);
-        DSMM_CHECK(ctx, (int)so.alg >= 0 && so.alg < DSMM_SPGEMM_ALG_COUNT, DSMM_ERR_ARG,
-                   "spgemm ooc: unknown kernel %d", (int)so.alg);
     }
     if (so.transpose_b) {
         DSMM_TRY(dsmm_csr_transpose(ctx, B, &Bt));
@@ -1096,13 +1081,7 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
     run.A = A;
     run.B = B;
     run.device = device;
-    run.args.sr = so.semiring;
-    run.args.alg = so.alg;
-    run.args.col_bits = so.col_bits;
-    run.args.sorted = !so.unsorted;
-    run.args.type = so.type == -1 ? ((A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
-                                                                                      : DSMM_DOUBLE)
-                                  : (dsmm_type)so.type;
+    run.args.A = run.args.B = run.args.M = NULL; // executors take the panels
     // the host's chunks run on the CPU kernels (a device kernel name means AUTO there)
     run.host_alg =
         (so.alg == DSMM_SPGEMM_GPU || so.alg == DSMM_SPGEMM_CUSPARSE) ? DSMM_SPGEMM_AUTO : so.alg;
@@ -1179,25 +1158,13 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
                run.front == run.back || (run.front >= run.boundary && run.back <= run.boundary),
                DSMM_ERR_INTERNAL, "ooc: chunks left in the queue (%d..%d)", run.front, run.back);
     if (info) {
+        // the chunks in the order they were taken
         int nl = 0;
-        for (int i = 0; i < run.nnodes; i++) nl += leaf(run.nodes[i]);
+        DSMM_TRY(leaves(&run, by_taken, &taken, &nl));
         ci = dsmmi_calloc(ctx, (size_t)nl + 1, sizeof *ci);
         DSMM_CHECK(ctx, ci != NULL, DSMM_ERR_NOMEM, "spgemm ooc: chunk records");
-        // in the order taken
-        int *ids = dsmmi_malloc(ctx, (size_t)nl + 1, sizeof *ids), k = 0;
-        DSMM_CHECK(ctx, ids != NULL, DSMM_ERR_NOMEM, "spgemm ooc: chunk records");
-        for (int i = 0; i < run.nnodes; i++)
-            if (leaf(run.nodes[i])) ids[k++] = i;
-        for (int i = 1; i < nl; i++) {
-            int v = ids[i], j = i - 1;
-            while (j >= 0 && run.nodes[ids[j]]->t_taken > run.nodes[v]->t_taken) {
-                ids[j + 1] = ids[j];
-                j--;
-            }
-            ids[j + 1] = v;
-        }
         for (int i = 0; i < nl; i++) {
-            const node *nd = run.nodes[ids[i]];
+            const node *nd = taken[i];
             dsmm_ooc_chunk_info *x = &ci[i];
             x->row_panel = nd->c.rp;
             x->col_panel = nd->c.cp;
@@ -1225,7 +1192,6 @@ dsmm_status dsmmi_ooc_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B
             if (nd->c.est_bytes > info->max_est_bytes) info->max_est_bytes = nd->c.est_bytes;
             if (nd->c.bytes > info->max_bytes) info->max_bytes = nd->c.bytes;
         }
-        dsmmi_free(ctx, ids);
         info->chunks = nl;
     }
     {
@@ -1261,6 +1227,7 @@ cleanup:
     }
     if (st != DSMM_OK && C != NULL) dsmm_csr_destroy(C);
     dsmmi_free(ctx, ci);
+    dsmmi_free(ctx, taken);
     for (int sd = 0; sd < 2; sd++) dsmmi_free(ctx, run.stack[sd]);
     if (lock_made) pthread_mutex_destroy(&run.lock);
     free_nodes(&run);

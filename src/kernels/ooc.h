@@ -17,7 +17,6 @@ typedef struct dsmmi_ooc_chunk {
     double flops;     // multiply-adds of this chunk (exact)
     double est_nnz;   // the planner's estimate of nnz(C[i][j])
     size_t est_bytes; // the planner's estimate of the working set (panels + C + workspace)
-    int order;        // position in the flops order (0 = largest)
     // filled by the executor
     int on_gpu;              // 1: ran on the device
     double seconds_compute;  // kernels (device events, or the CPU kernel's wall time)
@@ -46,6 +45,11 @@ dsmmi_ooc_chunk *dsmmi_ooc_take(dsmmi_ooc *run, int side);
  * owns *Ai and destroys it (dsmm_csr_destroy) when done; *Bj belongs to the run. */
 dsmm_status dsmmi_ooc_panels(dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_csr **Ai,
                              const dsmm_csr **Bj);
+
+/* dsmmi_ooc_row_flops: flops[r] = the multiply-adds of row c->r0 + r of A against chunk c's
+ * column panel, for the chunk's rows (the plan counted them; an executor that bins rows by
+ * flops need not count again). */
+void dsmmi_ooc_row_flops(const dsmmi_ooc *run, const dsmmi_ooc_chunk *c, dsmm_idx *flops);
 
 /* dsmmi_ooc_args: the normalised multiply (semiring, value type of C, sorted rows) every
  * chunk runs with; A, B and M of the returned args are NULL (take the panels). Chunks may

@@ -94,26 +94,10 @@ static const char *type_name(dsmm_type t)
     return t == DSMM_DOUBLE ? "double" : t == DSMM_FLOAT ? "float" : "pattern";
 }
 
-dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
-                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase, dsmm_csr **C,
-                               dsmm_spgemm_info *info)
+dsmm_status dsmmi_spgemm_args_make(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                                   const dsmm_spgemm_opts *opts, dsmmi_spgemm_args *a)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_csr *Bt = NULL;
-    dsmm_spgemm_opts dflt;
-    dsmm_spgemm_info local_info;
-    double t0 = dsmmi_wtime();
-
-    if (info == NULL) info = &local_info;
-    memset(info, 0, sizeof *info);
-    DSMM_CHECK(ctx, dsmmi_ctx_ok(ctx), DSMM_ERR_ARG, "spgemm: invalid or destroyed context");
-    DSMM_CHECK(ctx, C != NULL, DSMM_ERR_ARG, "spgemm: C must be non-NULL");
-    if (phase != DSMMI_SPGEMM_NUMERIC) *C = NULL;
-    DSMM_CHECK(ctx, A != NULL && B != NULL, DSMM_ERR_ARG, "spgemm: A and B must be non-NULL");
-    if (opts == NULL) {
-        dsmm_spgemm_opts_init(&dflt);
-        opts = &dflt;
-    }
     DSMM_CHECK(ctx, (int)opts->alg >= 0 && opts->alg < DSMM_SPGEMM_ALG_COUNT, DSMM_ERR_ARG,
                "spgemm: unknown kernel %d", (int)opts->alg);
     DSMM_CHECK(ctx, (int)opts->semiring >= 0 && opts->semiring < DSMM_SEMIRING_COUNT, DSMM_ERR_ARG,
@@ -145,18 +129,45 @@ dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr 
     DSMM_CHECK(ctx, opts->col_bits == 64 || ncols_c <= INT32_MAX, DSMM_ERR_ARG,
                "spgemm: 32-bit columns asked for C with %lld columns", (long long)ncols_c);
 
-    dsmmi_spgemm_args a = {.A = A,
-                           .B = B,
-                           .M = opts->mask,
-                           .sr = opts->semiring,
-                           .alg = opts->alg,
-                           .col_bits = opts->col_bits,
-                           .sorted = !opts->unsorted};
+    *a = (dsmmi_spgemm_args){.A = A,
+                             .B = B,
+                             .M = opts->mask,
+                             .sr = opts->semiring,
+                             .alg = opts->alg,
+                             .col_bits = opts->col_bits,
+                             .sorted = !opts->unsorted};
     if (opts->type == -1) {
-        a.type = (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT : DSMM_DOUBLE;
+        a->type = (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT : DSMM_DOUBLE;
     } else {
-        a.type = (dsmm_type)opts->type;
+        a->type = (dsmm_type)opts->type;
     }
+cleanup:
+    return st;
+}
+
+dsmm_status dsmmi_local_spgemm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                               const dsmm_spgemm_opts *opts, dsmmi_spgemm_phase phase, dsmm_csr **C,
+                               dsmm_spgemm_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *Bt = NULL;
+    dsmm_spgemm_opts dflt;
+    dsmm_spgemm_info local_info;
+    dsmmi_spgemm_args a;
+    double t0 = dsmmi_wtime();
+
+    if (info == NULL) info = &local_info;
+    memset(info, 0, sizeof *info);
+    DSMM_CHECK(ctx, dsmmi_ctx_ok(ctx), DSMM_ERR_ARG, "spgemm: invalid or destroyed context");
+    DSMM_CHECK(ctx, C != NULL, DSMM_ERR_ARG, "spgemm: C must be non-NULL");
+    if (phase != DSMMI_SPGEMM_NUMERIC) *C = NULL;
+    DSMM_CHECK(ctx, A != NULL && B != NULL, DSMM_ERR_ARG, "spgemm: A and B must be non-NULL");
+    if (opts == NULL) {
+        dsmm_spgemm_opts_init(&dflt);
+        opts = &dflt;
+    }
+    DSMM_TRY(dsmmi_spgemm_args_make(ctx, A, B, opts, &a));
+    dsmm_idx ncols_c = opts->transpose_b ? B->nrows : B->ncols;
     if (phase == DSMMI_SPGEMM_NUMERIC) {
         const dsmm_csr *Cn = *C;
         DSMM_CHECK(ctx, Cn != NULL, DSMM_ERR_ARG, "spgemm numeric: C must be non-NULL");

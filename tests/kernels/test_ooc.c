@@ -344,6 +344,20 @@ static dsmm_status fake_exec(dsmm_ctx *ctx, dsmmi_ooc *run, int side, void *user
         o.semiring = a->sr;
         o.type = (int)a->type;
         st = dsmmi_ooc_panels(run, c, &Ai, &Bj);
+        if (st == DSMM_OK) {
+            // the plan's row flops, as the device executor takes them, equal a fresh count
+            dsmm_idx *pf = malloc(sizeof *pf * (size_t)(Ai->nrows + 1));
+            dsmm_idx *cf = malloc(sizeof *cf * (size_t)(Ai->nrows + 1));
+            if (pf == NULL || cf == NULL) st = DSMM_ERR_NOMEM;
+            if (st == DSMM_OK) {
+                dsmmi_ooc_row_flops(run, c, pf);
+                dsmmi_spgemm_row_flops(Ai, Bj, cf, NULL);
+                for (dsmm_idx r = 0; r < Ai->nrows; r++)
+                    if (pf[r] != cf[r]) st = DSMM_ERR_INTERNAL;
+            }
+            free(pf);
+            free(cf);
+        }
         if (st == DSMM_OK) st = dsmm_csr_spgemm_ex(ctx, Ai, Bj, &o, &Cc, NULL);
         dsmm_csr_destroy(&Ai);
         if (st != DSMM_OK) return st;
