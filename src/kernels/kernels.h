@@ -119,9 +119,11 @@ typedef struct dsmmi_acc {
     void *hkeys;      // hash keys (int32_t or dsmm_idx as w32), -1 = empty
     double *hvals;    // hash values
     dsmm_idx hcap;    // hash capacity (power of two), 0 = none
-    uint64_t *bitmap; // dense: one bit per column
-    double *dvals;    // dense: one value per column, all 0 between rows (NULL for count or
-                      // pattern only)
+    uint64_t *bitmap; // dense fill: one bit per column, all 0 between rows
+    uint32_t *stamp;  // dense: per column, the tag of the last row that reached it
+    uint32_t tag;     // dense: the current row's tag (0 = none yet)
+    double *dvals;    // dense: one value per column, valid where stamp == tag (NULL for
+                      // count or pattern only)
     dsmm_idx *hp_pos; // heap: cursor into B per source row
     dsmm_idx *hp_end; // heap: end of the source row
     double *hp_a;     // heap: A's value per source row
@@ -197,17 +199,21 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
                              dsmm_idx nz, void *cval);
 
 /* AUTO's per-row choice (docs/kernels.md has the measurements behind the defaults).
- * "Cached" means ncols <= cache_cols: the dense accumulator (8 bytes a column) stays in L2.
- * Symbolic count: dense bitmap when cached, or when ncols <= dense_max_cols and
+ * "Cached" means ncols <= cache_cols: the dense accumulator (4 + 8 bytes a column) stays in L2.
+ * Symbolic count: dense stamps when cached, or when ncols <= dense_max_cols and
  * flops * sym_dense >= ncols; else hash. Numeric fill (nz known): one-row copy when
- * k = nnz(A(i,:)) = 1; dense when cached and nz * fill_dense_cached >= ncols (the bitmap scan,
- * ncols / 64 words at most, stays below the row's own work), or when ncols <= dense_max_cols
- * and nz * fill_dense >= ncols; heap when k <= heap_k and flops <= heap_cf * nz; else hash.
- * The masked accumulator uses a dense position array when ncols <= pos_max_cols. Changed only
- * by benchmarks, never concurrently with a multiply. */
+ * k = nnz(A(i,:)) = 1; dense when cached and nz * fill_dense_cached >= ncols, or when
+ * ncols <= dense_max_cols and nz * fill_dense >= ncols; heap when k <= heap_k and
+ * flops <= heap_cf * nz; else hash. A dense row is put in order by ranking its columns when
+ * nz <= dense_rank_max (32-bit columns), by walking its span's stamps when
+ * nz * dense_scan_ratio >= its span, by sorting when nz * dense_sort_ratio < its span in
+ * 64-bit words, else through the bitmap. The masked accumulator uses a dense position array
+ * when ncols <= pos_max_cols. Changed only by benchmarks, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
-    double sym_dense, fill_dense, fill_dense_cached, heap_cf;
+    double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
+    dsmm_idx dense_rank_max;
+    uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
 } dsmmi_spgemm_tuning;

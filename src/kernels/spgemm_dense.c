@@ -1,24 +1,53 @@
-// src/kernels/spgemm_dense.c: row-wise SpGEMM with a dense accumulator: one value per column
-// and a bitmap of the columns touched, per thread (out-of-core paper §II.B / spECK's dense
-// rows). Reading the bitmap word by word gives the row sorted with no sort at all, so the
-// driver picks it for rows whose output fills a noticeable part of the columns; the symbolic
-// count needs the bitmap only (ncols / 8 bytes, which stays in cache).
+// src/kernels/spgemm_dense.c: row-wise SpGEMM with a dense accumulator (out-of-core paper
+// §II.B, spECK's dense rows): per thread, one stamp and one value per column. A column is in
+// the current row when its stamp equals the row's tag, so nothing is cleared between rows
+// (a new row takes the next tag) and the first touch of a column is a compare, not a branch
+// on a bit: the symbolic count is a load, a compare and a store per product. The numeric fill
+// lists the row's columns as it meets them (branch-free append), then orders them either by
+// sorting the list (short rows spread over many columns) or by setting their bits in a bitmap
+// and reading it word by word (rows that fill a noticeable part of their span).
 #include <string.h>
 
 #include "kernels/kernels.h"
 
-static inline void clear_bits(uint64_t *bm, dsmm_idx lo, dsmm_idx hi)
+// The next row's tag; on wrap-around the stamps are reset so an old tag cannot match.
+static inline uint32_t next_tag(dsmmi_acc *w, dsmm_idx ncols)
 {
-    if (hi >= lo) memset(bm + (lo >> 6), 0, (size_t)((hi >> 6) - (lo >> 6) + 1) * sizeof *bm);
+    if (++w->tag == 0) {
+        memset(w->stamp, 0, (size_t)ncols * sizeof *w->stamp);
+        w->tag = 1;
+    }
+    return w->tag;
 }
 
-// Accumulates row i into the bitmap and (unless PATTERN) dv; returns the number of columns
-// reached, listing them in first-touch order when list != NULL, and their bounds in lo/hi.
-DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx *list,
+DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
+{
+    uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
+    dsmm_idx n = 0;
+    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++) {
+            dsmm_idx c = DSMMI_COL(m->bc, q, w32);
+            n += st[c] != tag;
+            st[c] = tag;
+        }
+    }
+    return n;
+}
+
+dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
+{
+    return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
+}
+
+// Accumulates row i: stamps, values in dv (a column's first product is stored, later ones
+// added with the semiring), and, when list != NULL, the columns in order of first touch.
+// Returns the number of columns reached; lo/hi get their bounds.
+DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *list,
                                  dsmm_idx *plo, dsmm_idx *phi, const int w32, const int kind,
                                  const int vt)
 {
-    uint64_t *bm = w->bitmap;
+    uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
     double *dv = w->dvals;
     dsmm_idx n = 0, lo = m->ncols, hi = -1;
     for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
@@ -31,21 +60,28 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, ds
         double a = kind == DSMMI_K_PATTERN || kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
         for (dsmm_idx q = q0; q < q1; q++) {
             dsmm_idx c = DSMMI_COL(m->bc, q, w32);
-            uint64_t bit = (uint64_t)1 << (c & 63), old = bm[c >> 6];
-            bm[c >> 6] = old | bit;
-            if (!(old & bit)) {
-                if (list) list[n] = c;
-                n++;
-            }
+            int fresh = st[c] != tag;
+            st[c] = tag;
+            if (list) DSMMI_SET_COL(list, n, c, w32);
+            n += fresh;
             if (kind == DSMMI_K_PATTERN) continue;
-            // dv is all zero between rows, so the plus semirings add without a branch.
-            if (kind == DSMMI_K_PLUS_PAIR) {
-                dv[c] += 1.0;
-            } else if (kind == DSMMI_K_PLUS_TIMES) {
-                dv[c] += a * DSMMI_VAL(m->bv, q, vt);
+            double p =
+                kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
+            // Branch-free: a fresh column takes p, else the sum with its value (which is
+            // stale from an earlier row when fresh, and masked away).
+            uint64_t keep = (uint64_t)fresh - 1, ob, pb, sb;
+            double old = dv[c], sum;
+            if (kind == DSMMI_K_PLUS_PAIR || kind == DSMMI_K_PLUS_TIMES) {
+                memcpy(&ob, &old, sizeof ob);
+                ob &= keep;
+                memcpy(&old, &ob, sizeof ob);
+                dv[c] = old + p;
             } else {
-                double p = dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
-                dv[c] = (old & bit) ? dsmmi_sr_add(kind, dv[c], p) : p;
+                sum = dsmmi_sr_add(kind, old, p);
+                memcpy(&sb, &sum, sizeof sb);
+                memcpy(&pb, &p, sizeof pb);
+                sb = (sb & keep) | (pb & ~keep);
+                memcpy(&dv[c], &sb, sizeof sb);
             }
         }
     }
@@ -54,59 +90,63 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, ds
     return n;
 }
 
-DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
-{
-    uint64_t *bm = w->bitmap;
-    dsmm_idx lo, hi;
-    dsmm_idx n = accumulate(w, m, i, NULL, &lo, &hi, w32, DSMMI_K_PATTERN, DSMM_PATTERN);
-    // Clear by walking the products again when they are fewer than the words between the
-    // row's first and last column (short rows spread over many columns, as in meshes).
-    if (hi >= lo && dsmmi_rw_flops(m, i) < (hi >> 6) - (lo >> 6)) {
-        for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
-            dsmm_idx r = dsmmi_rw_acol(m, k);
-            for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++)
-                bm[DSMMI_COL(m->bc, q, w32) >> 6] = 0;
-        }
-    } else {
-        clear_bits(bm, lo, hi);
-    }
-    return n;
-}
-
-dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
-{
-    return m->w32 ? count_row(w, m, i, 1) : count_row(w, m, i, 0);
-}
-
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
                            dsmm_idx *written, const int w32, const int kind, const int vt)
 {
-    uint64_t *bm = w->bitmap;
-    double *dv = w->dvals;
-    dsmm_idx *list = w->skey; // the row's columns in order of first touch (nz of them)
+    const double *dv = w->dvals;
+    void *list = w->skey; // the row's columns in order of first touch (int32 when w32)
     dsmm_idx lo, hi;
     dsmm_idx n = accumulate(w, m, i, list, &lo, &hi, w32, kind, vt);
-    dsmm_idx o = 0;
-    if (hi < lo) {
-        *written = 0;
-        return;
-    }
-    // A short row spread over many columns: sorting its few columns beats scanning the
-    // bitmap's words between its first and last column (meshes, road networks).
-    if (n * 16 < (hi >> 6) - (lo >> 6) + 1) {
-        dsmmi_sort_pairs(list, NULL, n);
-        for (; o < n; o++) {
-            dsmm_idx c = list[o];
-            bm[c >> 6] = 0;
-            DSMMI_SET_COL(ccol, o, c, w32);
-            if (kind != DSMMI_K_PATTERN) {
-                DSMMI_SET_VAL(cval, o, dv[c], vt);
-                dv[c] = 0.0;
-            }
+    *written = n;
+    if (n == 0) return;
+    const dsmmi_spgemm_tuning *tu = &dsmmi_spgemm_tune;
+    if (w32 && n <= tu->dense_rank_max) {
+        // Short row: each column's place is the number of smaller columns (n^2 compares with
+        // no branch, which the compiler vectorises; a sort mispredicts about once per entry).
+        const int32_t *l32 = list;
+        for (dsmm_idx t = 0; t < n; t++) {
+            int32_t c = l32[t];
+            int32_t r = 0;
+            for (dsmm_idx u = 0; u < n; u++) r += l32[u] < c;
+            DSMMI_SET_COL(ccol, r, c, w32);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, r, dv[c], vt);
         }
-        *written = o;
         return;
     }
+    if (n * tu->dense_scan_ratio >= (double)(hi - lo + 1)) {
+        // The row fills a good part of its span: walk the span's stamps and keep the row's
+        // columns with a branch-free compaction (the last column, hi, is the row's, so the
+        // writes stay inside the row).
+        const uint32_t *st = w->stamp;
+        uint32_t tag = w->tag;
+        dsmm_idx o = 0;
+        for (dsmm_idx c = lo; c <= hi; c++) {
+            DSMMI_SET_COL(ccol, o, c, w32);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+            o += st[c] == tag;
+        }
+        return;
+    }
+    // Few columns over a wide span (meshes, road networks, sparse graph rows): sort the list.
+    // Else set the columns' bits and read the span's words in order, clearing them.
+    if (n * tu->dense_sort_ratio < (hi >> 6) - (lo >> 6) + 1) {
+        dsmm_idx *l64 = w->skey;
+        if (w32) // widen in place, from the end
+            for (dsmm_idx t = n - 1; t >= 0; t--) l64[t] = ((const int32_t *)list)[t];
+        dsmmi_sort_pairs(l64, NULL, n);
+        for (dsmm_idx o = 0; o < n; o++) {
+            dsmm_idx c = l64[o];
+            DSMMI_SET_COL(ccol, o, c, w32);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+        }
+        return;
+    }
+    uint64_t *bm = w->bitmap;
+    for (dsmm_idx t = 0; t < n; t++) {
+        dsmm_idx c = DSMMI_COL(list, t, w32);
+        bm[c >> 6] |= (uint64_t)1 << (c & 63);
+    }
+    dsmm_idx o = 0;
     for (dsmm_idx wd = lo >> 6; wd <= hi >> 6; wd++) {
         uint64_t bits = bm[wd];
         if (bits == 0) continue;
@@ -115,14 +155,10 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
             bits &= bits - 1;
             DSMMI_SET_COL(ccol, o, c, w32);
-            if (kind != DSMMI_K_PATTERN) {
-                DSMMI_SET_VAL(cval, o, dv[c], vt);
-                dv[c] = 0.0;
-            }
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
             o++;
         }
     }
-    *written = o;
 }
 
 dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval)
@@ -134,41 +170,24 @@ dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cco
 
 // Numeric phase for a known row pattern through the dense accumulator: accumulate as in
 // fill_row, then gather C's columns; the row matches iff every C column was reached and no
-// other column was (the count of columns reached equals nz).
+// other column was (the count of columns reached equals nz). Nothing needs resetting.
 DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
                             dsmm_idx nz, void *cval, dsmm_idx *result, const int w32,
                             const int kind, const int vt)
 {
-    uint64_t *bm = w->bitmap;
-    double *dv = w->dvals;
+    const uint32_t *st = w->stamp;
+    const double *dv = w->dvals;
     dsmm_idx lo, hi;
     dsmm_idx reached = accumulate(w, m, i, NULL, &lo, &hi, w32, kind, vt);
+    uint32_t tag = w->tag;
     int bad = reached != nz;
-    for (dsmm_idx t = 0; t < nz; t++) {
+    for (dsmm_idx t = 0; t < nz && !bad; t++) {
         dsmm_idx c = DSMMI_COL(ccol, t, w32);
-        if (c < 0 || c >= m->ncols || !(bm[c >> 6] & ((uint64_t)1 << (c & 63)))) {
+        if (c < 0 || c >= m->ncols || st[c] != tag) {
             bad = 1;
-            continue;
+            break;
         }
         DSMMI_SET_VAL(cval, t, dv[c], vt);
-    }
-    // Reset every column reached: through C's columns when they are exactly those, else by
-    // scanning the span.
-    if (!bad) {
-        for (dsmm_idx t = 0; t < nz; t++) {
-            dsmm_idx c = DSMMI_COL(ccol, t, w32);
-            bm[c >> 6] = 0;
-            dv[c] = 0.0;
-        }
-    } else if (hi >= lo) {
-        for (dsmm_idx wd = lo >> 6; wd <= hi >> 6; wd++) {
-            uint64_t bits = bm[wd];
-            bm[wd] = 0;
-            while (bits) {
-                dv[(wd << 6) + __builtin_ctzll(bits)] = 0.0;
-                bits &= bits - 1;
-            }
-        }
     }
     *result = bad ? -1 : nz;
 }

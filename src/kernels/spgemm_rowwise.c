@@ -22,6 +22,9 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .fill_dense_cached = 1e18, // cached: every row (measured: docs/kernels.md)
     .heap_cf        = 1.5,
     .heap_k         = 8,
+    .dense_sort_ratio = 16.0,
+    .dense_rank_max = 32,
+    .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
 // clang-format on
@@ -52,7 +55,7 @@ typedef struct need {
     dsmm_idx hash_slots; // table entries
     dsmm_idx heap_k;
     dsmm_idx scratch;
-    int dense, dense_vals, pos;
+    int dense, dense_vals, dense_bits, pos;
 } need;
 
 static inline dsmm_idx row_f(const plan *pl, dsmm_idx i)
@@ -129,7 +132,8 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
     case ACC_DENSE:
         n->dense = 1;
         if (numeric && m->kind != DSMMI_K_PATTERN) n->dense_vals = 1;
-        if (numeric && nz > n->scratch) n->scratch = nz; // the row's column list
+        if (numeric && nz + 1 > n->scratch) n->scratch = nz + 1; // the row's column list
+        if (numeric) n->dense_bits = 1;
         break;
     case ACC_MASK: {
         dsmm_idx mk = m->M->rowptr[i + 1] - m->M->rowptr[i];
@@ -152,6 +156,8 @@ static void acc_free(dsmm_ctx *ctx, dsmmi_acc *w)
     w->hvals = dsmmi_free(ctx, w->hvals);
     w->hslot = dsmmi_free(ctx, w->hslot);
     w->bitmap = dsmmi_free(ctx, w->bitmap);
+    w->stamp = dsmmi_free(ctx, w->stamp);
+    w->tag = 0;
     w->dvals = dsmmi_free(ctx, w->dvals);
     w->hp_pos = dsmmi_free(ctx, w->hp_pos);
     w->hp_end = dsmmi_free(ctx, w->hp_end);
@@ -182,7 +188,13 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
                    "spgemm: hash accumulator of %lld entries", (long long)n->hash_slots);
         w->hcap = n->hash_slots;
     }
-    if (n->dense && w->bitmap == NULL) {
+    if (n->dense && w->stamp == NULL) {
+        w->stamp = dsmmi_calloc(ctx, (size_t)ncols, sizeof(uint32_t));
+        DSMM_CHECK(ctx, w->stamp, DSMM_ERR_NOMEM, "spgemm: dense stamps of %lld columns",
+                   (long long)ncols);
+        w->tag = dsmmi_spgemm_tune.dense_first_tag;
+    }
+    if (n->dense_bits && w->bitmap == NULL) {
         w->bitmap = dsmmi_calloc(ctx, (size_t)(ncols + 63) / 64, sizeof(uint64_t));
         DSMM_CHECK(ctx, w->bitmap, DSMM_ERR_NOMEM, "spgemm: dense bitmap of %lld columns",
                    (long long)ncols);
@@ -230,7 +242,8 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
 cleanup:
     *bytes = (size_t)w->hcap * (sizeof(dsmm_idx) + sizeof(double) + sizeof(int32_t)) +
              (w->bitmap ? (size_t)(ncols + 63) / 64 * 8 : 0) + (w->dvals ? (size_t)ncols * 8 : 0) +
-             (w->pos ? (size_t)ncols * 4 : 0) + (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
+             (w->stamp ? (size_t)ncols * 4 : 0) + (w->pos ? (size_t)ncols * 4 : 0) +
+             (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
     return st;
 }
 

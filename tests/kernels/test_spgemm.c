@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "kernels/kernels.h"
 #include "ref.h"
 
 static const dsmm_spgemm_alg algs[] = {DSMM_SPGEMM_AUTO, DSMM_SPGEMM_HASH, DSMM_SPGEMM_HEAP,
@@ -279,6 +280,73 @@ static int test_skewed(void)
     dsmm_csr_destroy(&E);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
+}
+
+/* ---- the dense accumulator's orderings -------------------------------------------------- */
+
+// Each way the dense accumulator puts a row in order (rank, stamp walk, sort, bitmap), forced
+// for every row through the tuning table, and stamps that wrap around mid-product, on skewed,
+// rectangular and dense-row inputs, 32- and 64-bit columns, plus and min semirings.
+static int dense_orders(const dsmmi_spgemm_tuning saved)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *R = NULL, *A = NULL, *B = NULL, *S = NULL, *T = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 8, 8, 0, DSMM_DOUBLE, seed_at(350), &R));
+    test_mat ms, mt; // sparse rows over many columns: few columns are touched before the wrap
+    test_mat_init(&ms, 40, 400, 0.006, seed_at(353));
+    test_mat_init(&mt, 400, 5000, 0.0008, seed_at(354));
+    if (rand_pair(ctx, &ms, &mt, &S, &T) != TEST_PASS) return TEST_FAIL;
+    test_mat ma, mb;
+    test_mat_init(&ma, 70, 300, 0.05, seed_at(351));
+    test_mat_init(&mb, 300, 700, 0.04, seed_at(352));
+    ma.empty_rows = 0.1;
+    ma.dense_row = 5;
+    mb.empty_cols = 0.2;
+    mb.zeros = 1;
+    if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
+    static const char *names[] = {"rank", "stamp walk", "sort", "bitmap", "wrapping tags"};
+    for (int v = 0; v < 5; v++) {
+        dsmmi_spgemm_tune = saved;
+        dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
+        t->dense_rank_max = v == 0 ? (dsmm_idx)1 << 40 : 0;
+        t->dense_scan_ratio = v == 1 ? 1e18 : 0.0;
+        t->dense_sort_ratio = v == 2 ? 1e18 : 0.0;
+        if (v == 4) {
+            dsmmi_spgemm_tune = saved;
+            t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
+        }
+        for (int bits = 32; bits <= 64; bits += 32) {
+            for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
+                dsmm_spgemm_opts o;
+                dsmm_spgemm_opts_init(&o);
+                o.semiring = semirings[s];
+                o.col_bits = bits;
+                char what[128];
+                snprintf(what, sizeof what, "dense %s, %d-bit, R-MAT", names[v], bits);
+                if (check_product(ctx, R, R, &o, what) != TEST_PASS) return TEST_FAIL;
+                snprintf(what, sizeof what, "dense %s, %d-bit, 70x300 * 300x700", names[v], bits);
+                if (check_product(ctx, A, B, &o, what) != TEST_PASS) return TEST_FAIL;
+                snprintf(what, sizeof what, "dense %s, %d-bit, 40x400 * 400x5000", names[v], bits);
+                if (check_product(ctx, S, T, &o, what) != TEST_PASS) return TEST_FAIL;
+            }
+        }
+    }
+    dsmmi_spgemm_tune = saved;
+    dsmm_csr_destroy(&R);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
+    dsmm_csr_destroy(&S);
+    dsmm_csr_destroy(&T);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_dense_orders(void)
+{
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
+    int r = dense_orders(saved);
+    dsmmi_spgemm_tune = saved; // also when a check failed
+    return r;
 }
 
 /* ---- semirings, types, widths ----------------------------------------------------------- */
@@ -1009,12 +1077,25 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_shapes),        TEST(test_edge_rows),        TEST(test_single_b_row),
-        TEST(test_skewed),        TEST(test_semirings_types),  TEST(test_input_variants),
-        TEST(test_unsorted),      TEST(test_symbolic_numeric), TEST(test_numeric_errors),
-        TEST(test_mask),          TEST(test_triangles),        TEST(test_transpose_b),
-        TEST(test_bad_input),     TEST(test_budget),           TEST(test_real_hepth),
-        TEST(test_real_bcsstk13), TEST(test_large_spmv),       TEST(test_checks_catch_errors),
+        TEST(test_shapes),
+        TEST(test_edge_rows),
+        TEST(test_single_b_row),
+        TEST(test_skewed),
+        TEST(test_dense_orders),
+        TEST(test_semirings_types),
+        TEST(test_input_variants),
+        TEST(test_unsorted),
+        TEST(test_symbolic_numeric),
+        TEST(test_numeric_errors),
+        TEST(test_mask),
+        TEST(test_triangles),
+        TEST(test_transpose_b),
+        TEST(test_bad_input),
+        TEST(test_budget),
+        TEST(test_real_hepth),
+        TEST(test_real_bcsstk13),
+        TEST(test_large_spmv),
+        TEST(test_checks_catch_errors),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
