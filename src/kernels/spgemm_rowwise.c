@@ -295,6 +295,12 @@ cleanup:
 
 static dsmm_idx count_one(dsmmi_acc *w, const plan *pl, dsmm_idx i)
 {
+    const dsmmi_rw *m = &pl->rw;
+    // One entry in A's row: C's row is B's row (no repeated columns in B).
+    if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups && m->M == NULL) {
+        dsmm_idx r = dsmmi_rw_acol(m, m->ap[i]);
+        return m->bp[r + 1] - m->bp[r];
+    }
     switch (pick_count(pl, i)) {
     case ACC_HASH:
         return dsmmi_hash_count(w, &pl->rw, i);
