@@ -208,11 +208,15 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * nz <= dense_rank_max (32-bit columns), by walking its span's stamps when
  * nz * dense_scan_ratio >= its span, by sorting when nz * dense_sort_ratio < its span in
  * 64-bit words, else through the bitmap. The masked accumulator uses a dense position array
- * when ncols <= pos_max_cols. Changed only by benchmarks, never concurrently with a multiply. */
+ * when ncols <= pos_max_cols. With one thread, no mask and a cached product, one_pass skips the
+ * symbolic count (C at the flops bound, shrunk afterwards). Changed only by benchmarks and tests,
+ * never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
+    int one_pass;             // one thread, cached, no mask: fill without the symbolic count
+    dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
     uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;

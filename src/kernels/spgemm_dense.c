@@ -20,11 +20,27 @@ static inline uint32_t next_tag(dsmmi_acc *w, dsmm_idx ncols)
     return w->tag;
 }
 
+// Prefetches the start of the B row that A's entry k + d of row i reads, so the row's
+// cache misses overlap with the work on the rows before it.
+DSMMI_INLINE void prefetch_b(const dsmmi_rw *m, dsmm_idx k, dsmm_idx end, dsmm_idx d, const int w32,
+                             const int vals, const int vt)
+{
+    if (d > 0 && k + d < end) {
+        dsmm_idx q = m->bp[dsmmi_rw_acol(m, k + d)];
+        __builtin_prefetch(w32 ? (const void *)((const int32_t *)m->bc + q)
+                               : (const void *)((const dsmm_idx *)m->bc + q));
+        if (vals)
+            __builtin_prefetch(vt == DSMM_FLOAT ? (const void *)((const float *)m->bv + q)
+                                                : (const void *)((const double *)m->bv + q));
+    }
+}
+
 DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
 {
     uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
-    dsmm_idx n = 0;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+    dsmm_idx n = 0, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
+    for (dsmm_idx k = m->ap[i]; k < end; k++) {
+        prefetch_b(m, k, end, pd, w32, 0, DSMM_PATTERN);
         dsmm_idx r = dsmmi_rw_acol(m, k);
         for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++) {
             dsmm_idx c = DSMMI_COL(m->bc, q, w32);
@@ -49,8 +65,9 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
 {
     uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
     double *dv = w->dvals;
-    dsmm_idx n = 0, lo = m->ncols, hi = -1;
-    for (dsmm_idx k = m->ap[i]; k < m->ap[i + 1]; k++) {
+    dsmm_idx n = 0, lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
+    for (dsmm_idx k = m->ap[i]; k < end; k++) {
+        prefetch_b(m, k, end, pd, w32, kind != DSMMI_K_PATTERN && kind != DSMMI_K_PLUS_PAIR, vt);
         dsmm_idx r = dsmmi_rw_acol(m, k);
         dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
         if (q1 == q0) continue;

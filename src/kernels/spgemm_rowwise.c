@@ -24,6 +24,8 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .heap_k         = 8,
     .dense_sort_ratio = 16.0,
     .dense_rank_max = 32,
+    .prefetch = 4,
+    .one_pass = 1,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
@@ -560,6 +562,87 @@ cleanup:
     return st;
 }
 
+// One pass without the symbolic count, for one thread on a cache-sized product without a
+// mask (the AUTO or DENSE choice is then the dense accumulator, or a copy, for every row, and
+// neither needs the row's count beforehand): C is allocated at the flops bound, of which
+// only the entries written are ever touched, filled row after row, and shrunk to its nnz.
+// Only when the bound fits the context's memory budget (which charges it in full, so
+// dsmm_ctx_mem_peak counts it); else the two passes.
+static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
+{
+    size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
+    size_t per = (a->col_bits == 32 ? 4 : 8) + dsmmi_type_size(a->type);
+    size_t bound = (double)pl->flops * (double)per < 0x1p62 ? (size_t)pl->flops * per : SIZE_MAX;
+    return pl->threads == 1 && pl->nchunks >= 1 && pl->rw.M == NULL &&
+           pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols && dsmmi_spgemm_tune.one_pass &&
+           (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE) &&
+           (budget == 0 || (bound <= budget && in_use <= budget - bound));
+}
+
+static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_csr **C,
+                           counters *cnt)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *Cn = NULL;
+    const dsmmi_rw *m = &pl->rw;
+    need n = {0};
+    for (dsmm_idx i = 0; i < pl->nrows; i++) {
+        dsmm_idx f = row_f(pl, i), h = f < m->ncols ? f : m->ncols;
+        if (f > 0) need_add(&n, pl, i, ACC_DENSE, 1, h);
+    }
+    size_t b = 0;
+    DSMM_TRY(acc_grow(ctx, &pl->ws[0], &n, m->ncols, &b));
+    if (b > pl->ws_bytes) pl->ws_bytes = b;
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, pl->flops, a->type, a->col_bits, &Cn));
+    size_t cw = Cn->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx);
+    size_t vw = dsmmi_type_size(Cn->type);
+    char *cc = Cn->colidx32 ? (char *)Cn->colidx32 : (char *)Cn->colidx;
+    char *cv = m->kind != DSMMI_K_PATTERN ? (char *)Cn->val : NULL;
+    dsmm_idx p = 0;
+    Cn->rowptr[0] = 0;
+    for (dsmm_idx i = 0; i < pl->nrows; i++) {
+        if (row_f(pl, i) > 0) {
+            void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
+            if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups) {
+                p += dsmmi_copy_fill(m, i, rc, rv);
+                cnt->heap++;
+            } else {
+                p += dsmmi_dense_fill(&pl->ws[0], m, i, rc, rv);
+                cnt->dense++;
+            }
+        }
+        Cn->rowptr[i + 1] = p;
+    }
+    // Shrink to the entries written. Each array keeps at least p entries either way, so if a
+    // shrinking realloc fails (it should not), C is still valid with the larger array.
+    if (p < pl->flops) {
+        size_t keep = (size_t)(p > 0 ? p : 1);
+        int failed = 0;
+        void *c2 = dsmmi_realloc(ctx, cc, keep, cw);
+        if (c2 == NULL)
+            failed = 1;
+        else if (Cn->colidx32)
+            Cn->colidx32 = c2;
+        else
+            Cn->colidx = c2;
+        if (Cn->val != NULL) {
+            void *v2 = dsmmi_realloc(ctx, Cn->val, keep, vw);
+            if (v2 == NULL)
+                failed = 1;
+            else
+                Cn->val = v2;
+        }
+        if (failed) dsmm_ctx_clear_error(ctx);
+        Cn->cap = p;
+    }
+    Cn->nnz = p;
+    *C = Cn;
+    Cn = NULL;
+cleanup:
+    dsmm_csr_destroy(&Cn);
+    return st;
+}
+
 dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
                                  dsmmi_spgemm_phase phase, dsmm_csr **C, dsmm_spgemm_info *info)
 {
@@ -587,6 +670,18 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
         info->nnz = Ck->nnz;
         info->sorted = Ck->sorted;
         info->seconds_numeric = dsmmi_wtime() - t1;
+        goto cleanup;
+    }
+
+    if (phase == DSMMI_SPGEMM_FULL && onepass_ok(ctx, a, &pl)) {
+        DSMM_TRY(onepass(ctx, a, &pl, &Cn, &cnt));
+        info->seconds_numeric = dsmmi_wtime() - t1;
+        info->nnz = Cn->nnz;
+        info->sorted = Cn->sorted = 1;
+        info->rows_heap = cnt.heap;
+        info->rows_dense = cnt.dense;
+        *C = Cn;
+        Cn = NULL;
         goto cleanup;
     }
 

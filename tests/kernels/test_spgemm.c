@@ -305,7 +305,8 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
     mb.zeros = 1;
     if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
     static const char *names[] = {"rank", "stamp walk", "sort", "bitmap", "wrapping tags"};
-    for (int v = 0; v < 5; v++) {
+    for (int vv = 0; vv < 10; vv++) {
+        int v = vv % 5, one_pass = vv < 5; // each ordering with and without the symbolic count
         dsmmi_spgemm_tune = saved;
         dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
         t->dense_rank_max = v == 0 ? (dsmm_idx)1 << 40 : 0;
@@ -315,6 +316,7 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
             dsmmi_spgemm_tune = saved;
             t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
         }
+        t->one_pass = one_pass;
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
@@ -322,7 +324,8 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
                 o.semiring = semirings[s];
                 o.col_bits = bits;
                 char what[128];
-                snprintf(what, sizeof what, "dense %s, %d-bit, R-MAT", names[v], bits);
+                snprintf(what, sizeof what, "dense %s, %s, %d-bit, R-MAT", names[v],
+                         one_pass ? "one pass" : "two passes", bits);
                 if (check_product(ctx, R, R, &o, what) != TEST_PASS) return TEST_FAIL;
                 snprintf(what, sizeof what, "dense %s, %d-bit, 70x300 * 300x700", names[v], bits);
                 if (check_product(ctx, A, B, &o, what) != TEST_PASS) return TEST_FAIL;
@@ -332,6 +335,29 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
         }
     }
     dsmmi_spgemm_tune = saved;
+
+    // A budget below the one-pass bound (flops entries) but above what two passes need: the
+    // product takes two passes and succeeds.
+    dsmm_csr *want = NULL, *C = NULL;
+    CHECK_OK(ctx, ref_spgemm_dense(ctx, R, R, NULL, DSMM_PLUS_TIMES, &want));
+    size_t bound = (size_t)ref_flops(R, R) * (sizeof(int32_t) + sizeof(double));
+    size_t exact = (size_t)want->nnz * (sizeof(int32_t) + sizeof(double));
+    CHECK_MSG(exact + (1u << 16) < bound, "R-MAT product too compressed for this check");
+    size_t old_budget = dsmm_ctx_mem_budget(ctx);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 1));
+    dsmm_ctx_set_mem_budget(ctx, dsmm_ctx_mem_in_use(ctx) + bound - 1);
+    dsmm_spgemm_opts o;
+    dsmm_spgemm_opts_init(&o);
+    o.col_bits = 32;
+    dsmm_spgemm_info info;
+    dsmm_status bst = dsmm_csr_spgemm_ex(ctx, R, R, &o, &C, &info);
+    dsmm_ctx_set_mem_budget(ctx, old_budget);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    CHECK_MSG(bst == DSMM_OK, "two passes under a budget: %s", dsmm_ctx_last_error(ctx));
+    if (test_csr_same(ctx, C, want, 1e-12, 1e-12, "two passes under a budget") != TEST_PASS)
+        return TEST_FAIL;
+    dsmm_csr_destroy(&C);
+    dsmm_csr_destroy(&want);
     dsmm_csr_destroy(&R);
     dsmm_csr_destroy(&A);
     dsmm_csr_destroy(&B);
