@@ -208,20 +208,25 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * nz <= dense_rank_max (32-bit columns), by walking its span's stamps when
  * nz * dense_scan_ratio >= its span, by sorting when nz * dense_sort_ratio < its span in
  * 64-bit words, else through the bitmap. The masked accumulator uses a dense position array
- * when ncols <= pos_max_cols. With one thread, no mask and a cached product, one_pass skips the
- * symbolic count (C at the flops bound, shrunk afterwards). Changed only by benchmarks and tests,
- * never concurrently with a multiply. */
+ * when ncols <= pos_max_cols. Without a mask, on a cached product whose C at the flops bound
+ * takes at most one_pass_max bytes, one_pass skips the symbolic count (C at the bound, each
+ * thread writing its rows where the bound puts them, gaps closed and C shrunk afterwards). Changed
+ * only by benchmarks and tests, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
-    int one_pass;             // one thread, cached, no mask: fill without the symbolic count
+    int one_pass;             // fill without the symbolic count (see above)
+    size_t one_pass_max;      // ... when C at the flops bound takes at most this many bytes
+    int one_pass_threads;     // ... and on at most this many threads
     dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
     uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
+    dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)
 } dsmmi_spgemm_tuning;
 extern dsmmi_spgemm_tuning dsmmi_spgemm_tune;
+#define DSMMI_ONEPASS_MAX_THREADS 64
 
 /* dsmmi_sort_pairs: sorts keys[0..n) ascending, vals (may be NULL) following. */
 void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);

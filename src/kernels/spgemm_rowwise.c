@@ -26,6 +26,9 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .dense_rank_max = 32,
     .prefetch = 4,
     .one_pass = 1,
+    .one_pass_max = (size_t)32 << 20,
+    .one_pass_threads = 1,
+    .min_thread_flops = 262144,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
@@ -33,8 +36,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
 
 enum { ACC_NONE = 0, ACC_HASH, ACC_HEAP, ACC_DENSE, ACC_COPY, ACC_MASK };
 
-#define CHUNKS_PER_THREAD    8
-#define MIN_FLOPS_PER_THREAD 262144
+#define CHUNKS_PER_THREAD 8
 
 typedef struct plan {
     dsmmi_rw rw;
@@ -545,8 +547,8 @@ static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind
     dsmmi_spgemm_row_flops(A, B, pl->wprefix + 1, &pl->flops);
     // A thread must get enough work to pay for waking it (tens of microseconds, far more
     // when the machine is oversubscribed).
-    if (pl->flops / MIN_FLOPS_PER_THREAD + 1 < threads)
-        threads = pl->threads = (int)(pl->flops / MIN_FLOPS_PER_THREAD + 1);
+    if (pl->flops / dsmmi_spgemm_tune.min_thread_flops + 1 < threads)
+        threads = pl->threads = (int)(pl->flops / dsmmi_spgemm_tune.min_thread_flops + 1);
     pl->wprefix[0] = 0;
     for (dsmm_idx i = 0; i < A->nrows; i++) pl->wprefix[i + 1] += pl->wprefix[i] + 1;
     m->wprefix = pl->wprefix;
@@ -562,19 +564,24 @@ cleanup:
     return st;
 }
 
-// One pass without the symbolic count, for one thread on a cache-sized product without a
-// mask (the AUTO or DENSE choice is then the dense accumulator, or a copy, for every row, and
-// neither needs the row's count beforehand): C is allocated at the flops bound, of which
-// only the entries written are ever touched, filled row after row, and shrunk to its nnz.
-// Only when the bound fits the context's memory budget (which charges it in full, so
+// One pass without the symbolic count, on a cache-sized product without a mask (the AUTO or
+// DENSE choice is then the dense accumulator, or a copy, for every row, and neither needs the
+// row's count beforehand), when C at the flops bound is small (one_pass_max): C is allocated
+// at the bound; each thread fills a contiguous run of rows from the bound of the rows before
+// it; the runs are moved down to close the gaps and C is shrunk to its nnz. The bound is kept
+// small because larger ones lose the allocator's block cache to repeated products (a C of
+// the exact size gets the last one's block back) and held two Cs in it, and the gaps cost a
+// move. Only when the bound fits the context's memory budget, which charges it in full (so
 // dsmm_ctx_mem_peak counts it); else the two passes.
 static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
 {
     size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
     size_t per = (a->col_bits == 32 ? 4 : 8) + dsmmi_type_size(a->type);
     size_t bound = (double)pl->flops * (double)per < 0x1p62 ? (size_t)pl->flops * per : SIZE_MAX;
-    return pl->threads == 1 && pl->nchunks >= 1 && pl->rw.M == NULL &&
-           pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols && dsmmi_spgemm_tune.one_pass &&
+    return pl->threads <= dsmmi_spgemm_tune.one_pass_threads &&
+           pl->threads <= DSMMI_ONEPASS_MAX_THREADS && bound <= dsmmi_spgemm_tune.one_pass_max &&
+           pl->nchunks >= 1 && pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols &&
+           dsmmi_spgemm_tune.one_pass &&
            (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE) &&
            (budget == 0 || (bound <= budget && in_use <= budget - bound));
 }
@@ -585,33 +592,69 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
     dsmm_status st = DSMM_OK;
     dsmm_csr *Cn = NULL;
     const dsmmi_rw *m = &pl->rw;
-    need n = {0};
-    for (dsmm_idx i = 0; i < pl->nrows; i++) {
-        dsmm_idx f = row_f(pl, i), h = f < m->ncols ? f : m->ncols;
-        if (f > 0) need_add(&n, pl, i, ACC_DENSE, 1, h);
+    int T = pl->threads;
+    dsmm_idx tb[DSMMI_ONEPASS_MAX_THREADS + 1], tn[DSMMI_ONEPASS_MAX_THREADS];
+    // Thread t takes the contiguous rows [tb[t], tb[t+1]) (whole chunks, equal flops) and
+    // writes them from the flops bound of the rows before: wprefix[i] - i.
+    for (int t = 0; t <= T; t++) tb[t] = pl->bounds[(dsmm_idx)t * pl->nchunks / T];
+    for (int t = 0; t < T; t++) {
+        need n = {0};
+        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) {
+            dsmm_idx f = row_f(pl, i), h = f < m->ncols ? f : m->ncols;
+            if (f > 0) need_add(&n, pl, i, ACC_DENSE, 1, h);
+        }
+        size_t b = 0;
+        DSMM_TRY(acc_grow(ctx, &pl->ws[t], &n, m->ncols, &b));
+        pl->ws_bytes += b;
     }
-    size_t b = 0;
-    DSMM_TRY(acc_grow(ctx, &pl->ws[0], &n, m->ncols, &b));
-    if (b > pl->ws_bytes) pl->ws_bytes = b;
     DSMM_TRY(dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, pl->flops, a->type, a->col_bits, &Cn));
     size_t cw = Cn->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx);
     size_t vw = dsmmi_type_size(Cn->type);
     char *cc = Cn->colidx32 ? (char *)Cn->colidx32 : (char *)Cn->colidx;
     char *cv = m->kind != DSMMI_K_PATTERN ? (char *)Cn->val : NULL;
-    dsmm_idx p = 0;
     Cn->rowptr[0] = 0;
-    for (dsmm_idx i = 0; i < pl->nrows; i++) {
-        if (row_f(pl, i) > 0) {
-            void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
-            if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups) {
-                p += dsmmi_copy_fill(m, i, rc, rv);
-                cnt->heap++;
-            } else {
-                p += dsmmi_dense_fill(&pl->ws[0], m, i, rc, rv);
-                cnt->dense++;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(T)
+#endif
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        dsmm_idx p = pl->wprefix[tb[t]] - tb[t];
+        dsmm_idx hp = 0, dn = 0;
+        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) {
+            if (row_f(pl, i) > 0) {
+                void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
+                if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups) {
+                    p += dsmmi_copy_fill(m, i, rc, rv);
+                    hp++;
+                } else {
+                    p += dsmmi_dense_fill(&pl->ws[t], m, i, rc, rv);
+                    dn++;
+                }
             }
+            Cn->rowptr[i + 1] = p;
         }
-        Cn->rowptr[i + 1] = p;
+        tn[t] = p - (pl->wprefix[tb[t]] - tb[t]);
+#ifdef _OPENMP
+#pragma omp critical(dsmmi_spgemm_onepass)
+#endif
+        {
+            cnt->heap += hp;
+            cnt->dense += dn;
+        }
+    }
+    // Close the gaps: thread t's entries move down to the end of thread t-1's, in order.
+    dsmm_idx p = tn[0];
+    for (int t = 1; t < T; t++) {
+        dsmm_idx from = pl->wprefix[tb[t]] - tb[t], shift = from - p;
+        if (shift > 0 && tn[t] > 0) {
+            memmove(cc + (size_t)p * cw, cc + (size_t)from * cw, (size_t)tn[t] * cw);
+            if (cv) memmove(cv + (size_t)p * vw, cv + (size_t)from * vw, (size_t)tn[t] * vw);
+        }
+        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) Cn->rowptr[i + 1] -= shift;
+        p += tn[t];
     }
     // Shrink to the entries written. Each array keeps at least p entries either way, so if a
     // shrinking realloc fails (it should not), C is still valid with the larger array.

@@ -317,6 +317,8 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
             t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
         }
         t->one_pass = one_pass;
+        t->min_thread_flops = 1; // two threads even on these small products
+        t->one_pass_threads = 2;
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
