@@ -103,6 +103,13 @@ static int pick_count(const plan *pl, dsmm_idx i)
     return ACC_HASH;
 }
 
+// Row i of C is B's row A(i,:) names: A's row has one entry and B no repeated columns. The
+// count takes its length and the fill copies it.
+static inline int row_is_b_row(const plan *pl, dsmm_idx i)
+{
+    return pl->rw.ap[i + 1] - pl->rw.ap[i] == 1 && !pl->b_dups;
+}
+
 static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
 {
     const dsmmi_rw *m = &pl->rw;
@@ -111,7 +118,7 @@ static int pick_fill(const plan *pl, dsmm_idx i, dsmm_idx nz)
     if (nz == 0) return ACC_NONE;
     if (forced(pl->alg) != ACC_NONE) return forced(pl->alg);
     const dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
-    if (k == 1 && !pl->b_dups) return ACC_COPY;
+    if (row_is_b_row(pl, i)) return ACC_COPY;
     if (m->ncols <= t->cache_cols
             ? (double)nz * t->fill_dense_cached >= (double)m->ncols
             : (m->ncols <= t->dense_max_cols && (double)nz * t->fill_dense >= (double)m->ncols))
@@ -300,8 +307,7 @@ cleanup:
 static dsmm_idx count_one(dsmmi_acc *w, const plan *pl, dsmm_idx i)
 {
     const dsmmi_rw *m = &pl->rw;
-    // One entry in A's row: C's row is B's row (no repeated columns in B).
-    if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups && m->M == NULL) {
+    if (m->M == NULL && row_is_b_row(pl, i)) {
         dsmm_idx r = dsmmi_rw_acol(m, m->ap[i]);
         return m->bp[r + 1] - m->bp[r];
     }
@@ -626,7 +632,7 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
         for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) {
             if (row_f(pl, i) > 0) {
                 void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
-                if (m->ap[i + 1] - m->ap[i] == 1 && !pl->b_dups) {
+                if (row_is_b_row(pl, i)) {
                     p += dsmmi_copy_fill(m, i, rc, rv);
                     hp++;
                 } else {
