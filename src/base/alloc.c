@@ -1,6 +1,8 @@
 // src/base/alloc.c: host allocation with overflow checks, a memory budget, peak tracking,
 // a user allocator and k-th-failure injection.
-// Each block carries a 16-byte header with its size, so frees can be accounted exactly.
+// Each block carries a 16-byte header: the bytes it counts against the budget, then the
+// bytes it holds (larger after dsmmi_shrink_account), so frees are accounted exactly and the
+// block cache knows what a kept block can hold.
 #ifdef __linux__
 #define _DEFAULT_SOURCE // madvise
 #include <sys/mman.h>
@@ -11,6 +13,26 @@
 #include "base/base.h"
 
 #define HDR 16 // keeps malloc's 16-byte alignment for the user part
+
+static void hdr_set(unsigned char *base, size_t counted, size_t held)
+{
+    memcpy(base, &counted, sizeof counted);
+    memcpy(base + sizeof counted, &held, sizeof held);
+}
+
+static size_t hdr_counted(const unsigned char *base)
+{
+    size_t v;
+    memcpy(&v, base, sizeof v);
+    return v;
+}
+
+static size_t hdr_held(const unsigned char *base)
+{
+    size_t v;
+    memcpy(&v, base + sizeof v, sizeof v);
+    return v;
+}
 
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out)
 {
@@ -169,9 +191,11 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
     if (bytes >= CACHE_MIN && !zero) {
         unsigned char *c = cache_take(ctx, bytes);
         if (c != NULL) {
-            size_t kept;
-            memcpy(&kept, c, sizeof kept);
-            if (reserve(ctx, kept)) return c + HDR; // the header keeps the block's own size
+            size_t held = hdr_held(c); // all of it counts: its pages may be resident
+            if (reserve(ctx, held)) {
+                hdr_set(c, held, held);
+                return c + HDR;
+            }
             raw_free(ctx, c);
         }
     }
@@ -192,7 +216,7 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     bytes);
         return NULL;
     }
-    memcpy(p, &bytes, sizeof bytes);
+    hdr_set(p, bytes, bytes);
     advise_huge(p, bytes + HDR);
     if (zero) memset(p + HDR, 0, bytes);
     return p + HDR;
@@ -219,8 +243,7 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
     }
     if (ctx == NULL) return realloc(p, bytes ? bytes : 1);
     unsigned char *base = (unsigned char *)p - HDR;
-    size_t old;
-    memcpy(&old, base, sizeof old);
+    size_t old = hdr_counted(base);
     if (inject_failure(ctx)) {
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                     "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
@@ -240,8 +263,19 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
         return NULL;
     }
     if (bytes < old) unreserve(ctx, old - bytes);
-    memcpy(q, &bytes, sizeof bytes);
+    hdr_set(q, bytes, bytes);
     return q + HDR;
+}
+
+void dsmmi_shrink_account(dsmm_ctx *ctx, void *p, size_t n, size_t size)
+{
+    size_t bytes;
+    if (ctx == NULL || p == NULL || !dsmmi_mul_ok(n, size, &bytes)) return;
+    unsigned char *base = (unsigned char *)p - HDR;
+    size_t old = hdr_counted(base);
+    if (bytes >= old) return;
+    unreserve(ctx, old - bytes);
+    hdr_set(base, bytes, hdr_held(base));
 }
 
 void *dsmmi_free(dsmm_ctx *ctx, void *p)
@@ -252,10 +286,9 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p)
         return NULL;
     }
     unsigned char *base = (unsigned char *)p - HDR;
-    size_t bytes;
-    memcpy(&bytes, base, sizeof bytes);
-    unreserve(ctx, bytes);
-    if (bytes < CACHE_MIN || !cache_put(ctx, base, bytes)) raw_free(ctx, base);
+    size_t held = hdr_held(base);
+    unreserve(ctx, hdr_counted(base));
+    if (held < CACHE_MIN || !cache_put(ctx, base, held)) raw_free(ctx, base);
     return NULL;
 }
 

@@ -119,6 +119,13 @@ void *dsmmi_malloc(dsmm_ctx *ctx, size_t n, size_t size);
 void *dsmmi_calloc(dsmm_ctx *ctx, size_t n, size_t size);
 /* dsmmi_realloc: on failure returns NULL and leaves p valid. */
 void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size);
+/* dsmmi_shrink_account: from now on only the first n * size bytes of p are used. The budget
+ * gets the rest back, but the block keeps its size: no realloc, so the allocator can hand the
+ * same block to the next request of the old size (glibc's mmap threshold learns a block's size
+ * when it is freed; a shrunk block taught it the smaller size, and every later request of the
+ * old size was a fresh mmap and a page fault per 4 KiB). Pages never touched cost no memory.
+ * No-op when n * size is not smaller than the block. */
+void dsmmi_shrink_account(dsmm_ctx *ctx, void *p, size_t n, size_t size);
 /* dsmmi_free: frees p (NULL ok) and returns NULL: p = dsmmi_free(ctx, p). */
 void *dsmmi_free(dsmm_ctx *ctx, void *p);
 /* dsmmi_cache_drop: frees the blocks kept by dsmmi_free for reuse (context destruction,

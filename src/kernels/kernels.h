@@ -207,18 +207,22 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * flops <= heap_cf * nz; else hash. A dense row is put in order by ranking its columns when
  * nz <= dense_rank_max (32-bit columns), by walking its span's stamps when
  * nz * dense_scan_ratio >= its span, by sorting when nz * dense_sort_ratio < its span in
- * 64-bit words, else through the bitmap. The masked accumulator uses a dense position array
- * when ncols <= pos_max_cols. Without a mask, on a cached product whose C at the flops bound
- * takes at most one_pass_max bytes, one_pass skips the symbolic count (C at the bound, each
- * thread writing its rows where the bound puts them, gaps closed and C shrunk afterwards). Changed
+ * 64-bit words, else through the bitmap (walking the span's words when they hold nz /
+ * dense_summary columns or more, else only the non-zero ones, through a summary bit per
+ * word). The masked accumulator uses a dense position array when ncols <= pos_max_cols.
+ * Without a mask, on a cached product whose C at the flops bound takes at most one_pass_max
+ * bytes (one_pass_mt_max on more than one thread), one_pass skips the symbolic count (C at the
+ * bound, each thread writing its rows where the bound puts them, gaps closed afterwards). Changed
  * only by benchmarks and tests, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
+    double dense_summary;     // bitmap rows with span words * this > nz walk a summary level
     int one_pass;             // fill without the symbolic count (see above)
     size_t one_pass_max;      // ... when C at the flops bound takes at most this many bytes
     int one_pass_threads;     // ... and on at most this many threads
+    size_t one_pass_mt_max;   // ... and, on more than one, at most this many bytes
     dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
     uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;

@@ -24,10 +24,12 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .heap_k         = 8,
     .dense_sort_ratio = 16.0,
     .dense_rank_max = 32,
+    .dense_summary = 1.0,
     .prefetch = 4,
     .one_pass = 1,
-    .one_pass_max = (size_t)32 << 20,
-    .one_pass_threads = 1,
+    .one_pass_max = (size_t)1 << 40,
+    .one_pass_threads = DSMMI_ONEPASS_MAX_THREADS,
+    .one_pass_mt_max = (size_t)128 << 20,
     .min_thread_flops = 262144,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
@@ -161,6 +163,13 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
     }
 }
 
+// The dense fill's bitmap: a bit per column, then a summary bit per bitmap word.
+static size_t bitmap_words(dsmm_idx ncols)
+{
+    size_t words = ((size_t)ncols + 63) / 64;
+    return words + (words + 63) / 64;
+}
+
 static void acc_free(dsmm_ctx *ctx, dsmmi_acc *w)
 {
     w->hkeys = dsmmi_free(ctx, w->hkeys);
@@ -206,7 +215,7 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
         w->tag = dsmmi_spgemm_tune.dense_first_tag;
     }
     if (n->dense_bits && w->bitmap == NULL) {
-        w->bitmap = dsmmi_calloc(ctx, (size_t)(ncols + 63) / 64, sizeof(uint64_t));
+        w->bitmap = dsmmi_calloc(ctx, bitmap_words(ncols), sizeof(uint64_t));
         DSMM_CHECK(ctx, w->bitmap, DSMM_ERR_NOMEM, "spgemm: dense bitmap of %lld columns",
                    (long long)ncols);
     }
@@ -252,7 +261,7 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
     }
 cleanup:
     *bytes = (size_t)w->hcap * (sizeof(dsmm_idx) + sizeof(double) + sizeof(int32_t)) +
-             (w->bitmap ? (size_t)(ncols + 63) / 64 * 8 : 0) + (w->dvals ? (size_t)ncols * 8 : 0) +
+             (w->bitmap ? bitmap_words(ncols) * 8 : 0) + (w->dvals ? (size_t)ncols * 8 : 0) +
              (w->stamp ? (size_t)ncols * 4 : 0) + (w->pos ? (size_t)ncols * 4 : 0) +
              (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
     return st;
@@ -572,13 +581,16 @@ cleanup:
 
 // One pass without the symbolic count, on a cache-sized product without a mask (the AUTO or
 // DENSE choice is then the dense accumulator, or a copy, for every row, and neither needs the
-// row's count beforehand), when C at the flops bound is small (one_pass_max): C is allocated
-// at the bound; each thread fills a contiguous run of rows from the bound of the rows before
-// it; the runs are moved down to close the gaps and C is shrunk to its nnz. The bound is kept
-// small because larger ones lose the allocator's block cache to repeated products (a C of
-// the exact size gets the last one's block back) and held two Cs in it, and the gaps cost a
-// move. Only when the bound fits the context's memory budget, which charges it in full (so
-// dsmm_ctx_mem_peak counts it); else the two passes.
+// row's count beforehand): C is allocated at the flops bound; each thread fills a contiguous
+// run of rows from the bound of the rows before it; the runs are moved down to close the gaps
+// and the budget gets the unused tail back (dsmmi_shrink_account: the arrays keep their size,
+// so the allocator hands the same blocks to the next product of that size; a real shrink made
+// every repeated product fault its C in afresh, 2 us a page here). Pages past the entries are
+// never touched, so the bound is address space, not memory. On more than one thread only when
+// the bound is at most one_pass_mt_max: the gap closing is a serial move of all but the first
+// run (on email-enron it cost more than the count saves). Only when the bound fits the
+// context's memory budget, which charges it in full (so dsmm_ctx_mem_peak counts it); an
+// allocation failure in the one pass falls back to the two passes.
 static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
 {
     size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
@@ -586,7 +598,8 @@ static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
     size_t bound = (double)pl->flops * (double)per < 0x1p62 ? (size_t)pl->flops * per : SIZE_MAX;
     return pl->threads <= dsmmi_spgemm_tune.one_pass_threads &&
            pl->threads <= DSMMI_ONEPASS_MAX_THREADS && bound <= dsmmi_spgemm_tune.one_pass_max &&
-           pl->nchunks >= 1 && pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols &&
+           (pl->threads == 1 || bound <= dsmmi_spgemm_tune.one_pass_mt_max) && pl->nchunks >= 1 &&
+           pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols &&
            dsmmi_spgemm_tune.one_pass &&
            (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE) &&
            (budget == 0 || (bound <= budget && in_use <= budget - bound));
@@ -662,26 +675,12 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
         for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) Cn->rowptr[i + 1] -= shift;
         p += tn[t];
     }
-    // Shrink to the entries written. Each array keeps at least p entries either way, so if a
-    // shrinking realloc fails (it should not), C is still valid with the larger array.
+    // C keeps its arrays at the bound; the budget gets back what the entries do not use
+    // (dsmmi_shrink_account: a real shrink made every repeated product fault its C in afresh).
     if (p < pl->flops) {
         size_t keep = (size_t)(p > 0 ? p : 1);
-        int failed = 0;
-        void *c2 = dsmmi_realloc(ctx, cc, keep, cw);
-        if (c2 == NULL)
-            failed = 1;
-        else if (Cn->colidx32)
-            Cn->colidx32 = c2;
-        else
-            Cn->colidx = c2;
-        if (Cn->val != NULL) {
-            void *v2 = dsmmi_realloc(ctx, Cn->val, keep, vw);
-            if (v2 == NULL)
-                failed = 1;
-            else
-                Cn->val = v2;
-        }
-        if (failed) dsmm_ctx_clear_error(ctx);
+        dsmmi_shrink_account(ctx, cc, keep, cw);
+        if (Cn->val != NULL) dsmmi_shrink_account(ctx, Cn->val, keep, vw);
         Cn->cap = p;
     }
     Cn->nnz = p;
@@ -723,7 +722,15 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
     }
 
     if (phase == DSMMI_SPGEMM_FULL && onepass_ok(ctx, a, &pl)) {
-        DSMM_TRY(onepass(ctx, a, &pl, &Cn, &cnt));
+        st = onepass(ctx, a, &pl, &Cn, &cnt);
+        if (st == DSMM_ERR_NOMEM) {
+            // The bound did not fit where the exact size may: count first.
+            dsmm_ctx_clear_error(ctx);
+            st = DSMM_OK;
+            cnt = (counters){0};
+            goto two_pass;
+        }
+        if (st != DSMM_OK) goto cleanup;
         info->seconds_numeric = dsmmi_wtime() - t1;
         info->nnz = Cn->nnz;
         info->sorted = Cn->sorted = 1;
@@ -734,7 +741,7 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
         goto cleanup;
     }
 
-    // Symbolic count, exact allocation, fill.
+two_pass: // symbolic count, exact allocation, fill
     DSMM_TRY(size_workspaces(ctx, &pl, pl.ws, NULL, 0, 0, &pl.ws_bytes));
     rp = dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *rp);
     DSMM_CHECK(ctx, rp != NULL, DSMM_ERR_NOMEM, "spgemm: row counts");

@@ -364,6 +364,40 @@ static int test_block_cache(void)
     return TEST_PASS;
 }
 
+// dsmmi_shrink_account gives the budget back the unused tail but keeps the block, so a kept
+// block still serves a request of its full size.
+static int test_shrink_account(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    size_t base = ctx->in_use;
+    double *p = dsmmi_malloc(ctx, 1000, sizeof *p);
+    CHECK(p != NULL);
+    CHECK(ctx->in_use == base + 8000);
+    dsmmi_shrink_account(ctx, p, 100, sizeof *p);
+    CHECK(ctx->in_use == base + 800);
+    dsmmi_shrink_account(ctx, p, 500, sizeof *p); // not smaller: no change
+    CHECK(ctx->in_use == base + 800);
+    p[999] = 1; // the block itself is still whole
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->in_use == base);
+    size_t big = (size_t)40 << 20;
+    char *q = dsmmi_malloc(ctx, big, 1);
+    CHECK(q != NULL);
+    char *keep = q;
+    dsmmi_shrink_account(ctx, q, big / 8, 1);
+    CHECK(ctx->in_use == base + big / 8);
+    q = dsmmi_free(ctx, q);
+    CHECK(ctx->in_use == base && ctx->cached >= big); // kept at its real size
+    q = dsmmi_malloc(ctx, big, 1);
+    CHECK(q == keep);
+    CHECK(ctx->in_use >= base + big && ctx->cached == 0);
+    q = dsmmi_free(ctx, q);
+    dsmmi_cache_drop(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -371,6 +405,7 @@ int main(int argc, char **argv)
         TEST(test_budget),         TEST(test_fail_injection),  TEST(test_user_allocator),
         TEST(test_parse_size),     TEST(test_json_and_stats),  TEST(test_rng),
         TEST(test_outfile_atomic), TEST(test_threads_setting), TEST(test_block_cache),
+        TEST(test_shrink_account),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -304,15 +304,18 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
     mb.empty_cols = 0.2;
     mb.zeros = 1;
     if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
-    static const char *names[] = {"rank", "stamp walk", "sort", "bitmap", "wrapping tags"};
-    for (int vv = 0; vv < 10; vv++) {
-        int v = vv % 5, one_pass = vv < 5; // each ordering with and without the symbolic count
+    static const char *names[] = {"rank",        "stamp walk",     "sort",
+                                  "bitmap walk", "bitmap summary", "wrapping tags"};
+    enum { NV = sizeof names / sizeof names[0] };
+    for (int vv = 0; vv < 2 * NV; vv++) {
+        int v = vv % NV, one_pass = vv < NV; // each ordering with and without the symbolic count
         dsmmi_spgemm_tune = saved;
         dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
         t->dense_rank_max = v == 0 ? (dsmm_idx)1 << 40 : 0;
         t->dense_scan_ratio = v == 1 ? 1e18 : 0.0;
         t->dense_sort_ratio = v == 2 ? 1e18 : 0.0;
-        if (v == 4) {
+        t->dense_summary = v == 4 ? 1e18 : 0.0; // bitmap: always / never through the summary
+        if (v == NV - 1) {
             dsmmi_spgemm_tune = saved;
             t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
         }
@@ -374,6 +377,65 @@ static int test_dense_orders(void)
     const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
     int r = dense_orders(saved);
     dsmmi_spgemm_tune = saved; // also when a check failed
+    return r;
+}
+
+// One pass allocates C at the flops bound; when an allocation of it fails, the product falls
+// back to the two passes. Every allocation is failed in turn, at 1 and 2 threads: the product
+// either succeeds with the right C or fails with DSMM_ERR_NOMEM and nothing held, and some
+// injected failures (those inside the one pass) are recovered from.
+static int onepass_fallback(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *R = NULL, *want = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 8, 8, 0, DSMM_DOUBLE, seed_at(360), &R));
+    CHECK_OK(ctx, ref_spgemm_dense(ctx, R, R, NULL, DSMM_PLUS_TIMES, &want));
+    dsmmi_spgemm_tune.min_thread_flops = 1;
+    size_t base = dsmm_ctx_mem_in_use(ctx);
+    for (int t = 1; t <= 2; t++) {
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+        int recovered = 0, failed = 0;
+        for (long k = 0; k < 200; k++) {
+            dsmm_spgemm_opts o;
+            dsmm_spgemm_opts_init(&o);
+            o.col_bits = 32;
+            dsmm_spgemm_info info;
+            dsmm_csr *C = NULL;
+            long before = dsmm_ctx_alloc_count(ctx);
+            dsmm_ctx_fail_alloc_at(ctx, k);
+            dsmm_status st = dsmm_csr_spgemm_ex(ctx, R, R, &o, &C, &info);
+            int injected = dsmm_ctx_alloc_count(ctx) > before + k;
+            dsmm_ctx_fail_alloc_at(ctx, -1);
+            if (st != DSMM_OK) {
+                CHECK_MSG(st == DSMM_ERR_NOMEM, "failure %ld: %s", k, dsmm_ctx_last_error(ctx));
+                CHECK(C == NULL);
+                CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+                dsmm_ctx_clear_error(ctx);
+                failed++;
+                continue;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "allocation %ld failed, %d threads", k, t);
+            if (test_csr_same(ctx, C, want, 1e-12, 1e-12, what) != TEST_PASS) return TEST_FAIL;
+            dsmm_csr_destroy(&C);
+            if (!injected) break; // ran out of allocations to fail
+            recovered++;
+        }
+        CHECK_MSG(recovered > 0 && failed > 0, "%d threads: %d recovered, %d failed", t, recovered,
+                  failed);
+    }
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_csr_destroy(&want);
+    dsmm_csr_destroy(&R);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+static int test_onepass_fallback(void)
+{
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
+    int r = onepass_fallback();
+    dsmmi_spgemm_tune = saved;
     return r;
 }
 
@@ -1105,25 +1167,13 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_shapes),
-        TEST(test_edge_rows),
-        TEST(test_single_b_row),
-        TEST(test_skewed),
-        TEST(test_dense_orders),
-        TEST(test_semirings_types),
-        TEST(test_input_variants),
-        TEST(test_unsorted),
-        TEST(test_symbolic_numeric),
-        TEST(test_numeric_errors),
-        TEST(test_mask),
-        TEST(test_triangles),
-        TEST(test_transpose_b),
-        TEST(test_bad_input),
-        TEST(test_budget),
-        TEST(test_real_hepth),
-        TEST(test_real_bcsstk13),
-        TEST(test_large_spmv),
-        TEST(test_checks_catch_errors),
+        TEST(test_shapes),           TEST(test_edge_rows),           TEST(test_single_b_row),
+        TEST(test_skewed),           TEST(test_dense_orders),        TEST(test_onepass_fallback),
+        TEST(test_semirings_types),  TEST(test_input_variants),      TEST(test_unsorted),
+        TEST(test_symbolic_numeric), TEST(test_numeric_errors),      TEST(test_mask),
+        TEST(test_triangles),        TEST(test_transpose_b),         TEST(test_bad_input),
+        TEST(test_budget),           TEST(test_real_hepth),          TEST(test_real_bcsstk13),
+        TEST(test_large_spmv),       TEST(test_checks_catch_errors),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
