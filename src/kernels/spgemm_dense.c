@@ -2,7 +2,10 @@
 // §II.B, spECK's dense rows): per thread, one stamp and one value per column. A column is in
 // the current row when its stamp equals the row's tag, so nothing is cleared between rows
 // (a new row takes the next tag) and the first touch of a column is a compare, not a branch
-// on a bit: the symbolic count is a load, a compare and a store per product. The numeric fill
+// on a bit: the symbolic count is a load, a compare and a store per product. Under the plus
+// semirings the values are 0 outside the current row (each is reset as it is written out),
+// so a product is one unconditional add; the other semirings mask a stale value away by
+// the stamp. The numeric fill
 // lists the row's columns as it meets them (branch-free append), then orders them either by
 // sorting the list (short rows spread over many columns) or by setting their bits in a bitmap
 // and reading it word by word (rows that fill a noticeable part of their span).
@@ -18,6 +21,18 @@ static inline uint32_t next_tag(dsmmi_acc *w, dsmm_idx ncols)
         w->tag = 1;
     }
     return w->tag;
+}
+
+#define PLUS_KIND(kind) ((kind) == DSMMI_K_PLUS_TIMES || (kind) == DSMMI_K_PLUS_PAIR)
+
+// A column's value as the row is written out. Under the plus semirings the accumulator is kept
+// at 0 outside the current row (reset here, as each value is read), so the accumulate loop
+// adds without looking at the stamp.
+DSMMI_INLINE double take(double *dv, dsmm_idx c, const int kind)
+{
+    double v = dv[c];
+    if (PLUS_KIND(kind)) dv[c] = 0;
+    return v;
 }
 
 // Prefetches the start of the B row that A's entry k + d of row i reads, so the row's
@@ -84,22 +99,18 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
             if (kind == DSMMI_K_PATTERN) continue;
             double p =
                 kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
-            // Branch-free: a fresh column takes p, else the sum with its value (which is
-            // stale from an earlier row when fresh, and masked away).
-            uint64_t keep = (uint64_t)fresh - 1, ob, pb, sb;
-            double old = dv[c], sum;
-            if (kind == DSMMI_K_PLUS_PAIR || kind == DSMMI_K_PLUS_TIMES) {
-                memcpy(&ob, &old, sizeof ob);
-                ob &= keep;
-                memcpy(&old, &ob, sizeof ob);
-                dv[c] = old + p;
-            } else {
-                sum = dsmmi_sr_add(kind, old, p);
-                memcpy(&sb, &sum, sizeof sb);
-                memcpy(&pb, &p, sizeof pb);
-                sb = (sb & keep) | (pb & ~keep);
-                memcpy(&dv[c], &sb, sizeof sb);
+            if (PLUS_KIND(kind)) {
+                dv[c] += p; // 0 unless the row reached c before (take resets it)
+                continue;
             }
+            // Else branch-free: a fresh column takes p, else the sum with its value (which is
+            // stale from an earlier row when fresh, and masked away).
+            uint64_t keep = (uint64_t)fresh - 1, pb, sb;
+            double sum = dsmmi_sr_add(kind, dv[c], p);
+            memcpy(&sb, &sum, sizeof sb);
+            memcpy(&pb, &p, sizeof pb);
+            sb = (sb & keep) | (pb & ~keep);
+            memcpy(&dv[c], &sb, sizeof sb);
         }
     }
     *plo = lo;
@@ -110,7 +121,7 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
                            dsmm_idx *written, const int w32, const int kind, const int vt)
 {
-    const double *dv = w->dvals;
+    double *dv = w->dvals;
     void *list = w->skey; // the row's columns in order of first touch (int32 when w32)
     dsmm_idx lo, hi;
     dsmm_idx n = accumulate(w, m, i, list, &lo, &hi, w32, kind, vt);
@@ -126,7 +137,7 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             int32_t r = 0;
             for (dsmm_idx u = 0; u < n; u++) r += l32[u] < c;
             DSMMI_SET_COL(ccol, r, c, w32);
-            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, r, dv[c], vt);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, r, take(dv, c, kind), vt);
         }
         return;
     }
@@ -139,7 +150,7 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
         dsmm_idx o = 0;
         for (dsmm_idx c = lo; c <= hi; c++) {
             DSMMI_SET_COL(ccol, o, c, w32);
-            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, take(dv, c, kind), vt);
             o += st[c] == tag;
         }
         return;
@@ -154,7 +165,7 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
         for (dsmm_idx o = 0; o < n; o++) {
             dsmm_idx c = l64[o];
             DSMMI_SET_COL(ccol, o, c, w32);
-            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, take(dv, c, kind), vt);
         }
         return;
     }
@@ -177,7 +188,7 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
                 dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
                 bits &= bits - 1;
                 DSMMI_SET_COL(ccol, o, c, w32);
-                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, take(dv, c, kind), vt);
                 o++;
             }
         }
@@ -202,7 +213,7 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
                 dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
                 bits &= bits - 1;
                 DSMMI_SET_COL(ccol, o, c, w32);
-                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, dv[c], vt);
+                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, take(dv, c, kind), vt);
                 o++;
             } while (bits);
         }
@@ -224,7 +235,7 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
                             const int kind, const int vt)
 {
     const uint32_t *st = w->stamp;
-    const double *dv = w->dvals;
+    double *dv = w->dvals;
     dsmm_idx lo, hi;
     dsmm_idx reached = accumulate(w, m, i, NULL, &lo, &hi, w32, kind, vt);
     uint32_t tag = w->tag;
@@ -235,8 +246,11 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
             bad = 1;
             break;
         }
-        DSMMI_SET_VAL(cval, t, dv[c], vt);
+        DSMMI_SET_VAL(cval, t, take(dv, c, kind), vt);
     }
+    // A mismatch leaves values the row reached: clear its span, so the accumulator is 0
+    // outside a row again (columns the row did not reach are 0 already).
+    if (bad && PLUS_KIND(kind) && hi >= lo) memset(dv + lo, 0, (size_t)(hi - lo + 1) * sizeof *dv);
     *result = bad ? -1 : nz;
 }
 
