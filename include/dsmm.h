@@ -576,8 +576,9 @@ typedef struct dsmm_spgemm_info {
     dsmm_idx rows_masked; // rows handled by the masked (pattern-driven) accumulator
     int sorted;           // rows of C sorted by column
     int threads;          // threads used
-    // seconds = the whole call; seconds_symbolic is 0 when a small product ran in one pass
-    // without the symbolic count (one thread, C at the flops bound <= 32 MiB: docs/kernels.md)
+    // seconds = the whole call; seconds_symbolic is 0 when the product ran in one pass
+    // without the symbolic count (no mask; on more than one thread only when C at the flops
+    // bound takes <= 32 MiB: docs/kernels.md)
     double seconds_symbolic, seconds_numeric, seconds;
     size_t workspace_bytes;  // scratch held at the peak (accumulators, conversions)
     int on_gpu;              // 1: the product ran on the GPU (GPU, CUSPARSE, or AUTO sending it)
