@@ -589,9 +589,10 @@ cleanup:
 // never touched, so the bound is address space, not memory. On more than one thread only when
 // the bound is at most one_pass_mt_max: the gap closing is a serial move of all but the first
 // run (on email-enron it cost more than the count saves), and the pages a run leaves behind
-// when it moves down are touched twice (cage11's peak RSS 55 -> 84 MB at a 128 MiB cap). Only when
-// the bound fits the context's memory budget, which charges it in full (so dsmm_ctx_mem_peak counts
-// it); an allocation failure in the one pass falls back to the two passes.
+// when it moves down are touched twice (cage11's peak RSS 55 -> 84 MB at a 128 MiB cap).
+// Only when the bound fits the context's memory budget, which charges it in full (so
+// dsmm_ctx_mem_peak counts it); an allocation failure in the one pass falls back to the two
+// passes.
 static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
 {
     size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
