@@ -317,12 +317,12 @@ static const double alpha_beta[][2] = {{1, 0}, {2.5, 0}, {1, 1}, {-0.5, 2}};
 
 /* ---- k, alpha/beta, shapes, generators --------------------------------------------------- */
 
-// Every k the kernels may specialise (1..5, 8, 16) or block (33, 64, 256), and remainders
+// Every k the kernels may specialise (1..5, 8, 16, 32) or block (33, 64, 256), and remainders
 // around the block edges.
 static int test_ks(void)
 {
     dsmm_ctx *ctx = test_ctx();
-    static const dsmm_idx ks[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 64, 65, 100, 256};
+    static const dsmm_idx ks[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 65, 100, 256};
     for (int v = 0; v < 2; v++) {
         test_mat ma;
         dsmm_csr *A = NULL;
