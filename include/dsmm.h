@@ -578,7 +578,7 @@ typedef struct dsmm_spgemm_info {
     int threads;          // threads used
     // seconds = the whole call; seconds_symbolic is 0 when the product ran in one pass
     // without the symbolic count (no mask; on more than one thread only when C at the flops
-    // bound takes <= 32 MiB: docs/kernels.md)
+    // bound takes <= 8 MiB: docs/kernels.md)
     double seconds_symbolic, seconds_numeric, seconds;
     size_t workspace_bytes;  // scratch held at the peak (accumulators, conversions)
     int on_gpu;              // 1: the product ran on the GPU (GPU, CUSPARSE, or AUTO sending it)

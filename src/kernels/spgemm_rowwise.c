@@ -29,7 +29,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass = 1,
     .one_pass_max = (size_t)1 << 40,
     .one_pass_threads = DSMMI_ONEPASS_MAX_THREADS,
-    .one_pass_mt_max = (size_t)32 << 20,
+    .one_pass_mt_max = (size_t)8 << 20,
     .min_thread_flops = 262144,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
@@ -589,7 +589,8 @@ cleanup:
 // never touched, so the bound is address space, not memory. On more than one thread only when
 // the bound is at most one_pass_mt_max: the gap closing is a serial move of all but the first
 // run (on email-enron it cost more than the count saves), and the pages a run leaves behind
-// when it moves down are touched twice (cage11's peak RSS 55 -> 84 MB at a 128 MiB cap).
+// when it moves down are touched twice (cage11's peak RSS 55 -> 84 MB at a 128 MiB cap;
+// delaunay_n16 above GraphBLAS's at 32 MiB).
 // Only when the bound fits the context's memory budget, which charges it in full (so
 // dsmm_ctx_mem_peak counts it); an allocation failure in the one pass falls back to the two
 // passes.
