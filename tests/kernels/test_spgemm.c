@@ -287,8 +287,9 @@ static int test_skewed(void)
 // Each way the dense accumulator puts a row in order (rank, stamp walk, sort, bitmap), forced
 // for every row through the tuning table, and stamps that wrap around mid-product, on skewed,
 // rectangular and dense-row inputs, 32- and 64-bit columns, plus and min semirings.
-static int dense_orders(const dsmmi_spgemm_tuning saved)
+static int dense_orders(void)
 {
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
     dsmm_ctx *ctx = test_ctx();
     dsmm_csr *R = NULL, *A = NULL, *B = NULL, *S = NULL, *T = NULL;
     CHECK_OK(ctx, test_rand_rmat(ctx, 8, 8, 0, DSMM_DOUBLE, seed_at(350), &R));
@@ -372,12 +373,18 @@ static int dense_orders(const dsmmi_spgemm_tuning saved)
     return TEST_PASS;
 }
 
-static int test_dense_orders(void)
+// Runs fn and puts the tuning table back as it was, also when a check failed.
+static int restoring_tuning(int (*fn)(void))
 {
     const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
-    int r = dense_orders(saved);
-    dsmmi_spgemm_tune = saved; // also when a check failed
+    int r = fn();
+    dsmmi_spgemm_tune = saved;
     return r;
+}
+
+static int test_dense_orders(void)
+{
+    return restoring_tuning(dense_orders);
 }
 
 // One pass allocates C at the flops bound; when an allocation of it fails, the product falls
@@ -433,10 +440,7 @@ static int onepass_fallback(void)
 
 static int test_onepass_fallback(void)
 {
-    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
-    int r = onepass_fallback();
-    dsmmi_spgemm_tune = saved;
-    return r;
+    return restoring_tuning(onepass_fallback);
 }
 
 /* ---- semirings, types, widths ----------------------------------------------------------- */
