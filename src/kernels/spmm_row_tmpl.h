@@ -107,19 +107,11 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
         for (dsmm_idx i = r0; i < r1; i++) {
             dsmm_idx p = rp[i], p1 = rp[i + 1];
             T s0 = 0, s1 = 0;
-            if (ldb == 1) {
-                for (; p + 2 <= p1; p += 2) {
-                    s0 += AVAL(p) * B[ci[p]];
-                    s1 += AVAL(p + 1) * B[ci[p + 1]];
-                }
-                if (p < p1) s0 += AVAL(p) * B[ci[p]];
-            } else {
-                for (; p + 2 <= p1; p += 2) {
-                    s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
-                    s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
-                }
-                if (p < p1) s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+            for (; p + 2 <= p1; p += 2) {
+                s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+                s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
             }
+            if (p < p1) s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
             T sum = s0 + s1, *c = C + i * ldc;
             *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
         }
