@@ -51,15 +51,16 @@ typedef struct dsmmi_mcl_mat {
     dsmm_idx *rowptr;
     int32_t *col;
     float *val;
-    // Relabelled (dsmmi_mcl_relabel; not owned): vertex v is stored as newof[v], label u was
-    // vertex orig[u]; rows keep their entries in the original vertex order, so every sum runs
-    // in mcl's order. NULL: not relabelled.
+    // Relabelled (dsmmi_mcl_relabel; not owned): vertex v is stored as row newof[v], row u
+    // holds vertex orig[u]; column numbers stay the original vertices (entries in their
+    // order), so every sum runs in mcl's order. NULL: not relabelled.
     const int32_t *newof, *orig;
 } dsmmi_mcl_mat;
 
-/* dsmmi_mcl_relabel: M (all N rows, original labels) stored in breadth-first order, so that
- * columns expanded one after the other share the rows they read (locality; the arithmetic is
- * unchanged). *newof and *orig are new (N entries each). dsmmi_mcl_unlabel undoes it. */
+/* dsmmi_mcl_relabel: the rows of M (all N rows) stored in breadth-first order, so that columns
+ * expanded one after the other share the rows they read (locality; column numbers and the
+ * arithmetic are unchanged). *newof and *orig are new (N entries each). dsmmi_mcl_unlabel
+ * undoes it. */
 dsmm_status dsmmi_mcl_relabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M, int32_t **newof, int32_t **orig);
 dsmm_status dsmmi_mcl_unlabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
 
@@ -77,10 +78,16 @@ typedef struct dsmmi_mcl_iter_stats {
 
 /* dsmmi_mcl_expand_col: column row0 + r of M*M (r: a local row of M) into idx/val (ascending,
  * floats as mcl computes them); G holds rows g0.. of T that M's rows reference; acc/seen are
- * N-long scratch (both all zero on entry and exit). *dense_path: mcl's dense path was used. */
+ * N-long scratch (both all zero on entry and exit); idx/val hold N + 16 entries (the dense path
+ * stores 16 at a time). Call dsmmi_mcl_iterate_local rather than this directly: it picks the
+ * dense path's collect loop for the CPU. *dense_path: mcl's dense path was used. */
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
                               const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
                               int32_t *idx, float *val, int *dense_path);
+
+/* dsmmi_mcl_simd: allow (1, the default) or forbid (0: tests of the portable loop) the
+ * AVX-512 collect loop of the dense path; not thread-safe, call between runs. */
+void dsmmi_mcl_simd(int allow);
 
 /* dsmmi_mcl_iterate_local: the next iterate of M's rows (global rows row0..): every column
  * expanded against G, pruned, rescaled and inflated with `inflation` (0: not inflated), OpenMP

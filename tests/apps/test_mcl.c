@@ -166,6 +166,129 @@ static int test_prune_vs_reference(void)
     return TEST_PASS;
 }
 
+// ------------------------------------------------------------------------------------------
+// The fused expansion of one column against a reference written from mcl's two paths, on
+// the matrix as loaded and relabelled (rows in breadth-first order, columns unchanged), with
+// the AVX-512 collect loop allowed and forbidden; N not a multiple of 16, empty rows, both
+// paths. Then a whole iteration under rules that prune everything: mcl's emergency loop must
+// name the column's own vertex, not its row.
+// ------------------------------------------------------------------------------------------
+
+static dsmm_status random_mcl_mat(dsmm_ctx *ctx, dsmm_idx N, uint64_t seed, dsmmi_mcl_mat *M)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx cap = N * N;
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, N, cap));
+    dsmm_idx nnz = 0;
+    for (dsmm_idx r = 0; r < N; r++) {
+        uint64_t u = dsmm_rng_at(seed, 0, (uint64_t)r);
+        // A fifth of the rows empty, a fifth nearly full, the rest 1..8 entries.
+        int kind = (int)(u % 5);
+        for (dsmm_idx c = 0; c < N; c++) {
+            uint64_t w = dsmm_rng_at(seed, 1 + (uint64_t)r, (uint64_t)c);
+            int on = kind == 0 ? 0 : kind == 1 ? (w % 10) != 0 : (w % (uint64_t)N) < 1 + u % 8;
+            if (!on) continue;
+            M->col[nnz] = (int32_t)c;
+            M->val[nnz] = (float)((double)((w >> 11) | 1) * 0x1.0p-53);
+            nnz++;
+        }
+        M->rowptr[r + 1] = nnz;
+    }
+    M->nnz = nnz;
+cleanup:
+    return st;
+}
+
+// Column v of M*M as mcl computes it, from the unrelabelled M.
+static dsmm_idx ref_expand(const dsmmi_mcl_mat *M, dsmm_idx v, dsmm_idx N, double *acc,
+                           int32_t *idx, float *val)
+{
+    dsmm_idx flops = 0;
+    for (dsmm_idx p = M->rowptr[v]; p < M->rowptr[v + 1]; p++)
+        flops += M->rowptr[M->col[p] + 1] - M->rowptr[M->col[p]];
+    int dense = flops * 10 >= N;
+    for (dsmm_idx j = 0; j < N; j++) acc[j] = 0.0;
+    for (dsmm_idx p = M->rowptr[v]; p < M->rowptr[v + 1]; p++) {
+        dsmm_idx k = M->col[p];
+        for (dsmm_idx q = M->rowptr[k]; q < M->rowptr[k + 1]; q++)
+            acc[M->col[q]] += dense ? (double)(float)(M->val[q] * M->val[p])
+                                    : (double)M->val[q] * (double)M->val[p];
+    }
+    dsmm_idx n = 0;
+    for (dsmm_idx j = 0; j < N; j++)
+        if (acc[j] != 0.0) {
+            idx[n] = (int32_t)j;
+            val[n++] = (float)acc[j];
+        }
+    return n;
+}
+
+static int test_expand_vs_reference(void)
+{
+    dsmm_ctx *ctx = NULL;
+    CHECK(dsmm_ctx_create(&ctx) == DSMM_OK);
+    const dsmm_idx Ns[] = {1, 37, 203};
+    int dense_seen = 0, sparse_seen = 0;
+    for (int t = 0; t < 3; t++) {
+        dsmm_idx N = Ns[t];
+        dsmmi_mcl_mat M = {0}, R = {0};
+        int32_t *newof = NULL, *orig = NULL;
+        CHECK_OK(ctx, random_mcl_mat(ctx, N, task_seed(40 + (uint64_t)t), &M));
+        CHECK_OK(ctx, random_mcl_mat(ctx, N, task_seed(40 + (uint64_t)t), &R));
+        CHECK_OK(ctx, dsmmi_mcl_relabel(ctx, &R, &newof, &orig));
+        double *acc = calloc((size_t)N, sizeof *acc), *racc = calloc((size_t)N, sizeof *racc);
+        unsigned char *seen = calloc((size_t)N, 1);
+        int32_t *idx = malloc(sizeof *idx * (size_t)(N + 16)),
+                *ridx = malloc(sizeof *ridx * (size_t)N);
+        float *val = malloc(sizeof *val * (size_t)(N + 16)),
+              *rval = malloc(sizeof *rval * (size_t)N);
+        for (int simd = 0; simd < 2; simd++) {
+            dsmmi_mcl_simd(simd);
+            for (int relabelled = 0; relabelled < 2; relabelled++)
+                for (dsmm_idx v = 0; v < N; v++) {
+                    dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                    int dense = -1;
+                    const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                    dsmm_idx row = relabelled ? newof[v] : v;
+                    dsmm_idx got =
+                        dsmmi_mcl_expand_col(X, row, N, X, 0, acc, seen, idx, val, &dense);
+                    CHECK_MSG(got == want, "N %lld column %lld: %lld entries, want %lld",
+                              (long long)N, (long long)v, (long long)got, (long long)want);
+                    for (dsmm_idx i = 0; i < got; i++)
+                        CHECK(idx[i] == ridx[i] && val[i] == rval[i]);
+                    for (dsmm_idx j = 0; j < N; j++) CHECK(acc[j] == 0.0 && seen[j] == 0);
+                    dense_seen += dense == 1;
+                    sparse_seen += dense == 0;
+                }
+        }
+        // Everything pruned, no recovery: each column keeps its own loop (vertex, not row).
+        dsmmi_mcl_simd(1);
+        dsmmi_mcl_rules none = {1e300, 0, 0, 0.0}; // sums exceed 1: M is not stochastic
+        dsmmi_mcl_mat out = {0};
+        dsmmi_mcl_iter_stats s;
+        CHECK_OK(ctx, dsmmi_mcl_iterate_local(ctx, &R, 0, N, &R, 0, &none, 0.0, &out, &s));
+        for (dsmm_idx r = 0; r < N; r++) { // an empty expansion also keeps the loop
+            CHECK(out.rowptr[r + 1] - out.rowptr[r] == 1);
+            CHECK(out.col[out.rowptr[r]] == orig[r] && out.val[out.rowptr[r]] == 1.0f);
+        }
+        dsmmi_mcl_mat_free(ctx, &out);
+        dsmmi_mcl_mat_free(ctx, &M);
+        dsmmi_mcl_mat_free(ctx, &R);
+        dsmmi_free(ctx, newof);
+        dsmmi_free(ctx, orig);
+        free(acc);
+        free(racc);
+        free(seen);
+        free(idx);
+        free(ridx);
+        free(val);
+        free(rval);
+    }
+    CHECK(dense_seen > 0 && sparse_seen > 0);
+    dsmm_ctx_destroy(&ctx);
+    return TEST_PASS;
+}
+
 // The owner's view in a distributed run: each of `parts` ranks holds a slice of the column
 // and sends every entry >= cut and its R largest below the cut with ties; pruning that
 // candidate set with the column's measures must give the column pruned whole.
@@ -703,10 +826,10 @@ static int test_errors_and_edges(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_prune_vs_reference),     TEST(test_candidates_exact),
-        TEST(test_interpret_vs_reference), TEST(test_dist_equals_fused),
-        TEST(test_phases_algos),           TEST(test_checkpoint_resume),
-        TEST(test_errors_and_edges),
+        TEST(test_prune_vs_reference), TEST(test_expand_vs_reference),
+        TEST(test_candidates_exact),   TEST(test_interpret_vs_reference),
+        TEST(test_dist_equals_fused),  TEST(test_phases_algos),
+        TEST(test_checkpoint_resume),  TEST(test_errors_and_edges),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -88,56 +88,119 @@ static int block_reserve(dsmm_ctx *ctx, block *b, dsmm_idx more)
     return 1;
 }
 
+// The row of G that holds vertex v (global, original label).
+static inline dsmm_idx grow(const dsmmi_mcl_mat *M, int32_t v, dsmm_idx g0)
+{
+    return (M->newof != NULL ? (dsmm_idx)M->newof[v] : (dsmm_idx)v) - g0;
+}
+
+// Collects the non-zeros of acc[lo..hi) in index order into idx/val and zeroes them; returns
+// the count. Branch-free: dense-path columns hold a fraction of N that makes a branch on each
+// entry mispredict often. idx and val have 16 entries of slack past the count.
+static dsmm_idx collect_scalar(double *restrict acc, dsmm_idx lo, dsmm_idx hi,
+                               int32_t *restrict idx, float *restrict val)
+{
+    dsmm_idx n = 0;
+    for (dsmm_idx j = lo; j < hi; j++) {
+        double a = acc[j];
+        idx[n] = (int32_t)j;
+        val[n] = (float)a;
+        n += a != 0.0;
+        acc[j] = 0.0;
+    }
+    return n;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_COLLECT512 1
+// The same, 16 entries a step with AVX-512 compress (a != 0 is NEQ_UQ: NaN is kept, as in C).
+__attribute__((target("avx512f,avx512dq"))) static dsmm_idx collect_512(double *restrict acc,
+                                                                        dsmm_idx lo, dsmm_idx hi,
+                                                                        int32_t *restrict idx,
+                                                                        float *restrict val)
+{
+    dsmm_idx n = 0, j = lo;
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (; j + 16 <= hi; j += 16) {
+        __m512d a0 = _mm512_loadu_pd(acc + j), a1 = _mm512_loadu_pd(acc + j + 8);
+        __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
+                                  (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
+        if (m != 0) {
+            __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)),
+                                          _mm512_cvtpd_ps(a1), 1);
+            __m512i i = _mm512_add_epi32(iota, _mm512_set1_epi32((int)j));
+            _mm512_storeu_ps(val + n, _mm512_maskz_compress_ps(m, v));
+            _mm512_storeu_si512(idx + n, _mm512_maskz_compress_epi32(m, i));
+            n += __builtin_popcount((unsigned)m);
+            _mm512_storeu_pd(acc + j, zero);
+            _mm512_storeu_pd(acc + j + 8, zero);
+        }
+    }
+    return n + collect_scalar(acc, j, hi, idx + n, val + n);
+}
+#endif
+
+static int use_512 = -1; // -1: not yet asked (pick_collect, before any thread starts)
+
+static void pick_collect(void)
+{
+#ifdef HAVE_COLLECT512
+    if (use_512 < 0) {
+        __builtin_cpu_init();
+        use_512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    }
+#endif
+}
+
+void dsmmi_mcl_simd(int allow)
+{
+    use_512 = -1;
+    if (allow)
+        pick_collect();
+    else
+        use_512 = 0;
+}
+
+static dsmm_idx collect(double *acc, dsmm_idx lo, dsmm_idx hi, int32_t *idx, float *val)
+{
+#ifdef HAVE_COLLECT512
+    if (use_512 > 0) return collect_512(acc, lo, hi, idx, val);
+#endif
+    return collect_scalar(acc, lo, hi, idx, val);
+}
+
 // Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
                               const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
                               int32_t *idx, float *val, int *dense_path)
 {
-    // G holds the rows k of T that row r references (global k - g0 is the row of G).
+    // G holds the rows k of T that row r references (vertex v is row grow(v) of G). Column
+    // numbers are original vertex labels throughout, so the accumulator is in mcl's order.
     dsmm_idx flops = 0;
     for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-        dsmm_idx k = M->col[p] - g0;
+        dsmm_idx k = grow(M, M->col[p], g0);
         flops += G->rowptr[k + 1] - G->rowptr[k];
     }
     int dense = flops * 10 >= N;
-    dsmm_idx n = 0;
     if (dense) {
         // mcl's dense path: float products summed in double, the accumulator scanned whole
         // (the flops are at least N / 10, so the scan is cheap), exact zeros dropped.
         for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-            dsmm_idx k = M->col[p] - g0;
+            dsmm_idx k = grow(M, M->col[p], g0);
             float b = M->val[p];
             const int32_t *gc = G->col + G->rowptr[k];
             const float *gv = G->val + G->rowptr[k];
             dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
             for (dsmm_idx q = 0; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
         }
-        if (M->newof != NULL) { // relabelled: collect in the original vertex order
-            for (dsmm_idx j = 0; j < N; j++) {
-                int32_t u = M->newof[j];
-                if (acc[u] != 0.0) {
-                    idx[n] = u;
-                    val[n] = (float)acc[u];
-                    n++;
-                    acc[u] = 0.0;
-                }
-            }
-        } else {
-            for (dsmm_idx j = 0; j < N; j++) {
-                if (acc[j] != 0.0) {
-                    idx[n] = (int32_t)j;
-                    val[n] = (float)acc[j];
-                    n++;
-                    acc[j] = 0.0;
-                }
-            }
-        }
         *dense_path = 1;
-        return n;
+        return collect(acc, 0, N, idx, val);
     }
     dsmm_idx m = 0;
     for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-        dsmm_idx k = M->col[p] - g0;
+        dsmm_idx k = grow(M, M->col[p], g0);
         double b = (double)M->val[p];
         for (dsmm_idx q = G->rowptr[k]; q < G->rowptr[k + 1]; q++) {
             int32_t j = G->col[q];
@@ -145,7 +208,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
             if (!seen[j]) {
                 seen[j] = 1;
                 acc[j] = term;
-                idx[m++] = M->orig ? M->orig[j] : j; // sorted by the original vertex
+                idx[m++] = j;
             } else {
                 acc[j] += term;
             }
@@ -165,15 +228,13 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
         qsort(idx, (size_t)m, sizeof *idx, cmp_i32);
     }
     for (dsmm_idx t = 0; t < m; t++) {
-        int32_t j = M->newof ? M->newof[idx[t]] : idx[t];
+        int32_t j = idx[t];
         seen[j] = 0;
-        idx[n] = j;
-        val[n] = (float)acc[j];
+        val[t] = (float)acc[j];
         acc[j] = 0.0;
-        n++;
     }
     *dense_path = 0;
-    return n;
+    return m;
 }
 
 dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0,
@@ -194,6 +255,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     int nb = nt == 1 ? 1 : 8 * nt;
     memset(out, 0, sizeof *out);
     memset(stats, 0, sizeof *stats);
+    pick_collect();
 
     w = dsmmi_calloc(ctx, (size_t)nt, sizeof *w);
     blk = dsmmi_calloc(ctx, (size_t)nb, sizeof *blk);
@@ -207,14 +269,14 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         double total = 0.0, acc = 0.0;
         for (dsmm_idx r = 0; r < nrows; r++)
             for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-                dsmm_idx k = M->col[p] - g0;
+                dsmm_idx k = grow(M, M->col[p], g0);
                 total += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
             }
         bnd[0] = 0;
         int q = 1;
         for (dsmm_idx r = 0; r < nrows && q < nb; r++) {
             for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-                dsmm_idx k = M->col[p] - g0;
+                dsmm_idx k = grow(M, M->col[p], g0);
                 acc += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
             }
             while (q < nb && acc >= total * q / nb) bnd[q++] = r + 1;
@@ -224,8 +286,8 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     for (int t = 0; t < nt; t++) {
         w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double)); // kept all zero
         w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
-        w[t].idx = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(int32_t));
-        w[t].val = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
+        w[t].idx = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
+        w[t].val = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(float));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
         DSMM_CHECK(ctx, w[t].acc && w[t].seen && w[t].idx && w[t].val && w[t].scratch,
                    DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads", (long long)N,
@@ -251,8 +313,8 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
             float chaos = 0.0f;
             me->s.nnz_expand += n;
             me->s.dense_cols += dense;
-            n = dsmmi_mcl_prune(rules, (int32_t)(row0 + r), me->idx, me->val, n, &cs, me->scratch,
-                                &chaos);
+            int32_t vertex = M->orig != NULL ? M->orig[r] : (int32_t)(row0 + r);
+            n = dsmmi_mcl_prune(rules, vertex, me->idx, me->val, n, &cs, me->scratch, &chaos);
             me->s.nnz_pruned += n;
             if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
             if (inflation > 0.0) n = dsmmi_mcl_inflate(me->val, n, inflation);
@@ -356,10 +418,8 @@ dsmm_status dsmmi_mcl_relabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M, int32_t **newof, 
         int32_t v = og[r];
         dsmm_idx len = M->rowptr[v + 1] - M->rowptr[v];
         R.rowptr[r + 1] = R.rowptr[r] + len;
-        for (dsmm_idx p = 0; p < len; p++) { // the original order of the entries is kept
-            R.col[R.rowptr[r] + p] = nw[M->col[M->rowptr[v] + p]];
-            R.val[R.rowptr[r] + p] = M->val[M->rowptr[v] + p];
-        }
+        memcpy(R.col + R.rowptr[r], M->col + M->rowptr[v], (size_t)len * sizeof *R.col);
+        memcpy(R.val + R.rowptr[r], M->val + M->rowptr[v], (size_t)len * sizeof *R.val);
     }
     R.newof = nw;
     R.orig = og;
@@ -387,10 +447,8 @@ dsmm_status dsmmi_mcl_unlabel(dsmm_ctx *ctx, dsmmi_mcl_mat *M)
         int32_t r = M->newof[v];
         dsmm_idx len = M->rowptr[r + 1] - M->rowptr[r];
         R.rowptr[v + 1] = R.rowptr[v] + len;
-        for (dsmm_idx p = 0; p < len; p++) { // entries were kept in original order: sorted
-            R.col[R.rowptr[v] + p] = M->orig[M->col[M->rowptr[r] + p]];
-            R.val[R.rowptr[v] + p] = M->val[M->rowptr[r] + p];
-        }
+        memcpy(R.col + R.rowptr[v], M->col + M->rowptr[r], (size_t)len * sizeof *R.col);
+        memcpy(R.val + R.rowptr[v], M->val + M->rowptr[r], (size_t)len * sizeof *R.val);
     }
     dsmmi_mcl_mat_free(ctx, M);
     *M = R;
