@@ -170,8 +170,8 @@ static int test_prune_vs_reference(void)
 // The fused expansion of one column against a reference written from mcl's two paths, on
 // the matrix as loaded and relabelled (rows in breadth-first order, columns unchanged), with
 // the AVX-512 collect loop allowed and forbidden; N not a multiple of 16, empty rows, both
-// paths. Then a whole iteration under rules that prune everything: mcl's emergency loop must
-// name the column's own vertex, not its row.
+// paths; the same columns expanded as panels of every width. Then a whole iteration under rules
+// that prune everything: mcl's emergency loop must name the column's own vertex, not its row.
 // ------------------------------------------------------------------------------------------
 
 static dsmm_status random_mcl_mat(dsmm_ctx *ctx, dsmm_idx N, uint64_t seed, dsmmi_mcl_mat *M)
@@ -228,7 +228,7 @@ static int test_expand_vs_reference(void)
     dsmm_ctx *ctx = NULL;
     CHECK(dsmm_ctx_create(&ctx) == DSMM_OK);
     const dsmm_idx Ns[] = {1, 37, 203};
-    int dense_seen = 0, sparse_seen = 0;
+    int dense_seen = 0, sparse_seen = 0, panels = 0;
     for (int t = 0; t < 3; t++) {
         dsmm_idx N = Ns[t];
         dsmmi_mcl_mat M = {0}, R = {0};
@@ -261,6 +261,46 @@ static int test_expand_vs_reference(void)
                     sparse_seen += dense == 0;
                 }
         }
+        // Runs of dense-path columns as panels (every start, every width from 2).
+        double *pacc = calloc((size_t)N * DSMMI_MCL_PANEL, sizeof *pacc);
+        int32_t *pidx[DSMMI_MCL_PANEL];
+        float *pval[DSMMI_MCL_PANEL];
+        for (int c = 0; c < DSMMI_MCL_PANEL; c++) {
+            pidx[c] = malloc(sizeof(int32_t) * (size_t)(N + 16));
+            pval[c] = malloc(sizeof(float) * (size_t)(N + 16));
+        }
+        for (int simd = 0; simd < 2; simd++) {
+            dsmmi_mcl_simd(simd);
+            for (int relabelled = 0; relabelled < 2; relabelled++) {
+                const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                for (dsmm_idx r0 = 0; r0 < N; r0++) {
+                    int run = 0;
+                    while (run < DSMMI_MCL_PANEL && r0 + run < N &&
+                           dsmmi_mcl_dense_col(X, r0 + run, N, X, 0))
+                        run++;
+                    for (int w = 2; w <= run; w++) {
+                        dsmm_idx pn[DSMMI_MCL_PANEL];
+                        dsmmi_mcl_expand_panel(X, r0, w, N, X, 0, pacc, pidx, pval, pn);
+                        for (int c = 0; c < w; c++) {
+                            dsmm_idx v = relabelled ? orig[r0 + c] : r0 + c;
+                            dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                            CHECK_MSG(pn[c] == want,
+                                      "panel at %lld width %d column %d: %lld, want %lld",
+                                      (long long)r0, w, c, (long long)pn[c], (long long)want);
+                            for (dsmm_idx i = 0; i < want; i++)
+                                CHECK(pidx[c][i] == ridx[i] && pval[c][i] == rval[i]);
+                        }
+                        for (dsmm_idx j = 0; j < N * DSMMI_MCL_PANEL; j++) CHECK(pacc[j] == 0.0);
+                        panels++;
+                    }
+                }
+            }
+        }
+        free(pacc);
+        for (int c = 0; c < DSMMI_MCL_PANEL; c++) {
+            free(pidx[c]);
+            free(pval[c]);
+        }
         // Everything pruned, no recovery: each column keeps its own loop (vertex, not row).
         dsmmi_mcl_simd(1);
         dsmmi_mcl_rules none = {1e300, 0, 0, 0.0}; // sums exceed 1: M is not stochastic
@@ -284,7 +324,7 @@ static int test_expand_vs_reference(void)
         free(val);
         free(rval);
     }
-    CHECK(dense_seen > 0 && sparse_seen > 0);
+    CHECK(dense_seen > 0 && sparse_seen > 0 && panels > 0);
     dsmm_ctx_destroy(&ctx);
     return TEST_PASS;
 }

@@ -252,8 +252,8 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         if (fused) {
             // The fused expansion holds two iterates and each thread's accumulator; its unit
             // is one column, so no phases: the budget either fits or is too small.
-            double need =
-                2.0 * 12.0 * (double)nnz_in * 1.5 + (double)dsmmi_threads(ctx) * 21.0 * (double)N;
+            double need = 2.0 * 12.0 * (double)nnz_in * 1.5 +
+                          (double)dsmmi_threads(ctx) * (13.0 + 16.0 * DSMMI_MCL_PANEL) * (double)N;
             DSMM_CHECK(ctx, p->per_process_mem == 0 || need <= (double)p->per_process_mem,
                        DSMM_ERR_NOMEM,
                        "mcl: --per-process-mem %zu bytes is too small: iterating needs about %.0f",

@@ -4,7 +4,10 @@
 // Columns of M are rows of the stored matrix (T = M^T in CSR), so column c of M*M is row c
 // of T*T, Gustavson's row c. Arithmetic follows mcl's two expansion paths exactly: "dense"
 // columns (flops * 10 >= N) add float products, the others exact double products; both sum
-// in double over k ascending and store floats (docs/mcl.md "Exactness").
+// in double over k ascending and store floats (docs/mcl.md "Exactness"). Heavy columns go
+// four at a time through one accumulator (panels, below), which reads each shared row of G
+// once and adds into the four columns with one vector operation, with the same sums.
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -58,10 +61,11 @@ static int cmp_i32(const void *a, const void *b)
 
 // Per-thread state: the accumulator and the column being built.
 typedef struct worker {
-    double *acc;
+    double *acc, *pacc, *pacc_mem; // one column's accumulator; a panel's (N * PANEL, rows on
+                                   // cache lines: pacc is pacc_mem aligned to 64 bytes)
     unsigned char *seen;
-    int32_t *idx;
-    float *val, *scratch;
+    int32_t *idx[DSMMI_MCL_PANEL]; // column c of a panel (a single column: 0)
+    float *val[DSMMI_MCL_PANEL], *scratch;
     dsmmi_mcl_iter_stats s;
 } worker;
 
@@ -206,6 +210,153 @@ static dsmm_idx collect(double *acc, dsmm_idx lo, dsmm_idx hi, int32_t *idx, flo
     return collect_scalar(acc, lo, hi, idx, val);
 }
 
+// ---- Panels: DSMMI_MCL_PANEL dense-path columns expanded together -------------------------
+// The accumulator holds entry j of the panel's columns side by side (acc[j * PANEL + c]), so
+// one entry of a row of G is one vector operation over the panel: the columns' k lists are
+// merged, and a column without k multiplies by 0 (adding +0.0 leaves a sum of non-negative
+// terms unchanged). Each column still sums over its own k ascending with mcl's float products,
+// so the results are the same bit for bit; a row of G shared by the panel's columns (they are
+// neighbours in breadth-first order) is read once instead of once per column.
+#define PANEL DSMMI_MCL_PANEL
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
+    !defined(DSMM_NO_CLONES)
+#define PANEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PANEL_CLONES
+#endif
+
+typedef float panel_f __attribute__((vector_size(PANEL * sizeof(float))));
+typedef double panel_d __attribute__((vector_size(PANEL * sizeof(double))));
+
+// One row of G added into the panel's columns, column c with factor bw[c].
+PANEL_CLONES static void panel_row(double *restrict acc, const int32_t *restrict gc,
+                                   const float *restrict gv, dsmm_idx len, const float *restrict bw)
+{
+    panel_f b;
+    memcpy(&b, bw, sizeof b);
+    for (dsmm_idx q = 0; q < len; q++) {
+        double *a = acc + (size_t)gc[q] * PANEL;
+        panel_d x;
+        memcpy(&x, a, sizeof x);
+        x += __builtin_convertvector(gv[q] * b, panel_d); // float products, exact widening
+        memcpy(a, &x, sizeof x);
+    }
+}
+
+// The non-zeros of each panel column in index order into idx[c]/val[c], counts into n[c];
+// the accumulator is left all zero. Branch-free, like collect_scalar.
+PANEL_CLONES static void panel_collect_scalar(double *restrict acc, dsmm_idx j0, dsmm_idx N,
+                                              int32_t *const *idx, float *const *val, dsmm_idx *n)
+{
+    dsmm_idx cnt[PANEL];
+    for (int c = 0; c < PANEL; c++) cnt[c] = n[c];
+    for (dsmm_idx j = j0; j < N; j++) {
+        double *a = acc + (size_t)j * PANEL;
+        for (int c = 0; c < PANEL; c++) {
+            idx[c][cnt[c]] = (int32_t)j;
+            val[c][cnt[c]] = (float)a[c];
+            cnt[c] += a[c] != 0.0;
+            a[c] = 0.0;
+        }
+    }
+    for (int c = 0; c < PANEL; c++) n[c] = cnt[c];
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && (DSMMI_MCL_PANEL == 4 || DSMMI_MCL_PANEL == 8)
+#define HAVE_PANEL512 1
+// The same, 16 entries of a column a step: gathered from the panel's rows (stride PANEL),
+// compressed as collect_512 does; each group of 16 rows is zeroed once its columns are out.
+__attribute__((target("avx512f,avx512dq"))) static dsmm_idx
+panel_collect_512(double *restrict acc, dsmm_idx lo, dsmm_idx hi, int32_t *const *idx,
+                  float *const *val, dsmm_idx *n)
+{
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256i stride = _mm256_setr_epi32(0, PANEL, 2 * PANEL, 3 * PANEL, 4 * PANEL, 5 * PANEL,
+                                             6 * PANEL, 7 * PANEL);
+    const __m512d zero = _mm512_setzero_pd();
+    dsmm_idx j = lo;
+    for (; j + 16 <= hi; j += 16) {
+        double *a = acc + (size_t)j * PANEL;
+        __m512i ji = _mm512_add_epi32(iota, _mm512_set1_epi32((int)j));
+        for (int c = 0; c < PANEL; c++) {
+            __m256i off = _mm256_add_epi32(stride, _mm256_set1_epi32(c));
+            __m512d a0 = _mm512_i32gather_pd(off, a, 8);
+            __m512d a1 = _mm512_i32gather_pd(off, a + 8 * PANEL, 8);
+            __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
+                                      (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
+            __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)),
+                                          _mm512_cvtpd_ps(a1), 1);
+            _mm512_storeu_ps(val[c] + n[c], _mm512_maskz_compress_ps(m, v));
+            _mm512_storeu_si512(idx[c] + n[c], _mm512_maskz_compress_epi32(m, ji));
+            n[c] += __builtin_popcount((unsigned)m);
+        }
+        for (int t = 0; t < 16 * PANEL; t += 8) _mm512_storeu_pd(a + t, zero);
+    }
+    return j;
+}
+#endif
+
+// Appends the non-zeros of rows [lo, hi) of the panel's accumulator (counts in n).
+static void panel_collect(double *acc, dsmm_idx lo, dsmm_idx hi, int32_t *const *idx,
+                          float *const *val, dsmm_idx *n)
+{
+    dsmm_idx j = lo;
+#ifdef HAVE_PANEL512
+    if (use_512 > 0) j = panel_collect_512(acc, lo, hi, idx, val, n);
+#endif
+    panel_collect_scalar(acc, j, hi, idx, val, n);
+}
+
+static dsmm_idx col_flops(const dsmmi_mcl_mat *M, dsmm_idx r, const dsmmi_mcl_mat *G, dsmm_idx g0)
+{
+    dsmm_idx flops = 0;
+    for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
+        dsmm_idx k = grow(M, M->col[p], g0);
+        flops += G->rowptr[k + 1] - G->rowptr[k];
+    }
+    return flops;
+}
+
+int dsmmi_mcl_dense_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
+                        dsmm_idx g0)
+{
+    return col_flops(M, r, G, g0) * 10 >= N;
+}
+
+// A column joins a panel when its flops reach this many times N: below it the panel's
+// accumulator (N * PANEL doubles) costs more to scan than sharing the rows of G saves
+// (measured on ca-condmat, whose columns carry 1.7 N flops in the heaviest iteration).
+enum { PANEL_MIN_FLOPS_PER_N = 8 };
+
+void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, dsmm_idx N,
+                            const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, int32_t *const *idx,
+                            float *const *val, dsmm_idx *n)
+{
+    dsmm_idx cur[PANEL], end[PANEL];
+    float bw[PANEL];
+    for (int c = 0; c < PANEL; c++) {
+        cur[c] = c < w ? M->rowptr[r0 + c] : 0;
+        end[c] = c < w ? M->rowptr[r0 + c + 1] : 0;
+        n[c] = 0;
+    }
+    for (;;) { // the k lists merged, ascending (each row's entries are in vertex order)
+        int32_t v = INT32_MAX;
+        for (int c = 0; c < w; c++)
+            if (cur[c] < end[c] && M->col[cur[c]] < v) v = M->col[cur[c]];
+        if (v == INT32_MAX) break;
+        for (int c = 0; c < PANEL; c++) {
+            int has = c < w && cur[c] < end[c] && M->col[cur[c]] == v;
+            bw[c] = has ? M->val[cur[c]] : 0.0f;
+            cur[c] += has;
+        }
+        dsmm_idx k = grow(M, v, g0);
+        panel_row(acc, G->col + G->rowptr[k], G->val + G->rowptr[k],
+                  G->rowptr[k + 1] - G->rowptr[k], bw);
+    }
+    panel_collect(acc, 0, N, idx, val, n);
+}
+
 // Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
                               const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
@@ -278,6 +429,27 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
     return m;
 }
 
+// Measures, prunes, rescales and inflates one expanded column and appends it to the block
+// (its count into *count); non-zero when the block could not grow.
+static int finish_col(dsmm_ctx *ctx, const dsmmi_mcl_rules *rules, double inflation, int32_t vertex,
+                      worker *me, int32_t *idx, float *val, dsmm_idx n, block *bk, dsmm_idx *count)
+{
+    dsmmi_mcl_col cs;
+    dsmmi_mcl_measure(val, n, &cs);
+    float chaos = 0.0f;
+    me->s.nnz_expand += n;
+    n = dsmmi_mcl_prune(rules, vertex, idx, val, n, &cs, me->scratch, &chaos);
+    me->s.nnz_pruned += n;
+    if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
+    if (inflation > 0.0) n = dsmmi_mcl_inflate(val, n, inflation);
+    if (!block_reserve(ctx, bk, n)) return 1;
+    memcpy(bk->col + bk->n, idx, (size_t)n * sizeof(int32_t));
+    memcpy(bk->val + bk->n, val, (size_t)n * sizeof(float));
+    bk->n += n;
+    *count = n;
+    return 0;
+}
+
 dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0,
                                     dsmm_idx N, const dsmmi_mcl_mat *G, dsmm_idx g0,
                                     const dsmmi_mcl_rules *rules, double inflation,
@@ -325,14 +497,20 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         while (q <= nb) bnd[q++] = nrows;
     }
     for (int t = 0; t < nt; t++) {
-        w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double)); // kept all zero
+        w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double));              // kept all zero
+        w[t].pacc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // also
+        w[t].pacc = w[t].pacc_mem;
+        if (w[t].pacc != NULL) w[t].pacc += (64 - (uintptr_t)w[t].pacc % 64) % 64 / sizeof(double);
         w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
-        w[t].idx = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
-        w[t].val = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(float));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
-        DSMM_CHECK(ctx, w[t].acc && w[t].seen && w[t].idx && w[t].val && w[t].scratch,
-                   DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads", (long long)N,
-                   nt);
+        int ok = w[t].acc && w[t].pacc_mem && w[t].seen && w[t].scratch;
+        for (int c = 0; c < PANEL; c++) {
+            w[t].idx[c] = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
+            w[t].val[c] = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(float));
+            ok = ok && w[t].idx[c] && w[t].val[c];
+        }
+        DSMM_CHECK(ctx, ok, DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads",
+                   (long long)N, nt);
     }
 
 #ifdef _OPENMP
@@ -345,28 +523,29 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
 #endif
         worker *me = &w[t];
         block *bk = &blk[b];
-        for (dsmm_idx r = bnd[b]; r < bnd[b + 1] && !bk->failed; r++) {
-            int dense = 0;
-            dsmm_idx n =
-                dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx, me->val, &dense);
-            dsmmi_mcl_col cs;
-            dsmmi_mcl_measure(me->val, n, &cs);
-            float chaos = 0.0f;
-            me->s.nnz_expand += n;
-            me->s.dense_cols += dense;
-            int32_t vertex = M->orig != NULL ? M->orig[r] : (int32_t)(row0 + r);
-            n = dsmmi_mcl_prune(rules, vertex, me->idx, me->val, n, &cs, me->scratch, &chaos);
-            me->s.nnz_pruned += n;
-            if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
-            if (inflation > 0.0) n = dsmmi_mcl_inflate(me->val, n, inflation);
-            if (!block_reserve(ctx, bk, n)) {
-                bk->failed = 1;
-                break;
+        for (dsmm_idx r = bnd[b]; r < bnd[b + 1] && !bk->failed;) {
+            // A run of heavy columns (all dense-path) goes as a panel; any other column alone.
+            int pw = 0;
+            while (pw < PANEL && r + pw < bnd[b + 1] &&
+                   col_flops(M, r + pw, G, g0) >= PANEL_MIN_FLOPS_PER_N * N)
+                pw++;
+            dsmm_idx n[PANEL];
+            int dense = 1;
+            if (pw >= 2) {
+                dsmmi_mcl_expand_panel(M, r, pw, N, G, g0, me->pacc, me->idx, me->val, n);
+            } else {
+                pw = 1;
+                n[0] = dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx[0],
+                                            me->val[0], &dense);
             }
-            memcpy(bk->col + bk->n, me->idx, (size_t)n * sizeof(int32_t));
-            memcpy(bk->val + bk->n, me->val, (size_t)n * sizeof(float));
-            bk->n += n;
-            out->rowptr[r + 1] = n;
+            for (int c = 0; c < pw && !bk->failed; c++) {
+                int32_t vertex = M->orig != NULL ? M->orig[r + c] : (int32_t)(row0 + r + c);
+                me->s.dense_cols += dense;
+                if (finish_col(ctx, rules, inflation, vertex, me, me->idx[c], me->val[c], n[c], bk,
+                               &out->rowptr[r + c + 1]) != 0)
+                    bk->failed = 1;
+            }
+            r += pw;
         }
     }
     for (int b = 0; b < nb; b++)
@@ -408,9 +587,12 @@ cleanup:
     if (w != NULL)
         for (int t = 0; t < nt; t++) {
             dsmmi_free(ctx, w[t].acc);
+            dsmmi_free(ctx, w[t].pacc_mem);
             dsmmi_free(ctx, w[t].seen);
-            dsmmi_free(ctx, w[t].idx);
-            dsmmi_free(ctx, w[t].val);
+            for (int c = 0; c < PANEL; c++) {
+                dsmmi_free(ctx, w[t].idx[c]);
+                dsmmi_free(ctx, w[t].val[c]);
+            }
             dsmmi_free(ctx, w[t].scratch);
         }
     if (blk != NULL)
