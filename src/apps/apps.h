@@ -40,6 +40,11 @@ void dsmmi_mcl_measure(const float *val, dsmm_idx n, dsmmi_mcl_col *cs);
 dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val, dsmm_idx n,
                          const dsmmi_mcl_col *cs, float *scratch, float *chaos);
 
+/* dsmmi_mcl_prune_whole: dsmmi_mcl_measure then dsmmi_mcl_prune on a whole expanded column
+ * (the same results, one pass fewer). */
+dsmm_idx dsmmi_mcl_prune_whole(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val,
+                               dsmm_idx n, float *scratch, float *chaos);
+
 /* dsmmi_mcl_inflate: v := v^power then divided by the column sum (floats, double sums);
  * returns n, or 0 when the sum is not positive (the column is emptied). */
 dsmm_idx dsmmi_mcl_inflate(float *val, dsmm_idx n, double power);

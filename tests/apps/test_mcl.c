@@ -6,6 +6,7 @@
 // binary merge) equal to the fused one-rank run, checkpoint + resume equal to one run, the
 // parameter and input errors, isolated vertices and empty graphs. mcl itself is compared
 // in tests/cli/test_cli_mcl.sh.
+#include <math.h>
 #include <sys/stat.h>
 
 #include "../dist/dist_common.h"
@@ -112,6 +113,8 @@ static int test_prune_vs_reference(void)
     float *val = malloc(sizeof(float) * 2000), *scr = malloc(sizeof(float) * 2000);
     float *v = malloc(sizeof(float) * 2000), *ref = malloc(sizeof(float) * 2000);
     int *keep = malloc(sizeof(int) * 2000);
+    int32_t *idx2 = malloc(sizeof(int32_t) * 2000);
+    float *val2 = malloc(sizeof(float) * 2000);
     for (int a = 0; a < 6; a++)
         for (int b = 0; b < 5; b++)
             for (int c = 0; c < 4; c++)
@@ -127,8 +130,17 @@ static int test_prune_vs_reference(void)
                         }
                         dsmmi_mcl_col cs;
                         dsmmi_mcl_measure(val, n, &cs);
-                        float chaos;
+                        float chaos, chaos2;
+                        // The one-pass form on a copy must agree entry for entry.
+                        for (int i = 0; i < n; i++) {
+                            idx2[i] = i * 3;
+                            val2[i] = v[i];
+                        }
+                        dsmm_idx got2 = dsmmi_mcl_prune_whole(&r, 9, idx2, val2, n, scr, &chaos2);
                         dsmm_idx got = dsmmi_mcl_prune(&r, 9, idx, val, n, &cs, scr, &chaos);
+                        CHECK(got2 == got && chaos2 == chaos);
+                        for (dsmm_idx i = 0; i < got; i++)
+                            CHECK(idx2[i] == idx[i] && val2[i] == val[i]);
                         int want = ref_prune(&r, v, n, ref, keep);
                         if (want == 0 && r.R == 0) { // emergency loop
                             CHECK(got == 1 && idx[0] == 9 && val[0] == 1.0f);
@@ -163,6 +175,8 @@ static int test_prune_vs_reference(void)
     free(v);
     free(ref);
     free(keep);
+    free(idx2);
+    free(val2);
     return TEST_PASS;
 }
 
@@ -326,6 +340,32 @@ static int test_expand_vs_reference(void)
     }
     CHECK(dense_seen > 0 && sparse_seen > 0 && panels > 0);
     dsmm_ctx_destroy(&ctx);
+    return TEST_PASS;
+}
+
+// Inflation by 2 squares instead of calling pow: the same floats, on values of every scale
+// (down to float subnormals), checked against pow itself.
+static int test_inflate_square(void)
+{
+    enum { N = 4000 };
+    float *v = malloc(sizeof(float) * N), *w = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) {
+        uint64_t u = dsmm_rng_at(task_seed(77), 0, (uint64_t)i);
+        double x = (double)((u >> 11) | 1) * 0x1.0p-53; // (0, 1)
+        v[i] = (float)ldexp(x, -(int)(u % 150));        // down to ~1e-45
+        if (v[i] == 0.0f) v[i] = 0x1.0p-149f;
+    }
+    double s = 0.0;
+    for (int i = 0; i < N; i++) {
+        w[i] = (float)pow((double)v[i], 2.0);
+        s += (double)w[i];
+    }
+    for (int i = 0; i < N; i++) w[i] = (float)((double)w[i] / s);
+    CHECK(dsmmi_mcl_inflate(v, N, 2.0) == N);
+    for (int i = 0; i < N; i++)
+        CHECK_MSG(v[i] == w[i], "entry %d: %a, pow gives %a", i, v[i], w[i]);
+    free(v);
+    free(w);
     return TEST_PASS;
 }
 
@@ -866,10 +906,11 @@ static int test_errors_and_edges(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_prune_vs_reference), TEST(test_expand_vs_reference),
-        TEST(test_candidates_exact),   TEST(test_interpret_vs_reference),
-        TEST(test_dist_equals_fused),  TEST(test_phases_algos),
-        TEST(test_checkpoint_resume),  TEST(test_errors_and_edges),
+        TEST(test_prune_vs_reference),     TEST(test_expand_vs_reference),
+        TEST(test_inflate_square),         TEST(test_candidates_exact),
+        TEST(test_interpret_vs_reference), TEST(test_dist_equals_fused),
+        TEST(test_phases_algos),           TEST(test_checkpoint_resume),
+        TEST(test_errors_and_edges),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

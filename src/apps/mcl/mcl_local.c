@@ -434,11 +434,9 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
 static int finish_col(dsmm_ctx *ctx, const dsmmi_mcl_rules *rules, double inflation, int32_t vertex,
                       worker *me, int32_t *idx, float *val, dsmm_idx n, block *bk, dsmm_idx *count)
 {
-    dsmmi_mcl_col cs;
-    dsmmi_mcl_measure(val, n, &cs);
     float chaos = 0.0f;
     me->s.nnz_expand += n;
-    n = dsmmi_mcl_prune(rules, vertex, idx, val, n, &cs, me->scratch, &chaos);
+    n = dsmmi_mcl_prune_whole(rules, vertex, idx, val, n, me->scratch, &chaos);
     me->s.nnz_pruned += n;
     if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
     if (inflation > 0.0) n = dsmmi_mcl_inflate(val, n, inflation);

@@ -64,20 +64,13 @@ static dsmm_idx keep_from(int32_t *idx, float *val, dsmm_idx n, double bar, doub
     return m;
 }
 
-dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val, dsmm_idx n,
-                         const dsmmi_mcl_col *cs, float *scratch, float *chaos)
+// The rules after the first pass (n_prune entries at or above the cut, of mass mass_prune).
+static dsmm_idx prune_from(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val,
+                           dsmm_idx n, const dsmmi_mcl_col *cs, dsmm_idx n_prune, double mass_prune,
+                           float *scratch, float *chaos)
 {
     const double cut = r->cut;
-    dsmm_idx n_prune = 0;
-    double mass_prune = 0.0, mass_final;
-
-    for (dsmm_idx i = 0; i < n; i++) {
-        if (cut <= 0.0 || (double)val[i] >= cut) {
-            n_prune++;
-            mass_prune += (double)val[i];
-        }
-    }
-    mass_final = mass_prune;
+    double mass_final = mass_prune;
 
     if (r->R > 0 && n_prune < r->R && mass_prune < r->pct) {
         // Recovery: everything at or above cut, plus the largest pruned entries (ties kept).
@@ -114,12 +107,55 @@ dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, floa
     return n;
 }
 
+dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val, dsmm_idx n,
+                         const dsmmi_mcl_col *cs, float *scratch, float *chaos)
+{
+    const double cut = r->cut;
+    dsmm_idx n_prune = 0;
+    double mass_prune = 0.0;
+    for (dsmm_idx i = 0; i < n; i++) {
+        if (cut <= 0.0 || (double)val[i] >= cut) {
+            n_prune++;
+            mass_prune += (double)val[i];
+        }
+    }
+    return prune_from(r, c, idx, val, n, cs, n_prune, mass_prune, scratch, chaos);
+}
+
+dsmm_idx dsmmi_mcl_prune_whole(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val,
+                               dsmm_idx n, float *scratch, float *chaos)
+{
+    // dsmmi_mcl_measure and the first pass of dsmmi_mcl_prune in one loop: the same sums in
+    // the same order, two dependency chains side by side instead of one after the other.
+    const double cut = r->cut;
+    dsmm_idx n_prune = 0;
+    double mx = 0.0, sq = 0.0, mass_prune = 0.0;
+    for (dsmm_idx i = 0; i < n; i++) {
+        double v = (double)val[i];
+        if (v > mx) mx = v;
+        sq += v * v;
+        if (cut <= 0.0 || v >= cut) {
+            n_prune++;
+            mass_prune += v;
+        }
+    }
+    dsmmi_mcl_col cs = {n, mx, sq};
+    return prune_from(r, c, idx, val, n, &cs, n_prune, mass_prune, scratch, chaos);
+}
+
 dsmm_idx dsmmi_mcl_inflate(float *val, dsmm_idx n, double power)
 {
     double s = 0.0;
-    for (dsmm_idx i = 0; i < n; i++) {
-        val[i] = (float)pow((double)val[i], power);
-        s += (double)val[i];
+    if (power == 2.0) { // pow(x, 2) is x * x exactly: a float's square fits a double
+        for (dsmm_idx i = 0; i < n; i++) {
+            val[i] = (float)((double)val[i] * (double)val[i]);
+            s += (double)val[i];
+        }
+    } else {
+        for (dsmm_idx i = 0; i < n; i++) {
+            val[i] = (float)pow((double)val[i], power);
+            s += (double)val[i];
+        }
     }
     if (!(s > 0.0)) return 0;
     for (dsmm_idx i = 0; i < n; i++) val[i] = (float)((double)val[i] / s);
