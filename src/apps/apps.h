@@ -87,7 +87,7 @@ typedef struct dsmmi_mcl_iter_stats {
  * stores 16 at a time). Call dsmmi_mcl_iterate_local rather than this directly: it picks the
  * dense path's collect loop for the CPU. *dense_path: mcl's dense path was used. */
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
-                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
+                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, uint64_t *seen,
                               int32_t *idx, float *val, int *dense_path);
 
 /* Columns expanded together as a panel by the fused expansion (dsmmi_mcl_expand_panel). */

@@ -237,6 +237,92 @@ static dsmm_idx ref_expand(const dsmmi_mcl_mat *M, dsmm_idx v, dsmm_idx N, doubl
     return n;
 }
 
+// Rows of lo..hi entries at random distinct columns (sorted), a fifth of them empty: sparse
+// columns for large N (the sparse path's long columns, sorted or read off its bitmap).
+static dsmm_status sparse_mcl_mat(dsmm_ctx *ctx, dsmm_idx N, uint64_t seed, int lo, int hi,
+                                  dsmmi_mcl_mat *M)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, M, N, N * hi));
+    dsmm_idx nnz = 0;
+    for (dsmm_idx r = 0; r < N; r++) {
+        uint64_t u = dsmm_rng_at(seed, 0, (uint64_t)r);
+        int d = u % 5 == 0 ? 0 : lo + (int)((u >> 8) % (uint64_t)(hi - lo + 1));
+        dsmm_idx start = nnz;
+        for (uint64_t t = 0; nnz - start < d; t++) {
+            int32_t c = (int32_t)(dsmm_rng_at(seed, 1 + (uint64_t)r, t) % (uint64_t)N);
+            dsmm_idx at = nnz; // insertion into the sorted row, duplicates skipped
+            while (at > start && M->col[at - 1] > c) at--;
+            if (at > start && M->col[at - 1] == c) continue;
+            memmove(M->col + at + 1, M->col + at, (size_t)(nnz - at) * sizeof *M->col);
+            M->col[at] = c;
+            M->val[nnz] =
+                (float)((double)((dsmm_rng_at(seed, 7, (uint64_t)nnz) >> 11) | 1) * 0x1.0p-53);
+            nnz++;
+        }
+        M->rowptr[r + 1] = nnz;
+    }
+    M->nnz = nnz;
+cleanup:
+    return st;
+}
+
+// The sparse path's long columns: read off the bitmap (N = 3000) or sorted (N = 100000).
+static int test_expand_sparse_long(void)
+{
+    dsmm_ctx *ctx = NULL;
+    CHECK(dsmm_ctx_create(&ctx) == DSMM_OK);
+    const dsmm_idx Ns[] = {3000, 100000};
+    int from_bitmap = 0, sorted = 0;
+    for (int t = 0; t < 2; t++) {
+        dsmm_idx N = Ns[t];
+        dsmmi_mcl_mat M = {0}, R = {0};
+        int32_t *newof = NULL, *orig = NULL;
+        CHECK_OK(ctx, sparse_mcl_mat(ctx, N, task_seed(60 + (uint64_t)t), 5, 12, &M));
+        CHECK_OK(ctx, sparse_mcl_mat(ctx, N, task_seed(60 + (uint64_t)t), 5, 12, &R));
+        CHECK_OK(ctx, dsmmi_mcl_relabel(ctx, &R, &newof, &orig));
+        double *acc = calloc((size_t)N, sizeof *acc), *racc = calloc((size_t)N, sizeof *racc);
+        uint64_t *seen = calloc((size_t)N / 64 + 1, sizeof *seen);
+        int32_t *idx = malloc(sizeof *idx * (size_t)(N + 16)),
+                *ridx = malloc(sizeof *ridx * (size_t)N);
+        float *val = malloc(sizeof *val * (size_t)(N + 16)),
+              *rval = malloc(sizeof *rval * (size_t)N);
+        for (int relabelled = 0; relabelled < 2; relabelled++)
+            for (dsmm_idx i = 0; i < 300; i++) {
+                dsmm_idx v = i * (N / 300);
+                dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                int dense = -1;
+                const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                dsmm_idx row = relabelled ? newof[v] : v;
+                dsmm_idx got = dsmmi_mcl_expand_col(X, row, N, X, 0, acc, seen, idx, val, &dense);
+                CHECK(dense == 0);
+                CHECK_MSG(got == want, "N %lld column %lld: %lld entries, want %lld", (long long)N,
+                          (long long)v, (long long)got, (long long)want);
+                for (dsmm_idx k = 0; k < got; k++) CHECK(idx[k] == ridx[k] && val[k] == rval[k]);
+                for (dsmm_idx k = 0; k < N / 64 + 1; k++) CHECK(seen[k] == 0);
+                for (dsmm_idx j = 0; j < N; j++) CHECK(acc[j] == 0.0);
+                if (got > 32) {
+                    from_bitmap += (N + 63) / 64 <= 16 * got;
+                    sorted += (N + 63) / 64 > 16 * got;
+                }
+            }
+        dsmmi_mcl_mat_free(ctx, &M);
+        dsmmi_mcl_mat_free(ctx, &R);
+        dsmmi_free(ctx, newof);
+        dsmmi_free(ctx, orig);
+        free(acc);
+        free(racc);
+        free(seen);
+        free(idx);
+        free(ridx);
+        free(val);
+        free(rval);
+    }
+    CHECK_MSG(from_bitmap > 0 && sorted > 0, "bitmap %d, sorted %d", from_bitmap, sorted);
+    dsmm_ctx_destroy(&ctx);
+    return TEST_PASS;
+}
+
 static int test_expand_vs_reference(void)
 {
     dsmm_ctx *ctx = NULL;
@@ -251,7 +337,7 @@ static int test_expand_vs_reference(void)
         CHECK_OK(ctx, random_mcl_mat(ctx, N, task_seed(40 + (uint64_t)t), &R));
         CHECK_OK(ctx, dsmmi_mcl_relabel(ctx, &R, &newof, &orig));
         double *acc = calloc((size_t)N, sizeof *acc), *racc = calloc((size_t)N, sizeof *racc);
-        unsigned char *seen = calloc((size_t)N, 1);
+        uint64_t *seen = calloc((size_t)N / 64 + 1, sizeof *seen);
         int32_t *idx = malloc(sizeof *idx * (size_t)(N + 16)),
                 *ridx = malloc(sizeof *ridx * (size_t)N);
         float *val = malloc(sizeof *val * (size_t)(N + 16)),
@@ -270,7 +356,7 @@ static int test_expand_vs_reference(void)
                               (long long)N, (long long)v, (long long)got, (long long)want);
                     for (dsmm_idx i = 0; i < got; i++)
                         CHECK(idx[i] == ridx[i] && val[i] == rval[i]);
-                    for (dsmm_idx j = 0; j < N; j++) CHECK(acc[j] == 0.0 && seen[j] == 0);
+                    for (dsmm_idx j = 0; j < N; j++) CHECK(acc[j] == 0.0 && seen[j / 64] == 0);
                     dense_seen += dense == 1;
                     sparse_seen += dense == 0;
                 }
@@ -906,11 +992,11 @@ static int test_errors_and_edges(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_prune_vs_reference),     TEST(test_expand_vs_reference),
-        TEST(test_inflate_square),         TEST(test_candidates_exact),
-        TEST(test_interpret_vs_reference), TEST(test_dist_equals_fused),
-        TEST(test_phases_algos),           TEST(test_checkpoint_resume),
-        TEST(test_errors_and_edges),
+        TEST(test_prune_vs_reference), TEST(test_expand_vs_reference),
+        TEST(test_expand_sparse_long), TEST(test_inflate_square),
+        TEST(test_candidates_exact),   TEST(test_interpret_vs_reference),
+        TEST(test_dist_equals_fused),  TEST(test_phases_algos),
+        TEST(test_checkpoint_resume),  TEST(test_errors_and_edges),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

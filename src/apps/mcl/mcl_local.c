@@ -63,7 +63,7 @@ static int cmp_i32(const void *a, const void *b)
 typedef struct worker {
     double *acc, *pacc, *pacc_mem; // one column's accumulator; a panel's (N * PANEL, rows on
                                    // cache lines: pacc is pacc_mem aligned to 64 bytes)
-    unsigned char *seen;
+    uint64_t *seen;                // a bit per column
     int32_t *idx[DSMMI_MCL_PANEL]; // column c of a panel (a single column: 0)
     float *val[DSMMI_MCL_PANEL], *scratch;
     dsmmi_mcl_iter_stats s;
@@ -359,7 +359,7 @@ void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, dsmm_idx
 
 // Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
-                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, unsigned char *seen,
+                              const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, uint64_t *seen,
                               int32_t *idx, float *val, int *dense_path)
 {
     // G holds the rows k of T that row r references (vertex v is row grow(v) of G). Column
@@ -397,14 +397,34 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
         for (dsmm_idx q = G->rowptr[k]; q < G->rowptr[k + 1]; q++) {
             int32_t j = G->col[q];
             double term = (double)G->val[q] * b;
-            if (!seen[j]) {
-                seen[j] = 1;
+            uint64_t bit = (uint64_t)1 << (j & 63);
+            if (!(seen[j >> 6] & bit)) {
+                seen[j >> 6] |= bit;
                 acc[j] = term;
                 idx[m++] = j;
             } else {
                 acc[j] += term;
             }
         }
+    }
+    dsmm_idx words = (N + 63) / 64;
+    if (m > 32 && words <= 16 * m) {
+        // Many entries: read them off the bitmap in order (a word per 64 columns) rather than
+        // sorting them.
+        dsmm_idx t = 0;
+        for (dsmm_idx wd = 0; wd < words; wd++) {
+            uint64_t x = seen[wd];
+            seen[wd] = 0;
+            while (x != 0) {
+                int32_t j = (int32_t)(wd * 64 + __builtin_ctzll(x));
+                x &= x - 1;
+                idx[t] = j;
+                val[t++] = (float)acc[j];
+                acc[j] = 0.0;
+            }
+        }
+        *dense_path = 0;
+        return m;
     }
     if (m <= 32) { // insertion sort: sparse-path columns are short
         for (dsmm_idx a = 1; a < m; a++) {
@@ -421,7 +441,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
     }
     for (dsmm_idx t = 0; t < m; t++) {
         int32_t j = idx[t];
-        seen[j] = 0;
+        seen[j >> 6] &= ~((uint64_t)1 << (j & 63));
         val[t] = (float)acc[j];
         acc[j] = 0.0;
     }
@@ -499,7 +519,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         w[t].pacc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // also
         w[t].pacc = w[t].pacc_mem;
         if (w[t].pacc != NULL) w[t].pacc += (64 - (uintptr_t)w[t].pacc % 64) % 64 / sizeof(double);
-        w[t].seen = dsmmi_calloc(ctx, (size_t)N + 1, 1);
+        w[t].seen = dsmmi_calloc(ctx, (size_t)N / 64 + 1, sizeof(uint64_t));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
         int ok = w[t].acc && w[t].pacc_mem && w[t].seen && w[t].scratch;
         for (int c = 0; c < PANEL; c++) {
