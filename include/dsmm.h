@@ -1175,6 +1175,12 @@ typedef struct dsmm_mcl_result {
  *         On error res is zeroed and every rank returns the same status. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G,
                                                  const dsmm_mcl_params *p, dsmm_mcl_result *res);
+/* dsmm_mcl_run_consume: dsmm_mcl_run that takes *G and destroys it (*G = NULL) as soon as the
+ * first iterate is built, so the input is not part of the run's peak memory; *G is destroyed
+ * on error too. Same results and errors as dsmm_mcl_run. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_run_consume(dsmm_ctx *ctx, dsmm_dist **G,
+                                                         const dsmm_mcl_params *p,
+                                                         dsmm_mcl_result *res);
 DSMM_API void dsmm_mcl_result_free(dsmm_mcl_result *res);
 
 /* ------------------------------------------------------------------------------------------ */

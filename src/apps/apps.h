@@ -98,12 +98,14 @@ int dsmmi_mcl_dense_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const ds
                         dsmm_idx g0);
 
 /* dsmmi_mcl_expand_panel: the w (2..DSMMI_MCL_PANEL) dense-path columns of local rows r0..r0+w
- * expanded together, column c into idx[c]/val[c] (n[c] entries), each the same as
- * dsmmi_mcl_expand_col gives. acc: N * DSMMI_MCL_PANEL doubles, all zero on entry and exit;
- * idx[c]/val[c] for every c < DSMMI_MCL_PANEL hold N + 16 entries. */
-void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, dsmm_idx N,
-                            const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, int32_t *const *idx,
-                            float *const *val, dsmm_idx *n);
+ * accumulated together into acc (N * DSMMI_MCL_PANEL doubles, all zero on entry; entry j of
+ * column c at acc[j * DSMMI_MCL_PANEL + c]). dsmmi_mcl_panel_take then gives column c as
+ * dsmmi_mcl_expand_col would (idx/val hold N + 16 entries; returns the count), and
+ * dsmmi_mcl_panel_clear zeroes acc again. */
+void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, const dsmmi_mcl_mat *G,
+                            dsmm_idx g0, double *acc);
+dsmm_idx dsmmi_mcl_panel_take(const double *acc, dsmm_idx N, int c, int32_t *idx, float *val);
+void dsmmi_mcl_panel_clear(double *acc, dsmm_idx N);
 
 /* dsmmi_mcl_simd: allow (1, the default) or forbid (0: tests of the portable loop) the
  * AVX-512 collect loop of the dense path; not thread-safe, call between runs. */

@@ -481,7 +481,9 @@ int cli_mcl(int argc, char **argv)
     for (int k = 0; k < a.ninfl && rc == CLI_OK; k++) {
         p.inflation = a.infl[k];
         pcx.header = 0;
-        st = dsmm_mcl_run(ctx, G, &p, &res);
+        // The last (or only) inflation value lets the library free the input once loaded.
+        st = k + 1 < a.ninfl ? dsmm_mcl_run(ctx, G, &p, &res)
+                             : dsmm_mcl_run_consume(ctx, &G, &p, &res);
         if (st != DSMM_OK) {
             if (root) cli_fail(&cmd, ctx, "clustering");
             rc = CLI_FAIL;

@@ -93,6 +93,35 @@
         j += (W);                                                                                  \
     }
 
+#ifndef SPMV_NAME
+#define SPMV_CAT(n)  n##_spmv
+#define SPMV_NAME(n) SPMV_CAT(n)
+#endif
+
+// SpMV (k = 1): alternate entries in two sums, the leftover in the first (the same sums as
+// ROW_SBLOCK(1)), in a loop of its own: in the general one the compiler kept the row's bounds
+// and pointers on the stack, and as-caida ran at half scipy's speed. Not vectorised: GCC turned
+// the float loop into 8-wide gathers with a per-row set-up, which ran 1.3-1.8x slower than
+// this scalar loop (the double loop it left scalar).
+DSMMI_CLONES __attribute__((optimize("no-tree-vectorize"))) static void
+SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
+                const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc, T alpha, T beta,
+                dsmm_idx r0, dsmm_idx r1)
+{
+    (void)av;
+    for (dsmm_idx i = r0; i < r1; i++) {
+        dsmm_idx p = rp[i], p1 = rp[i + 1];
+        T s0 = 0, s1 = 0;
+        for (; p + 2 <= p1; p += 2) {
+            s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+            s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
+        }
+        if (p < p1) s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+        T sum = s0 + s1, *c = C + i * ldc;
+        *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
+    }
+}
+
 DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
                               const T *restrict av, const T *restrict B, dsmm_idx ldb,
                               T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
@@ -101,20 +130,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
     const V vzero = {0};
     (void)av;
     if (k == 1) {
-        // SpMV: the same sums as ROW_SBLOCK(1) (alternate entries in two sums, the leftover in
-        // the first), in a loop of its own: in the general one the compiler kept the row's
-        // bounds and pointers on the stack, and as-caida ran at half scipy's speed.
-        for (dsmm_idx i = r0; i < r1; i++) {
-            dsmm_idx p = rp[i], p1 = rp[i + 1];
-            T s0 = 0, s1 = 0;
-            for (; p + 2 <= p1; p += 2) {
-                s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
-                s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
-            }
-            if (p < p1) s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
-            T sum = s0 + s1, *c = C + i * ldc;
-            *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
-        }
+        SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);
         return;
     }
     // k of 1, 2 or 4 vectors also gets loops of its own, with the blocks the general loop

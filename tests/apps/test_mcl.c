@@ -363,12 +363,6 @@ static int test_expand_vs_reference(void)
         }
         // Runs of dense-path columns as panels (every start, every width from 2).
         double *pacc = calloc((size_t)N * DSMMI_MCL_PANEL, sizeof *pacc);
-        int32_t *pidx[DSMMI_MCL_PANEL];
-        float *pval[DSMMI_MCL_PANEL];
-        for (int c = 0; c < DSMMI_MCL_PANEL; c++) {
-            pidx[c] = malloc(sizeof(int32_t) * (size_t)(N + 16));
-            pval[c] = malloc(sizeof(float) * (size_t)(N + 16));
-        }
         for (int simd = 0; simd < 2; simd++) {
             dsmmi_mcl_simd(simd);
             for (int relabelled = 0; relabelled < 2; relabelled++) {
@@ -379,17 +373,18 @@ static int test_expand_vs_reference(void)
                            dsmmi_mcl_dense_col(X, r0 + run, N, X, 0))
                         run++;
                     for (int w = 2; w <= run; w++) {
-                        dsmm_idx pn[DSMMI_MCL_PANEL];
-                        dsmmi_mcl_expand_panel(X, r0, w, N, X, 0, pacc, pidx, pval, pn);
-                        for (int c = 0; c < w; c++) {
+                        dsmmi_mcl_expand_panel(X, r0, w, X, 0, pacc);
+                        for (int c = w - 1; c >= 0; c--) { // any order
                             dsmm_idx v = relabelled ? orig[r0 + c] : r0 + c;
                             dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
-                            CHECK_MSG(pn[c] == want,
+                            dsmm_idx got = dsmmi_mcl_panel_take(pacc, N, c, idx, val);
+                            CHECK_MSG(got == want,
                                       "panel at %lld width %d column %d: %lld, want %lld",
-                                      (long long)r0, w, c, (long long)pn[c], (long long)want);
+                                      (long long)r0, w, c, (long long)got, (long long)want);
                             for (dsmm_idx i = 0; i < want; i++)
-                                CHECK(pidx[c][i] == ridx[i] && pval[c][i] == rval[i]);
+                                CHECK(idx[i] == ridx[i] && val[i] == rval[i]);
                         }
+                        dsmmi_mcl_panel_clear(pacc, N);
                         for (dsmm_idx j = 0; j < N * DSMMI_MCL_PANEL; j++) CHECK(pacc[j] == 0.0);
                         panels++;
                     }
@@ -397,10 +392,6 @@ static int test_expand_vs_reference(void)
             }
         }
         free(pacc);
-        for (int c = 0; c < DSMMI_MCL_PANEL; c++) {
-            free(pidx[c]);
-            free(pval[c]);
-        }
         // Everything pruned, no recovery: each column keeps its own loop (vertex, not row).
         dsmmi_mcl_simd(1);
         dsmmi_mcl_rules none = {1e300, 0, 0, 0.0}; // sums exceed 1: M is not stochastic
@@ -923,6 +914,19 @@ static int test_checkpoint_resume(void)
     p.resume_dir = "/nonexistent/dir";
     p.inflation = 1.6;
     CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &bad), DSMM_ERR_IO);
+    // The consuming form: the same clusters, G gone afterwards, on success and on error.
+    p.resume_dir = NULL;
+    dsmm_mcl_result once = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run_consume(ctx, &G, &p, &once));
+    CHECK_ALL(G == NULL);
+    CHECK_ALL(same_clusters(&whole, &once));
+    CHECK_ALL_EQ(once.iterations, whole.iterations);
+    dsmm_mcl_result_free(&once);
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    p.inflation = 0.0;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run_consume(ctx, &G, &p, &bad), DSMM_ERR_ARG);
+    CHECK_ALL(G == NULL && bad.cluster == NULL);
+    CHECK_ALL_ST(ctx, dsmm_mcl_run_consume(ctx, NULL, &p, &bad), DSMM_ERR_ARG);
     dsmm_mcl_result_free(&whole);
     dsmm_mcl_result_free(&part);
     dsmm_mcl_result_free(&rest);

@@ -191,8 +191,9 @@ cleanup:
 // The driver.
 // ------------------------------------------------------------------------------------------
 
-dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_params *p,
-                         dsmm_mcl_result *res)
+// own: G itself, destroyed as soon as the iterate is built (dsmm_mcl_run_consume), or NULL.
+static dsmm_status run(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own, const dsmm_mcl_params *p,
+                       dsmm_mcl_result *res)
 {
     dsmm_status st = DSMM_OK;
     dsmmi_mcl_mat M = {0}, next = {0};
@@ -235,6 +236,8 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
         DSMM_TRY(load_rows(ctx, G, p->symmetrize, &M, &row0));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
     }
+    if (own != NULL) dsmm_dist_destroy(own); // the input's memory is not part of the peak
+    G = NULL;
     // One rank without checkpoints: rows stored in breadth-first order for locality.
     if (fused && p->checkpoint_dir == NULL) DSMM_TRY(dsmmi_mcl_relabel(ctx, &M, &newof, &orig));
     int64_t nnz0 = M.nnz;
@@ -253,7 +256,7 @@ dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_param
             // The fused expansion holds two iterates and each thread's accumulator; its unit
             // is one column, so no phases: the budget either fits or is too small.
             double need = 2.0 * 12.0 * (double)nnz_in * 1.5 +
-                          (double)dsmmi_threads(ctx) * (13.0 + 16.0 * DSMMI_MCL_PANEL) * (double)N;
+                          (double)dsmmi_threads(ctx) * (13.0 + 8.0 * DSMMI_MCL_PANEL) * (double)N;
             DSMM_CHECK(ctx, p->per_process_mem == 0 || need <= (double)p->per_process_mem,
                        DSMM_ERR_NOMEM,
                        "mcl: --per-process-mem %zu bytes is too small: iterating needs about %.0f",
@@ -320,5 +323,23 @@ cleanup:
     dsmmi_free(ctx, orig);
     dsmmi_free(NULL, iters);
     if (st != DSMM_OK && res != NULL) dsmm_mcl_result_free(res);
+    if (own != NULL) dsmm_dist_destroy(own);
+    return st;
+}
+
+dsmm_status dsmm_mcl_run(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_params *p,
+                         dsmm_mcl_result *res)
+{
+    return run(ctx, G, NULL, p, res);
+}
+
+dsmm_status dsmm_mcl_run_consume(dsmm_ctx *ctx, dsmm_dist **G, const dsmm_mcl_params *p,
+                                 dsmm_mcl_result *res)
+{
+    dsmm_status st = DSMM_OK;
+    if (res != NULL) memset(res, 0, sizeof *res);
+    DSMM_CHECK(ctx, G != NULL, DSMM_ERR_ARG, "mcl: G must be non-NULL");
+    st = run(ctx, *G, G, p, res);
+cleanup:
     return st;
 }

@@ -61,11 +61,11 @@ static int cmp_i32(const void *a, const void *b)
 
 // Per-thread state: the accumulator and the column being built.
 typedef struct worker {
-    double *acc, *pacc, *pacc_mem; // one column's accumulator; a panel's (N * PANEL, rows on
-                                   // cache lines: pacc is pacc_mem aligned to 64 bytes)
-    uint64_t *seen;                // a bit per column
-    int32_t *idx[DSMMI_MCL_PANEL]; // column c of a panel (a single column: 0)
-    float *val[DSMMI_MCL_PANEL], *scratch;
+    double *acc, *acc_mem; // N * PANEL doubles, rows on cache lines (acc_mem aligned to 64
+                           // bytes): a panel's accumulator, or, its first N, one column's
+    uint64_t *seen;        // a bit per column
+    int32_t *idx;          // the column being finished
+    float *val, *scratch;
     dsmmi_mcl_iter_stats s;
 } worker;
 
@@ -244,68 +244,67 @@ PANEL_CLONES static void panel_row(double *restrict acc, const int32_t *restrict
     }
 }
 
-// The non-zeros of each panel column in index order into idx[c]/val[c], counts into n[c];
-// the accumulator is left all zero. Branch-free, like collect_scalar.
-PANEL_CLONES static void panel_collect_scalar(double *restrict acc, dsmm_idx j0, dsmm_idx N,
-                                              int32_t *const *idx, float *const *val, dsmm_idx *n)
+// Column c of the panel's accumulator: its non-zeros in index order into idx/val (the
+// accumulator is left as it is; dsmmi_mcl_panel_clear zeroes it). Branch-free, like
+// collect_scalar.
+static dsmm_idx panel_take_scalar(const double *restrict acc, dsmm_idx j0, dsmm_idx N, int c,
+                                  int32_t *restrict idx, float *restrict val)
 {
-    dsmm_idx cnt[PANEL];
-    for (int c = 0; c < PANEL; c++) cnt[c] = n[c];
+    dsmm_idx n = 0;
     for (dsmm_idx j = j0; j < N; j++) {
-        double *a = acc + (size_t)j * PANEL;
-        for (int c = 0; c < PANEL; c++) {
-            idx[c][cnt[c]] = (int32_t)j;
-            val[c][cnt[c]] = (float)a[c];
-            cnt[c] += a[c] != 0.0;
-            a[c] = 0.0;
-        }
+        double a = acc[(size_t)j * PANEL + (size_t)c];
+        idx[n] = (int32_t)j;
+        val[n] = (float)a;
+        n += a != 0.0;
     }
-    for (int c = 0; c < PANEL; c++) n[c] = cnt[c];
+    return n;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__) && (DSMMI_MCL_PANEL == 4 || DSMMI_MCL_PANEL == 8)
+#if defined(__GNUC__) && defined(__x86_64__)
 #define HAVE_PANEL512 1
-// The same, 16 entries of a column a step: gathered from the panel's rows (stride PANEL),
-// compressed as collect_512 does; each group of 16 rows is zeroed once its columns are out.
+// The same, 16 entries a step: gathered from the panel's rows (stride PANEL) and compressed
+// as collect_512 does. Returns where it stopped (fewer than 16 rows left); *n the count.
 __attribute__((target("avx512f,avx512dq"))) static dsmm_idx
-panel_collect_512(double *restrict acc, dsmm_idx lo, dsmm_idx hi, int32_t *const *idx,
-                  float *const *val, dsmm_idx *n)
+panel_take_512(const double *restrict acc, dsmm_idx N, int c, int32_t *restrict idx,
+               float *restrict val, dsmm_idx *n)
 {
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m256i stride = _mm256_setr_epi32(0, PANEL, 2 * PANEL, 3 * PANEL, 4 * PANEL, 5 * PANEL,
-                                             6 * PANEL, 7 * PANEL);
+    const __m256i off =
+        _mm256_add_epi32(_mm256_setr_epi32(0, PANEL, 2 * PANEL, 3 * PANEL, 4 * PANEL, 5 * PANEL,
+                                           6 * PANEL, 7 * PANEL),
+                         _mm256_set1_epi32(c));
     const __m512d zero = _mm512_setzero_pd();
-    dsmm_idx j = lo;
-    for (; j + 16 <= hi; j += 16) {
-        double *a = acc + (size_t)j * PANEL;
+    dsmm_idx j = 0, cnt = 0;
+    for (; j + 16 <= N; j += 16) {
+        const double *a = acc + (size_t)j * PANEL;
+        __m512d a0 = _mm512_i32gather_pd(off, a, 8);
+        __m512d a1 = _mm512_i32gather_pd(off, a + 8 * PANEL, 8);
+        __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
+                                  (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
+        __m512 v =
+            _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)), _mm512_cvtpd_ps(a1), 1);
         __m512i ji = _mm512_add_epi32(iota, _mm512_set1_epi32((int)j));
-        for (int c = 0; c < PANEL; c++) {
-            __m256i off = _mm256_add_epi32(stride, _mm256_set1_epi32(c));
-            __m512d a0 = _mm512_i32gather_pd(off, a, 8);
-            __m512d a1 = _mm512_i32gather_pd(off, a + 8 * PANEL, 8);
-            __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
-                                      (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
-            __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)),
-                                          _mm512_cvtpd_ps(a1), 1);
-            _mm512_storeu_ps(val[c] + n[c], _mm512_maskz_compress_ps(m, v));
-            _mm512_storeu_si512(idx[c] + n[c], _mm512_maskz_compress_epi32(m, ji));
-            n[c] += __builtin_popcount((unsigned)m);
-        }
-        for (int t = 0; t < 16 * PANEL; t += 8) _mm512_storeu_pd(a + t, zero);
+        _mm512_storeu_ps(val + cnt, _mm512_maskz_compress_ps(m, v));
+        _mm512_storeu_si512(idx + cnt, _mm512_maskz_compress_epi32(m, ji));
+        cnt += __builtin_popcount((unsigned)m);
     }
+    *n = cnt;
     return j;
 }
 #endif
 
-// Appends the non-zeros of rows [lo, hi) of the panel's accumulator (counts in n).
-static void panel_collect(double *acc, dsmm_idx lo, dsmm_idx hi, int32_t *const *idx,
-                          float *const *val, dsmm_idx *n)
+dsmm_idx dsmmi_mcl_panel_take(const double *acc, dsmm_idx N, int c, int32_t *idx, float *val)
 {
-    dsmm_idx j = lo;
+    dsmm_idx j = 0, n = 0;
 #ifdef HAVE_PANEL512
-    if (use_512 > 0) j = panel_collect_512(acc, lo, hi, idx, val, n);
+    if (use_512 > 0) j = panel_take_512(acc, N, c, idx, val, &n);
 #endif
-    panel_collect_scalar(acc, j, hi, idx, val, n);
+    return n + panel_take_scalar(acc, j, N, c, idx + n, val + n);
+}
+
+void dsmmi_mcl_panel_clear(double *acc, dsmm_idx N)
+{
+    memset(acc, 0, (size_t)N * PANEL * sizeof *acc);
 }
 
 static dsmm_idx col_flops(const dsmmi_mcl_mat *M, dsmm_idx r, const dsmmi_mcl_mat *G, dsmm_idx g0)
@@ -329,16 +328,14 @@ int dsmmi_mcl_dense_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const ds
 // (measured on ca-condmat, whose columns carry 1.7 N flops in the heaviest iteration).
 enum { PANEL_MIN_FLOPS_PER_N = 8 };
 
-void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, dsmm_idx N,
-                            const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, int32_t *const *idx,
-                            float *const *val, dsmm_idx *n)
+void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, const dsmmi_mcl_mat *G,
+                            dsmm_idx g0, double *acc)
 {
     dsmm_idx cur[PANEL], end[PANEL];
     float bw[PANEL];
     for (int c = 0; c < PANEL; c++) {
         cur[c] = c < w ? M->rowptr[r0 + c] : 0;
         end[c] = c < w ? M->rowptr[r0 + c + 1] : 0;
-        n[c] = 0;
     }
     for (;;) { // the k lists merged, ascending (each row's entries are in vertex order)
         int32_t v = INT32_MAX;
@@ -354,7 +351,6 @@ void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, dsmm_idx
         panel_row(acc, G->col + G->rowptr[k], G->val + G->rowptr[k],
                   G->rowptr[k + 1] - G->rowptr[k], bw);
     }
-    panel_collect(acc, 0, N, idx, val, n);
 }
 
 // Expands column c (row c - row0 of the local rows) into w->idx/val; returns the count.
@@ -449,11 +445,18 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
     return m;
 }
 
-// Measures, prunes, rescales and inflates one expanded column and appends it to the block
-// (its count into *count); non-zero when the block could not grow.
-static int finish_col(dsmm_ctx *ctx, const dsmmi_mcl_rules *rules, double inflation, int32_t vertex,
-                      worker *me, int32_t *idx, float *val, dsmm_idx n, block *bk, dsmm_idx *count)
+static int32_t vertex_of(const dsmmi_mcl_mat *M, dsmm_idx row0, dsmm_idx r)
 {
+    return M->orig != NULL ? M->orig[r] : (int32_t)(row0 + r);
+}
+
+// Measures, prunes, rescales and inflates the expanded column in me->idx/val and appends it to
+// the block (its count into *count); non-zero when the block could not grow.
+static int finish_col(dsmm_ctx *ctx, const dsmmi_mcl_rules *rules, double inflation, int32_t vertex,
+                      worker *me, dsmm_idx n, block *bk, dsmm_idx *count)
+{
+    int32_t *idx = me->idx;
+    float *val = me->val;
     float chaos = 0.0f;
     me->s.nnz_expand += n;
     n = dsmmi_mcl_prune_whole(rules, vertex, idx, val, n, me->scratch, &chaos);
@@ -515,18 +518,14 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         while (q <= nb) bnd[q++] = nrows;
     }
     for (int t = 0; t < nt; t++) {
-        w[t].acc = dsmmi_calloc(ctx, (size_t)N + 1, sizeof(double));              // kept all zero
-        w[t].pacc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // also
-        w[t].pacc = w[t].pacc_mem;
-        if (w[t].pacc != NULL) w[t].pacc += (64 - (uintptr_t)w[t].pacc % 64) % 64 / sizeof(double);
+        w[t].acc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // kept zero
+        w[t].acc = w[t].acc_mem;
+        if (w[t].acc != NULL) w[t].acc += (64 - (uintptr_t)w[t].acc % 64) % 64 / sizeof(double);
         w[t].seen = dsmmi_calloc(ctx, (size_t)N / 64 + 1, sizeof(uint64_t));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
-        int ok = w[t].acc && w[t].pacc_mem && w[t].seen && w[t].scratch;
-        for (int c = 0; c < PANEL; c++) {
-            w[t].idx[c] = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
-            w[t].val[c] = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(float));
-            ok = ok && w[t].idx[c] && w[t].val[c];
-        }
+        w[t].idx = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
+        w[t].val = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(float));
+        int ok = w[t].acc_mem && w[t].seen && w[t].scratch && w[t].idx && w[t].val;
         DSMM_CHECK(ctx, ok, DSMM_ERR_NOMEM, "mcl: accumulators of %lld columns for %d threads",
                    (long long)N, nt);
     }
@@ -547,20 +546,24 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
             while (pw < PANEL && r + pw < bnd[b + 1] &&
                    col_flops(M, r + pw, G, g0) >= PANEL_MIN_FLOPS_PER_N * N)
                 pw++;
-            dsmm_idx n[PANEL];
-            int dense = 1;
-            if (pw >= 2) {
-                dsmmi_mcl_expand_panel(M, r, pw, N, G, g0, me->pacc, me->idx, me->val, n);
+            if (pw >= 2) { // each column taken from the panel and finished in turn
+                dsmmi_mcl_expand_panel(M, r, pw, G, g0, me->acc);
+                for (int c = 0; c < pw && !bk->failed; c++) {
+                    dsmm_idx n = dsmmi_mcl_panel_take(me->acc, N, c, me->idx, me->val);
+                    me->s.dense_cols++;
+                    if (finish_col(ctx, rules, inflation, vertex_of(M, row0, r + c), me, n, bk,
+                                   &out->rowptr[r + c + 1]) != 0)
+                        bk->failed = 1;
+                }
+                dsmmi_mcl_panel_clear(me->acc, N);
             } else {
                 pw = 1;
-                n[0] = dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx[0],
-                                            me->val[0], &dense);
-            }
-            for (int c = 0; c < pw && !bk->failed; c++) {
-                int32_t vertex = M->orig != NULL ? M->orig[r + c] : (int32_t)(row0 + r + c);
+                int dense = 0;
+                dsmm_idx n = dsmmi_mcl_expand_col(M, r, N, G, g0, me->acc, me->seen, me->idx,
+                                                  me->val, &dense);
                 me->s.dense_cols += dense;
-                if (finish_col(ctx, rules, inflation, vertex, me, me->idx[c], me->val[c], n[c], bk,
-                               &out->rowptr[r + c + 1]) != 0)
+                if (finish_col(ctx, rules, inflation, vertex_of(M, row0, r), me, n, bk,
+                               &out->rowptr[r + 1]) != 0)
                     bk->failed = 1;
             }
             r += pw;
@@ -604,13 +607,10 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
 cleanup:
     if (w != NULL)
         for (int t = 0; t < nt; t++) {
-            dsmmi_free(ctx, w[t].acc);
-            dsmmi_free(ctx, w[t].pacc_mem);
+            dsmmi_free(ctx, w[t].acc_mem);
             dsmmi_free(ctx, w[t].seen);
-            for (int c = 0; c < PANEL; c++) {
-                dsmmi_free(ctx, w[t].idx[c]);
-                dsmmi_free(ctx, w[t].val[c]);
-            }
+            dsmmi_free(ctx, w[t].idx);
+            dsmmi_free(ctx, w[t].val);
             dsmmi_free(ctx, w[t].scratch);
         }
     if (blk != NULL)
