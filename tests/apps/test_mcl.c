@@ -267,6 +267,59 @@ cleanup:
     return st;
 }
 
+// A matrix as loaded (M) and relabelled (R), with the buffers one expansion needs and those
+// of the reference. lo > 0: sparse_mcl_mat rows of lo..hi entries; lo == 0: random_mcl_mat.
+typedef struct expand_fixture {
+    dsmm_idx N;
+    dsmmi_mcl_mat M, R;
+    int32_t *newof, *orig, *idx, *ridx;
+    double *acc, *racc;
+    uint64_t *seen;
+    float *val, *rval;
+} expand_fixture;
+
+static void fixture_free(dsmm_ctx *ctx, expand_fixture *f)
+{
+    dsmmi_mcl_mat_free(ctx, &f->M);
+    dsmmi_mcl_mat_free(ctx, &f->R);
+    dsmmi_free(ctx, f->newof);
+    dsmmi_free(ctx, f->orig);
+    free(f->acc);
+    free(f->racc);
+    free(f->seen);
+    free(f->idx);
+    free(f->ridx);
+    free(f->val);
+    free(f->rval);
+    memset(f, 0, sizeof *f);
+}
+
+static dsmm_status fixture_make(dsmm_ctx *ctx, dsmm_idx N, uint64_t seed, int lo, int hi,
+                                expand_fixture *f)
+{
+    dsmm_status st = DSMM_OK;
+    memset(f, 0, sizeof *f);
+    f->N = N;
+    for (int k = 0; k < 2; k++) {
+        dsmmi_mcl_mat *X = k ? &f->R : &f->M;
+        DSMM_TRY(lo > 0 ? sparse_mcl_mat(ctx, N, seed, lo, hi, X)
+                        : random_mcl_mat(ctx, N, seed, X));
+    }
+    DSMM_TRY(dsmmi_mcl_relabel(ctx, &f->R, &f->newof, &f->orig));
+    f->acc = calloc((size_t)N * DSMMI_MCL_PANEL, sizeof *f->acc);
+    f->racc = calloc((size_t)N, sizeof *f->racc);
+    f->seen = calloc((size_t)N / 64 + 1, sizeof *f->seen);
+    f->idx = malloc(sizeof *f->idx * (size_t)(N + 16));
+    f->ridx = malloc(sizeof *f->ridx * (size_t)N);
+    f->val = malloc(sizeof *f->val * (size_t)(N + 16));
+    f->rval = malloc(sizeof *f->rval * (size_t)N);
+    DSMM_CHECK(ctx, f->acc && f->racc && f->seen && f->idx && f->ridx && f->val && f->rval,
+               DSMM_ERR_NOMEM, "test buffers");
+cleanup:
+    if (st != DSMM_OK) fixture_free(ctx, f);
+    return st;
+}
+
 // The sparse path's long columns: read off the bitmap (N = 3000) or sorted (N = 100000).
 static int test_expand_sparse_long(void)
 {
@@ -276,23 +329,19 @@ static int test_expand_sparse_long(void)
     int from_bitmap = 0, sorted = 0;
     for (int t = 0; t < 2; t++) {
         dsmm_idx N = Ns[t];
-        dsmmi_mcl_mat M = {0}, R = {0};
-        int32_t *newof = NULL, *orig = NULL;
-        CHECK_OK(ctx, sparse_mcl_mat(ctx, N, task_seed(60 + (uint64_t)t), 5, 12, &M));
-        CHECK_OK(ctx, sparse_mcl_mat(ctx, N, task_seed(60 + (uint64_t)t), 5, 12, &R));
-        CHECK_OK(ctx, dsmmi_mcl_relabel(ctx, &R, &newof, &orig));
-        double *acc = calloc((size_t)N, sizeof *acc), *racc = calloc((size_t)N, sizeof *racc);
-        uint64_t *seen = calloc((size_t)N / 64 + 1, sizeof *seen);
-        int32_t *idx = malloc(sizeof *idx * (size_t)(N + 16)),
-                *ridx = malloc(sizeof *ridx * (size_t)N);
-        float *val = malloc(sizeof *val * (size_t)(N + 16)),
-              *rval = malloc(sizeof *rval * (size_t)N);
+        expand_fixture f;
+        CHECK_OK(ctx, fixture_make(ctx, N, task_seed(60 + (uint64_t)t), 5, 12, &f));
+        dsmmi_mcl_mat *M = &f.M, *R = &f.R;
+        int32_t *newof = f.newof, *idx = f.idx, *ridx = f.ridx;
+        double *acc = f.acc, *racc = f.racc;
+        uint64_t *seen = f.seen;
+        float *val = f.val, *rval = f.rval;
         for (int relabelled = 0; relabelled < 2; relabelled++)
             for (dsmm_idx i = 0; i < 300; i++) {
                 dsmm_idx v = i * (N / 300);
-                dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                dsmm_idx want = ref_expand(M, v, N, racc, ridx, rval);
                 int dense = -1;
-                const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                const dsmmi_mcl_mat *X = relabelled ? R : M;
                 dsmm_idx row = relabelled ? newof[v] : v;
                 dsmm_idx got = dsmmi_mcl_expand_col(X, row, N, X, 0, acc, seen, idx, val, &dense);
                 CHECK(dense == 0);
@@ -306,17 +355,7 @@ static int test_expand_sparse_long(void)
                     sorted += (N + 63) / 64 > 16 * got;
                 }
             }
-        dsmmi_mcl_mat_free(ctx, &M);
-        dsmmi_mcl_mat_free(ctx, &R);
-        dsmmi_free(ctx, newof);
-        dsmmi_free(ctx, orig);
-        free(acc);
-        free(racc);
-        free(seen);
-        free(idx);
-        free(ridx);
-        free(val);
-        free(rval);
+        fixture_free(ctx, &f);
     }
     CHECK_MSG(from_bitmap > 0 && sorted > 0, "bitmap %d, sorted %d", from_bitmap, sorted);
     dsmm_ctx_destroy(&ctx);
@@ -331,24 +370,20 @@ static int test_expand_vs_reference(void)
     int dense_seen = 0, sparse_seen = 0, panels = 0;
     for (int t = 0; t < 3; t++) {
         dsmm_idx N = Ns[t];
-        dsmmi_mcl_mat M = {0}, R = {0};
-        int32_t *newof = NULL, *orig = NULL;
-        CHECK_OK(ctx, random_mcl_mat(ctx, N, task_seed(40 + (uint64_t)t), &M));
-        CHECK_OK(ctx, random_mcl_mat(ctx, N, task_seed(40 + (uint64_t)t), &R));
-        CHECK_OK(ctx, dsmmi_mcl_relabel(ctx, &R, &newof, &orig));
-        double *acc = calloc((size_t)N, sizeof *acc), *racc = calloc((size_t)N, sizeof *racc);
-        uint64_t *seen = calloc((size_t)N / 64 + 1, sizeof *seen);
-        int32_t *idx = malloc(sizeof *idx * (size_t)(N + 16)),
-                *ridx = malloc(sizeof *ridx * (size_t)N);
-        float *val = malloc(sizeof *val * (size_t)(N + 16)),
-              *rval = malloc(sizeof *rval * (size_t)N);
+        expand_fixture f;
+        CHECK_OK(ctx, fixture_make(ctx, N, task_seed(40 + (uint64_t)t), 0, 0, &f));
+        dsmmi_mcl_mat *M = &f.M, *R = &f.R;
+        int32_t *newof = f.newof, *orig = f.orig, *idx = f.idx, *ridx = f.ridx;
+        double *acc = f.acc, *racc = f.racc;
+        uint64_t *seen = f.seen;
+        float *val = f.val, *rval = f.rval;
         for (int simd = 0; simd < 2; simd++) {
             dsmmi_mcl_simd(simd);
             for (int relabelled = 0; relabelled < 2; relabelled++)
                 for (dsmm_idx v = 0; v < N; v++) {
-                    dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                    dsmm_idx want = ref_expand(M, v, N, racc, ridx, rval);
                     int dense = -1;
-                    const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                    const dsmmi_mcl_mat *X = relabelled ? R : M;
                     dsmm_idx row = relabelled ? newof[v] : v;
                     dsmm_idx got =
                         dsmmi_mcl_expand_col(X, row, N, X, 0, acc, seen, idx, val, &dense);
@@ -362,11 +397,11 @@ static int test_expand_vs_reference(void)
                 }
         }
         // Runs of dense-path columns as panels (every start, every width from 2).
-        double *pacc = calloc((size_t)N * DSMMI_MCL_PANEL, sizeof *pacc);
+        double *pacc = acc; // N * DSMMI_MCL_PANEL doubles
         for (int simd = 0; simd < 2; simd++) {
             dsmmi_mcl_simd(simd);
             for (int relabelled = 0; relabelled < 2; relabelled++) {
-                const dsmmi_mcl_mat *X = relabelled ? &R : &M;
+                const dsmmi_mcl_mat *X = relabelled ? R : M;
                 for (dsmm_idx r0 = 0; r0 < N; r0++) {
                     int run = 0;
                     while (run < DSMMI_MCL_PANEL && r0 + run < N &&
@@ -376,7 +411,7 @@ static int test_expand_vs_reference(void)
                         dsmmi_mcl_expand_panel(X, r0, w, X, 0, pacc);
                         for (int c = w - 1; c >= 0; c--) { // any order
                             dsmm_idx v = relabelled ? orig[r0 + c] : r0 + c;
-                            dsmm_idx want = ref_expand(&M, v, N, racc, ridx, rval);
+                            dsmm_idx want = ref_expand(M, v, N, racc, ridx, rval);
                             dsmm_idx got = dsmmi_mcl_panel_take(pacc, N, c, idx, val);
                             CHECK_MSG(got == want,
                                       "panel at %lld width %d column %d: %lld, want %lld",
@@ -391,29 +426,18 @@ static int test_expand_vs_reference(void)
                 }
             }
         }
-        free(pacc);
         // Everything pruned, no recovery: each column keeps its own loop (vertex, not row).
         dsmmi_mcl_simd(1);
         dsmmi_mcl_rules none = {1e300, 0, 0, 0.0}; // sums exceed 1: M is not stochastic
         dsmmi_mcl_mat out = {0};
         dsmmi_mcl_iter_stats s;
-        CHECK_OK(ctx, dsmmi_mcl_iterate_local(ctx, &R, 0, N, &R, 0, &none, 0.0, &out, &s));
+        CHECK_OK(ctx, dsmmi_mcl_iterate_local(ctx, R, 0, N, R, 0, &none, 0.0, &out, &s));
         for (dsmm_idx r = 0; r < N; r++) { // an empty expansion also keeps the loop
             CHECK(out.rowptr[r + 1] - out.rowptr[r] == 1);
             CHECK(out.col[out.rowptr[r]] == orig[r] && out.val[out.rowptr[r]] == 1.0f);
         }
         dsmmi_mcl_mat_free(ctx, &out);
-        dsmmi_mcl_mat_free(ctx, &M);
-        dsmmi_mcl_mat_free(ctx, &R);
-        dsmmi_free(ctx, newof);
-        dsmmi_free(ctx, orig);
-        free(acc);
-        free(racc);
-        free(seen);
-        free(idx);
-        free(ridx);
-        free(val);
-        free(rval);
+        fixture_free(ctx, &f);
     }
     CHECK(dense_seen > 0 && sparse_seen > 0 && panels > 0);
     dsmm_ctx_destroy(&ctx);
