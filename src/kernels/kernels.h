@@ -375,6 +375,19 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 #define DSMMI_CLONES
 #endif
 
+/* DSMMI_NO_VECTORIZE (GCC: on a function) and DSMMI_LOOP_SCALAR (clang: before a loop) keep
+ * the compiler's loop vectoriser off a loop that runs faster scalar (the SpMV gathers). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DSMMI_NO_VECTORIZE __attribute__((optimize("no-tree-vectorize")))
+#else
+#define DSMMI_NO_VECTORIZE
+#endif
+#if defined(__clang__)
+#define DSMMI_LOOP_SCALAR _Pragma("clang loop vectorize(disable)")
+#else
+#define DSMMI_LOOP_SCALAR
+#endif
+
 /* 32-byte vectors for the SpMM inner loops (GCC/clang vector extensions: the compiler maps
  * them onto AVX registers, or pairs of SSE registers in the baseline clone). Loads and
  * stores go through memcpy, so B and C need no alignment. */

@@ -103,7 +103,7 @@
 // and pointers on the stack, and as-caida ran at half scipy's speed. Not vectorised: GCC turned
 // the float loop into 8-wide gathers with a per-row set-up, which ran 1.3-1.8x slower than
 // this scalar loop (the double loop it left scalar).
-DSMMI_CLONES __attribute__((optimize("no-tree-vectorize"))) static void
+DSMMI_CLONES DSMMI_NO_VECTORIZE static void
 SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
                 const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc, T alpha, T beta,
                 dsmm_idx r0, dsmm_idx r1)
@@ -112,6 +112,7 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx p = rp[i], p1 = rp[i + 1];
         T s0 = 0, s1 = 0;
+        DSMMI_LOOP_SCALAR
         for (; p + 2 <= p1; p += 2) {
             s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
             s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
