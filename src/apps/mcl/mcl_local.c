@@ -115,29 +115,45 @@ static dsmm_idx collect_scalar(double *restrict acc, dsmm_idx lo, dsmm_idx hi,
     return n;
 }
 
+static void scatter_scalar(double *restrict acc, const int32_t *restrict gc,
+                           const float *restrict gv, dsmm_idx len, float b)
+{
+    for (dsmm_idx q = 0; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#define HAVE_COLLECT512 1
-// The same, 16 entries a step with AVX-512 compress (a != 0 is NEQ_UQ: NaN is kept, as in C).
-__attribute__((target("avx512f,avx512dq"))) static dsmm_idx collect_512(double *restrict acc,
-                                                                        dsmm_idx lo, dsmm_idx hi,
-                                                                        int32_t *restrict idx,
-                                                                        float *restrict val)
+#define HAVE_X86_SIMD 1 // AVX2 and AVX-512 loops, used when the CPU has them
+#define AVX512        __attribute__((target("avx512f,avx512dq")))
+
+// The entries of a0 (j..j+7) and a1 (j+8..j+15) that are not 0 (NEQ_UQ: NaN is kept, as in C),
+// as floats with their indices, stored compressed at idx/val; returns how many.
+AVX512 static inline dsmm_idx store16(__m512d a0, __m512d a1, dsmm_idx j, int32_t *restrict idx,
+                                      float *restrict val)
+{
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
+                              (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
+    __m512 v =
+        _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)), _mm512_cvtpd_ps(a1), 1);
+    _mm512_storeu_ps(val, _mm512_maskz_compress_ps(m, v));
+    _mm512_storeu_si512(
+        idx, _mm512_maskz_compress_epi32(m, _mm512_add_epi32(iota, _mm512_set1_epi32((int)j))));
+    return __builtin_popcount((unsigned)m);
+}
+
+// collect_scalar, 16 entries a step.
+AVX512 static dsmm_idx collect_512(double *restrict acc, dsmm_idx lo, dsmm_idx hi,
+                                   int32_t *restrict idx, float *restrict val)
 {
     dsmm_idx n = 0, j = lo;
     const __m512d zero = _mm512_setzero_pd();
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (; j + 16 <= hi; j += 16) {
         __m512d a0 = _mm512_loadu_pd(acc + j), a1 = _mm512_loadu_pd(acc + j + 8);
-        __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
-                                  (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
-        if (m != 0) {
-            __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)),
-                                          _mm512_cvtpd_ps(a1), 1);
-            __m512i i = _mm512_add_epi32(iota, _mm512_set1_epi32((int)j));
-            _mm512_storeu_ps(val + n, _mm512_maskz_compress_ps(m, v));
-            _mm512_storeu_si512(idx + n, _mm512_maskz_compress_epi32(m, i));
-            n += __builtin_popcount((unsigned)m);
+        dsmm_idx got = store16(a0, a1, j, idx + n, val + n);
+        if (got != 0) {
+            n += got;
             _mm512_storeu_pd(acc + j, zero);
             _mm512_storeu_pd(acc + j + 8, zero);
         }
@@ -170,21 +186,15 @@ __attribute__((target("avx2"))) static void scatter_avx2(double *restrict acc,
         acc[g[6]] += t[6];
         acc[g[7]] += t[7];
     }
-    for (; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
+    scatter_scalar(acc, gc + q, gv + q, len - q, b);
 }
 #endif
-
-static void scatter_scalar(double *restrict acc, const int32_t *restrict gc,
-                           const float *restrict gv, dsmm_idx len, float b)
-{
-    for (dsmm_idx q = 0; q < len; q++) acc[gc[q]] += (double)(float)(gv[q] * b);
-}
 
 static int use_512 = -1, use_avx2 = -1; // -1: not yet asked (pick_collect, before threads)
 
 static void pick_collect(void)
 {
-#ifdef HAVE_COLLECT512
+#ifdef HAVE_X86_SIMD
     if (use_512 < 0) {
         __builtin_cpu_init();
         use_512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
@@ -195,16 +205,16 @@ static void pick_collect(void)
 
 void dsmmi_mcl_simd(int allow)
 {
-    use_512 = -1;
+    use_512 = use_avx2 = -1;
     if (allow)
         pick_collect();
     else
-        use_512 = 0;
+        use_512 = use_avx2 = 0;
 }
 
 static dsmm_idx collect(double *acc, dsmm_idx lo, dsmm_idx hi, int32_t *idx, float *val)
 {
-#ifdef HAVE_COLLECT512
+#ifdef HAVE_X86_SIMD
     if (use_512 > 0) return collect_512(acc, lo, hi, idx, val);
 #endif
     return collect_scalar(acc, lo, hi, idx, val);
@@ -260,33 +270,21 @@ static dsmm_idx panel_take_scalar(const double *restrict acc, dsmm_idx j0, dsmm_
     return n;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define HAVE_PANEL512 1
-// The same, 16 entries a step: gathered from the panel's rows (stride PANEL) and compressed
-// as collect_512 does. Returns where it stopped (fewer than 16 rows left); *n the count.
-__attribute__((target("avx512f,avx512dq"))) static dsmm_idx
-panel_take_512(const double *restrict acc, dsmm_idx N, int c, int32_t *restrict idx,
-               float *restrict val, dsmm_idx *n)
+#ifdef HAVE_X86_SIMD
+// The same, 16 entries a step, gathered from the panel's rows (stride PANEL). Returns where it
+// stopped (fewer than 16 rows left); *n the count.
+AVX512 static dsmm_idx panel_take_512(const double *restrict acc, dsmm_idx N, int c,
+                                      int32_t *restrict idx, float *restrict val, dsmm_idx *n)
 {
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m256i off =
         _mm256_add_epi32(_mm256_setr_epi32(0, PANEL, 2 * PANEL, 3 * PANEL, 4 * PANEL, 5 * PANEL,
                                            6 * PANEL, 7 * PANEL),
                          _mm256_set1_epi32(c));
-    const __m512d zero = _mm512_setzero_pd();
     dsmm_idx j = 0, cnt = 0;
     for (; j + 16 <= N; j += 16) {
         const double *a = acc + (size_t)j * PANEL;
-        __m512d a0 = _mm512_i32gather_pd(off, a, 8);
-        __m512d a1 = _mm512_i32gather_pd(off, a + 8 * PANEL, 8);
-        __mmask16 m = (__mmask16)(_mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ) |
-                                  (_mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ) << 8));
-        __m512 v =
-            _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)), _mm512_cvtpd_ps(a1), 1);
-        __m512i ji = _mm512_add_epi32(iota, _mm512_set1_epi32((int)j));
-        _mm512_storeu_ps(val + cnt, _mm512_maskz_compress_ps(m, v));
-        _mm512_storeu_si512(idx + cnt, _mm512_maskz_compress_epi32(m, ji));
-        cnt += __builtin_popcount((unsigned)m);
+        cnt += store16(_mm512_i32gather_pd(off, a, 8), _mm512_i32gather_pd(off, a + 8 * PANEL, 8),
+                       j, idx + cnt, val + cnt);
     }
     *n = cnt;
     return j;
@@ -296,7 +294,7 @@ panel_take_512(const double *restrict acc, dsmm_idx N, int c, int32_t *restrict 
 dsmm_idx dsmmi_mcl_panel_take(const double *acc, dsmm_idx N, int c, int32_t *idx, float *val)
 {
     dsmm_idx j = 0, n = 0;
-#ifdef HAVE_PANEL512
+#ifdef HAVE_X86_SIMD
     if (use_512 > 0) j = panel_take_512(acc, N, c, idx, val, &n);
 #endif
     return n + panel_take_scalar(acc, j, N, c, idx + n, val + n);
@@ -360,13 +358,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
 {
     // G holds the rows k of T that row r references (vertex v is row grow(v) of G). Column
     // numbers are original vertex labels throughout, so the accumulator is in mcl's order.
-    dsmm_idx flops = 0;
-    for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-        dsmm_idx k = grow(M, M->col[p], g0);
-        flops += G->rowptr[k + 1] - G->rowptr[k];
-    }
-    int dense = flops * 10 >= N;
-    if (dense) {
+    if (dsmmi_mcl_dense_col(M, r, N, G, g0)) {
         // mcl's dense path: float products summed in double, the accumulator scanned whole
         // (the flops are at least N / 10, so the scan is cheap), exact zeros dropped.
         for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
@@ -375,7 +367,7 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
             const int32_t *gc = G->col + G->rowptr[k];
             const float *gv = G->val + G->rowptr[k];
             dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
-#ifdef HAVE_COLLECT512
+#ifdef HAVE_X86_SIMD
             if (use_avx2 > 0) {
                 scatter_avx2(acc, gc, gv, len, b);
                 continue;
@@ -480,7 +472,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     int nt = dsmmi_threads(ctx);
     worker *w = NULL;
     block *blk = NULL;
-    dsmm_idx *bnd = NULL;
+    dsmm_idx *bnd = NULL, *rflops = NULL;
     dsmm_idx nrows = M->nrows;
     // Blocks of rows with equal flops, several per thread (taken dynamically) for balance;
     // each block's rows are written in order, so the result is the blocks concatenated, with
@@ -494,25 +486,23 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     w = dsmmi_calloc(ctx, (size_t)nt, sizeof *w);
     blk = dsmmi_calloc(ctx, (size_t)nb, sizeof *blk);
     bnd = dsmmi_malloc(ctx, (size_t)nb + 1, sizeof *bnd);
-    DSMM_CHECK(ctx, w && blk && bnd, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
+    rflops = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *rflops); // each column's flops
+    DSMM_CHECK(ctx, w && blk && bnd && rflops, DSMM_ERR_NOMEM, "mcl: iteration bookkeeping");
     out->rowptr = dsmmi_calloc(ctx, (size_t)nrows + 1, sizeof *out->rowptr);
     DSMM_CHECK(ctx, out->rowptr != NULL, DSMM_ERR_NOMEM, "mcl: %lld row pointers",
                (long long)nrows);
     out->nrows = nrows;
     {
+        // A column weighs its flops plus its entries.
         double total = 0.0, acc = 0.0;
-        for (dsmm_idx r = 0; r < nrows; r++)
-            for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-                dsmm_idx k = grow(M, M->col[p], g0);
-                total += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
-            }
+        for (dsmm_idx r = 0; r < nrows; r++) {
+            rflops[r] = col_flops(M, r, G, g0);
+            total += (double)(rflops[r] + M->rowptr[r + 1] - M->rowptr[r]);
+        }
         bnd[0] = 0;
         int q = 1;
         for (dsmm_idx r = 0; r < nrows && q < nb; r++) {
-            for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-                dsmm_idx k = grow(M, M->col[p], g0);
-                acc += (double)(G->rowptr[k + 1] - G->rowptr[k]) + 1.0;
-            }
+            acc += (double)(rflops[r] + M->rowptr[r + 1] - M->rowptr[r]);
             while (q < nb && acc >= total * q / nb) bnd[q++] = r + 1;
         }
         while (q <= nb) bnd[q++] = nrows;
@@ -543,8 +533,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
         for (dsmm_idx r = bnd[b]; r < bnd[b + 1] && !bk->failed;) {
             // A run of heavy columns (all dense-path) goes as a panel; any other column alone.
             int pw = 0;
-            while (pw < PANEL && r + pw < bnd[b + 1] &&
-                   col_flops(M, r + pw, G, g0) >= PANEL_MIN_FLOPS_PER_N * N)
+            while (pw < PANEL && r + pw < bnd[b + 1] && rflops[r + pw] >= PANEL_MIN_FLOPS_PER_N * N)
                 pw++;
             if (pw >= 2) { // each column taken from the panel and finished in turn
                 dsmmi_mcl_expand_panel(M, r, pw, G, g0, me->acc);
@@ -621,6 +610,7 @@ cleanup:
     dsmmi_free(ctx, w);
     dsmmi_free(ctx, blk);
     dsmmi_free(ctx, bnd);
+    dsmmi_free(ctx, rflops);
     if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, out);
     return st;
 }
