@@ -93,6 +93,7 @@ enum {
  * are sorted without duplicates (the driver makes a sorted copy otherwise). */
 typedef struct dsmmi_rw {
     const dsmm_idx *ap;
+    dsmm_idx a_end; // ap[nrows(A)]: A's entries, the prefetch's look-ahead stays below it
     const dsmm_idx *ac64;
     const int32_t *ac32;
     const void *av;

@@ -55,7 +55,7 @@ DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, con
     uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
     dsmm_idx n = 0, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
     for (dsmm_idx k = m->ap[i]; k < end; k++) {
-        prefetch_b(m, k, end, pd, w32, 0, DSMM_PATTERN);
+        prefetch_b(m, k, m->a_end, pd, w32, 0, DSMM_PATTERN);
         dsmm_idx r = dsmmi_rw_acol(m, k);
         for (dsmm_idx q = m->bp[r]; q < m->bp[r + 1]; q++) {
             dsmm_idx c = DSMMI_COL(m->bc, q, w32);
@@ -82,7 +82,8 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
     double *dv = w->dvals;
     dsmm_idx n = 0, lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
     for (dsmm_idx k = m->ap[i]; k < end; k++) {
-        prefetch_b(m, k, end, pd, w32, kind != DSMMI_K_PATTERN && kind != DSMMI_K_PLUS_PAIR, vt);
+        prefetch_b(m, k, m->a_end, pd, w32, kind != DSMMI_K_PATTERN && kind != DSMMI_K_PLUS_PAIR,
+                   vt);
         dsmm_idx r = dsmmi_rw_acol(m, k);
         dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
         if (q1 == q0) continue;

@@ -521,6 +521,7 @@ static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind
     }
     dsmmi_rw *m = &pl->rw;
     m->ap = A->rowptr;
+    m->a_end = A->rowptr[A->nrows];
     m->ac64 = A->colidx;
     m->ac32 = A->colidx32;
     m->av = A->val;
