@@ -43,6 +43,20 @@ static inline double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
+// The number of timed runs: at least `repeat`, and, with min_time > 0, enough runs of `one`
+// seconds each (the last warm-up's time; none: just `repeat`) to fill min_time, at most
+// BENCH_MAX_REPEAT. Products
+// of a few microseconds are timed over many runs this way, like Python's timeit autorange;
+// every SpMM driver applies the same rule (spmm_scipy.py in Python).
+#define BENCH_MAX_REPEAT 100000
+static inline int bench_repeats(int repeat, double min_time, double one)
+{
+    if (min_time <= 0.0 || one <= 0.0) return repeat; // no warm-up: no measure of a run
+    double want = min_time / one + 1.0;
+    if (want > (double)BENCH_MAX_REPEAT) want = (double)BENCH_MAX_REPEAT;
+    return (int)want > repeat ? (int)want : repeat;
+}
+
 // Entry j of the check vector x (y = C x goes to the check file).
 static inline double bench_check_x(uint64_t j)
 {

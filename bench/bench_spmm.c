@@ -5,8 +5,8 @@
 //
 // Usage:
 //   bench_spmm INPUT [--k K] [--type float|double] [--threads N] [--alg auto|row|col|ref]
-//              [--transpose] [--repeat R] [--warmup W] [--symmetrize] [--name NAME]
-//              [--check FILE]
+//              [--transpose] [--repeat R] [--warmup W] [--min-time S] [--symmetrize]
+//              [--name NAME] [--check FILE]
 //   bench_spmm --compare REF.chk OTHER.chk [--rtol R]
 // INPUT is read as bench_spgemm reads it (format in bench/bench_spgemm.c): a raw CSR file, as
 // bench_spgemm --export writes for every system of the runner, anything dsmm_read reads, or
@@ -19,7 +19,8 @@
 // and col time the same product with no transpose inside the call.
 // B(i, j) = bench_spmm_b(i, j) (bench/bench_common.h), the same in every system. C is
 // allocated and its pages written before timing (the library only writes it: beta = 0). One
-// warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone.
+// warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone, or more
+// when --min-time S asks for S seconds of timed runs (bench_repeats, bench_common.h).
 //
 // Check file, written after the timings by every driver:
 //   char magic[8] = "DSMMSPC1"; int64 m, k; double y[m]; double z[k]
@@ -55,6 +56,7 @@ typedef struct bench_opts {
     dsmm_type type;
     dsmm_idx k;
     int symmetrize, transpose, threads, repeat, warmup;
+    double min_time; // seconds of timed runs at least (0: just --repeat)
     dsmm_idx k_block; // opts.k_block: 0 auto, -1 one pass, > 0 slice width
 } bench_opts;
 
@@ -229,19 +231,22 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     // reused output.
     if (m > 0 && k > 0) memset(C->val, 0, (size_t)m * (size_t)k * (is_float ? 4 : 8));
 
-    int reps = o->repeat;
+    double one = 0.0; // the last warm-up's seconds
+    for (int w = 0; w < o->warmup; w++) {
+        double t0 = bench_now();
+        if (dsmm_csr_spmm(ctx, H, B, C, &so, &info) != DSMM_OK) {
+            rc = fail(ctx, "spmm");
+            goto done;
+        }
+        one = bench_now() - t0;
+    }
+    int reps = bench_repeats(o->repeat, o->min_time, one);
     t = malloc((size_t)reps * sizeof *t);
     y = malloc(((size_t)m + 1) * sizeof *y);
     z = malloc(((size_t)k + 1) * sizeof *z);
     if (t == NULL || y == NULL || z == NULL) {
         fprintf(stderr, "bench_spmm: out of memory for the timings and the check\n");
         goto done;
-    }
-    for (int w = 0; w < o->warmup; w++) {
-        if (dsmm_csr_spmm(ctx, H, B, C, &so, &info) != DSMM_OK) {
-            rc = fail(ctx, "spmm");
-            goto done;
-        }
     }
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
@@ -297,7 +302,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
-            "                  [--symmetrize] [--name NAME] [--check FILE] [--k-block KB]\n"
+            "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
+            "                  [--k-block KB]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -352,6 +358,13 @@ int main(int argc, char **argv)
         } else if (v && strcmp(s, "--warmup") == 0) {
             if (!parse_int(s, argv[++a], 0, 100000, &x)) return 2;
             o.warmup = (int)x;
+        } else if (v && strcmp(s, "--min-time") == 0) {
+            char *end = NULL;
+            o.min_time = strtod(argv[++a], &end);
+            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) {
+                fprintf(stderr, "bench_spmm: --min-time '%s': expected seconds in 0..3600\n", v);
+                return 2;
+            }
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
         } else if (v && strcmp(s, "--k-block") == 0) {

@@ -7,7 +7,8 @@
 # (y = C w and z = C^T u within 1e-3 of their norm for float, 1e-9 for double).
 #
 # Usage: bash bench/spmm.sh BUILD_DIR [--threads "1 2"] [--k "1 8 64 256"]
-#                           [--types "float double"] [--repeat 5] [--quick] [--only NAME...]
+#                           [--types "float double"] [--repeat 5] [--min-time 0.1] [--quick]
+#                           [--only NAME...]
 #                           [--alg auto] [--systems "dsmm col graphblas scipy"] [--llc SIZE]
 #                           [--out DIR] [--list]
 # BUILD_DIR holds bench/bench_spmm, bench/stream and bench/bench_spgemm (which prepares the
@@ -15,11 +16,14 @@
 # from ../shared/data next to the repository, or $DSMM_SHARED_DATA. Output: the tables on
 # stdout, everything also in DIR/spmm-DATE.log and one JSON line per run in
 # DIR/spmm-DATE.jsonl (DIR defaults to BUILD_DIR/bench-results, ignored by git).
+# Each system times at least --repeat runs and, with --min-time S, as many more as fill S
+# seconds at its warm-up's pace (products of microseconds: a median of 5 single runs there
+# varied by 2x between runs of the benchmark).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 here=$repo/bench
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 build=$1
 shift
@@ -27,6 +31,7 @@ threads="1 2"
 ks=""
 types="float double"
 repeat=5
+min_time=0.1
 quick=0
 alg=auto
 systems="dsmm col graphblas scipy"
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --k) ks=$2; shift 2 ;;
     --types) types=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --min-time) min_time=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --alg) alg=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
@@ -62,6 +68,7 @@ for ty in $types; do
   case "$ty" in float|double) ;; *) echo "spmm.sh: --types '$types': float and/or double" >&2; exit 2 ;; esac
 done
 isnum "$repeat" 1 || { echo "spmm.sh: --repeat '$repeat': a count >= 1" >&2; exit 2; }
+[[ "$min_time" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "spmm.sh: --min-time '$min_time': seconds >= 0" >&2; exit 2; }
 case "$alg" in auto|row|ref) ;; *) echo "spmm.sh: --alg '$alg': auto, row or ref (col runs as its own system)" >&2; exit 2 ;; esac
 for s in $systems; do
   case "$s" in dsmm|col|graphblas|scipy) ;; *) echo "spmm.sh: --systems: unknown '$s' (dsmm col graphblas scipy)" >&2; exit 2 ;; esac
@@ -170,7 +177,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -
 machine="$(hostname), ${cpu:-unknown cpu}, $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo)"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[^=]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 echo "bench/spmm: C = A*B, B dense n x k  machine: $machine  build: ${build_type:-?} ($build)"
-echo "  systems: $systems  threads: $threads  k: $ks  types: $types  repeats: $repeat (+1 warm-up)  alg: $alg"
+echo "  systems: $systems  threads: $threads  k: $ks  types: $types  repeats: $repeat (+1 warm-up), at least ${min_time} s of runs  alg: $alg"
 echo "  last-level cache: $((llc_bytes / 1048576)) MiB  data: $data  log: $log"
 for n in "${notes[@]}"; do echo "  note: $n"; done
 [ "${build_type:-}" = "Release" ] || echo "  note: not a Release build: dsmm timings are not meaningful"
@@ -178,8 +185,8 @@ load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
   echo "  note: load average $load before starting: other processes share the cores, timings will be noisy"
 fi
-printf '{"bench":"spmm_meta","machine":"%s","build":"%s","threads":"%s","k":"%s","types":"%s","repeat":%d,"alg":"%s","llc_bytes":%s,"load":%s}\n' \
-  "${machine//\"/}" "${build_type:-?}" "$threads" "$ks" "$types" "$repeat" "$alg" "$llc_bytes" "$load" >>"$jsonl"
+printf '{"bench":"spmm_meta","machine":"%s","build":"%s","threads":"%s","k":"%s","types":"%s","repeat":%d,"min_time":%s,"alg":"%s","llc_bytes":%s,"load":%s}\n' \
+  "${machine//\"/}" "${build_type:-?}" "$threads" "$ks" "$types" "$repeat" "$min_time" "$alg" "$llc_bytes" "$load" >>"$jsonl"
 
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$2"; }
 note_json() { # name k type label threads status detail
@@ -256,7 +263,7 @@ for e in "${sel[@]}"; do
       fi
       echo "  k=$k $ty:"
       base=$work/$name.$k.$ty
-      common=(--k "$k" --type "$ty" --repeat "$repeat" --name "$name")
+      common=(--k "$k" --type "$ty" --repeat "$repeat" --min-time "$min_time" --name "$name")
       checks=()
       if have dsmm; then
         for t in $threads; do

@@ -8,10 +8,12 @@
 //                 C += A * B into a preallocated full C, set to 0 and materialised before
 //                 each run (untimed), which GraphBLAS updates in place.
 // A, B and C hold --type values (GrB_FP32 or GrB_FP64) and B is built untimed with
-// GxB_Matrix_pack_FullR. One warm-up, then --repeat timed runs; then the check file (format
+// GxB_Matrix_pack_FullR. One warm-up, then --repeat timed runs (more under --min-time, as
+// bench_repeats in bench_common.h says); then the check file (format
 // in bench/bench_spmm.c) from y = C w and z = C^T u computed with GrB_mxv / GrB_vxm in FP64.
 // Usage: spmm_graphblas FILE.csr [--k K] [--type float|double] [--mode new|accum]
-//                       [--threads N] [--repeat R] [--warmup W] [--check FILE] [--name NAME]
+//                       [--threads N] [--repeat R] [--warmup W] [--min-time S] [--check FILE]
+//                       [--name NAME]
 #define _DEFAULT_SOURCE // getrusage, gethostname beside _POSIX_C_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -136,6 +138,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *check = NULL, *name = NULL, *mode = "new", *type = "double";
     long long k = 64, threads = 1, reps = 5, warmup = 1;
+    double min_time = 0.0;
     for (int a = 1; a < argc; a++) {
         const char *s = argv[a];
         int has = a + 1 < argc;
@@ -147,6 +150,14 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], 1, 100000, &reps)) return 2;
         } else if (has && strcmp(s, "--warmup") == 0) {
             if (!parse_int(s, argv[++a], 0, 100000, &warmup)) return 2;
+        } else if (has && strcmp(s, "--min-time") == 0) {
+            char *end = NULL;
+            const char *v = argv[++a];
+            min_time = strtod(v, &end);
+            if (end == v || *end != '\0' || !(min_time >= 0.0 && min_time <= 3600.0)) {
+                fprintf(stderr, "spmm_graphblas: --min-time '%s': expected seconds in 0..3600\n", v);
+                return 2;
+            }
         } else if (has && strcmp(s, "--type") == 0) {
             type = argv[++a];
         } else if (has && strcmp(s, "--mode") == 0) {
@@ -170,7 +181,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: spmm_graphblas FILE.csr [--k K] [--type float|double] "
                         "[--mode new|accum]\n"
                         "                      [--threads N] [--repeat R] [--warmup W] "
-                        "[--check FILE] [--name NAME]\n");
+                        "[--min-time S] [--check FILE] [--name NAME]\n");
         return 2;
     }
     if (name == NULL) name = path;
@@ -186,9 +197,8 @@ int main(int argc, char **argv)
     void *bx = NULL;
     GrB_Index *idx = NULL;
     double *vals = NULL, *yv = NULL, *zv = NULL;
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (t == NULL || !raw_read(path, &R, is_float)) {
-        free(t);
+    double *t = NULL;
+    if (!raw_read(path, &R, is_float)) {
         raw_free(&R);
         return 1;
     }
@@ -243,7 +253,16 @@ int main(int argc, char **argv)
         if (pinfo != GrB_SUCCESS) free(cx);
         GB_TRY(pinfo);
     }
+    double one = 0.0; // the last warm-up's seconds
     for (int r = -(int)warmup; r < (int)reps; r++) {
+        if (r == 0) { // warm-ups done: the timed runs' count, then their array
+            reps = bench_repeats((int)reps, min_time, one);
+            t = malloc((size_t)reps * sizeof *t);
+            if (t == NULL) {
+                fprintf(stderr, "spmm_graphblas: no memory for %lld timings\n", reps);
+                goto done;
+            }
+        }
         if (accum) {
             GB_TRY(full_zero(C));
             GB_TRY(GrB_wait(C, GrB_MATERIALIZE));
@@ -254,7 +273,11 @@ int main(int argc, char **argv)
         double t0 = bench_now();
         GB_TRY(GrB_mxm(C, NULL, accum ? plus : NULL, sr, A, B, NULL));
         GB_TRY(GrB_wait(C, GrB_MATERIALIZE));
-        if (r >= 0) t[r] = bench_now() - t0;
+        if (r >= 0) {
+            t[r] = bench_now() - t0;
+        } else {
+            one = bench_now() - t0;
+        }
     }
     int sparsity = 0;
     GB_TRY(GxB_Matrix_Option_get(C, GxB_SPARSITY_STATUS, &sparsity));

@@ -6,7 +6,9 @@
 # bench/bench_spmm.c) and one JSON line. For k = 1, B is a 1-D vector: A @ x is how users
 # call SpMV, and scipy's csr_matvec is faster than csr_matvecs with one column.
 # Usage: /usr/bin/python3 bench/spmm_scipy.py FILE.csr [--k K] [--type float|double]
-#                         [--repeat R] [--warmup W] [--check FILE] [--name NAME]
+#                         [--repeat R] [--warmup W] [--min-time S] [--check FILE] [--name NAME]
+# --min-time: timed runs until S seconds are filled at the last warm-up's time per run (at most
+# 100000), the rule of bench_repeats in bench/bench_common.h.
 # Needs Debian's python3-scipy (/usr/bin/python3; a pyenv python3 on PATH may lack it).
 import os
 
@@ -76,11 +78,12 @@ def main():
     ap.add_argument("--type", choices=("float", "double"), default="double")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--min-time", type=float, default=0.0)
     ap.add_argument("--check")
     ap.add_argument("--name")
     a = ap.parse_args()
-    if a.k < 1 or a.repeat < 1 or a.warmup < 0:
-        sys.exit("spmm_scipy: --k >= 1, --repeat >= 1 and --warmup >= 0")
+    if a.k < 1 or a.repeat < 1 or a.warmup < 0 or not 0.0 <= a.min_time <= 3600.0:
+        sys.exit("spmm_scipy: --k >= 1, --repeat >= 1, --warmup >= 0 and --min-time in 0..3600")
     dtype = np.float32 if a.type == "float" else np.float64
     A = read_raw(a.path, dtype)
     m, n = A.shape
@@ -89,11 +92,17 @@ def main():
         B = np.ascontiguousarray(B[:, 0])
 
     C = None
+    one = 0.0  # the last warm-up's seconds
     for _ in range(a.warmup):
         C = None
+        t0 = time.perf_counter()
         C = A @ B
+        one = time.perf_counter() - t0
+    reps = a.repeat
+    if a.min_time > 0.0 and one > 0.0:
+        reps = max(reps, min(100000, int(a.min_time / one + 1.0)))
     times = []
-    for _ in range(a.repeat):
+    for _ in range(reps):
         C = None
         t0 = time.perf_counter()
         C = A @ B
@@ -114,8 +123,8 @@ def main():
         "bench": "spmm", "system": "scipy", "name": a.name or a.path,
         "version": scipy.__version__, "machine": socket.gethostname(), "ranks": 1,
         "threads": 1, "algorithm": "A @ x (csr_matvec)" if a.k == 1 else "A @ B (csr_matvecs)",
-        "m": m, "n": n, "nnz": int(A.nnz), "k": a.k, "type": a.type, "repeats": a.repeat,
-        "median_s": med, "min_s": min(times), "times": times,
+        "m": m, "n": n, "nnz": int(A.nnz), "k": a.k, "type": a.type, "repeats": reps,
+        "median_s": med, "min_s": min(times), "times": times[:64],
         "gflops": 2.0 * A.nnz * a.k / med / 1e9 if med > 0 else 0.0,
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
