@@ -760,10 +760,9 @@ typedef struct dsmm_spmm_opts {
                      // (ROW with transpose_a, and COL without, transpose A into scratch first)
     double alpha;
     double beta;      // 0: C is only written (NaN or garbage in C does not spread)
-    dsmm_idx k_block; // columns per pass: 0 = auto (when the randomly accessed operand, B for
-                      // ROW and C for COL, overflows the last-level cache, k is cut into
-                      // slices that fit if the traffic model of docs/kernels.md says that moves
-                      // fewer bytes); -1 = always one pass; > 0 = passes of that many columns
+    dsmm_idx k_block; // columns per pass: 0 = auto and -1 = one pass (the same since slicing
+                      // measured slower everywhere, docs/kernels.md); > 0 = passes of that
+                      // many columns
 } dsmm_spmm_opts;
 DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
 

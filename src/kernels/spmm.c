@@ -2,7 +2,6 @@
 // on (dsmmi_local_spmm), value conversion, the transposes the kernels' orientation needs, the
 // public dsmm_csr_spmm and the compulsory-traffic count.
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,69 +129,6 @@ cleanup:
     return st;
 }
 
-/* The last-level cache in bytes, from Linux's sysfs (the highest cache level of cpu0; sysconf's
- * _SC_LEVEL3_CACHE_SIZE reads CPUID and was seen reporting 320 MiB for a 32 MiB L3 in a VM),
- * else 32 MiB. Some 50 microseconds: asked only for products that big. */
-static double llc_bytes(void)
-{
-    double best = 32.0 * 1024 * 1024;
-    int best_level = 0;
-    for (int i = 0; i < 8; i++) {
-        char path[96], buf[32];
-        int level = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (f == NULL) continue;
-        if (fgets(buf, sizeof buf, f)) level = atoi(buf);
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (f == NULL) continue;
-        if (fgets(buf, sizeof buf, f) && level > best_level) {
-            char *end = NULL;
-            double v = strtod(buf, &end);
-            if (end && (*end == 'K' || *end == 'k')) v *= 1024;
-            if (end && (*end == 'M' || *end == 'm')) v *= 1024 * 1024;
-            if (v >= 4096) {
-                best = v;
-                best_level = level;
-            }
-        }
-        fclose(f);
-    }
-    return best;
-}
-
-/* Columns per pass for AUTO (docs/kernels.md, "SpMM k-slices"). The randomly accessed operand
- * R (B for the row-wise kernel, C for the column-wise one) has `rrows` rows. When R overflows
- * half the last-level cache, each access to it misses with probability about
- * 1 - cache / size(R), and a miss moves a row slice of k values (twice for C: read and write
- * back). Cutting k into slices of kb columns whose part of R fits in half the cache makes
- * those accesses hit, at the price of reading the sparse operand once per slice. kb is a
- * whole number of MIN_SLICE_BYTES pieces (slices of one 64-byte line per row of R measured
- * slower than one pass: random single lines come from the cache at a fraction of the rate of
- * whole rows from memory); the cut is taken when the modelled bytes drop. */
-#define MIN_SLICE_BYTES 256
-static dsmm_idx auto_k_block(const dsmm_csr *S, dsmm_idx rrows, dsmm_idx k, size_t elem,
-                             int scatter)
-{
-    double row_bytes = (double)rrows * (double)elem; // one column of R
-    double r_bytes = row_bytes * (double)k;
-    if (r_bytes <= 4.0 * 1024 * 1024 || rrows == 0) return k; // fits any last-level cache
-    double cache = llc_bytes() / 2;
-    if (r_bytes <= cache) return k;
-    dsmm_idx piece = (dsmm_idx)(MIN_SLICE_BYTES / elem);
-    dsmm_idx kb = (dsmm_idx)(cache / row_bytes) / piece * piece;
-    if (kb < piece || kb >= k) return k;
-    double s_bytes = (double)(S->nrows + 1) * sizeof(dsmm_idx) +
-                     (double)S->nnz * (S->colidx32 ? 4.0 : 8.0) + (double)S->nnz * (double)elem;
-    double miss = 1.0 - cache / r_bytes;
-    double one_pass = s_bytes + (scatter ? 2.0 : 1.0) * (double)S->nnz * (double)k * elem * miss;
-    double passes = (double)((k + kb - 1) / kb);
-    double sliced = passes * s_bytes + r_bytes;
-    return sliced < one_pass ? kb : k;
-}
-
 static size_t csr_bytes(const dsmm_csr *T)
 {
     return (size_t)(T->nrows + 1) * sizeof(dsmm_idx) +
@@ -312,11 +248,10 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
                          .auto_chosen = opts->alg == DSMM_SPMM_AUTO};
     // k in slices of kb columns, one kernel call (one pass over S) each.
     size_t elem = dsmmi_type_size(B->type);
+    // AUTO (0) is one pass: slicing where B or C overflowed the last-level cache, as a
+    // traffic model asked, ran 1.0-2.2x as long on every input measured (docs/kernels.md).
     dsmm_idx kb = opts->k_block > 0 ? opts->k_block : k;
     if (gpu_alg) kb = k; // the device kernels read B once per row group; no slicing
-    if (opts->k_block == 0 && alg != DSMM_SPMM_REF && !gpu_alg) {
-        kb = auto_k_block(S, alg == DSMM_SPMM_COL ? m : n, k, elem, alg == DSMM_SPMM_COL);
-    }
     if (kb > k) kb = k;
     info->k_block = kb;
     size_t ws = info->workspace_bytes, kws = 0;
