@@ -12,12 +12,15 @@
 #define AVAL(p) (PAT ? (T)1 : av[p])
 #define BUFV    128 // vectors in the wide-k buffer: 4 KiB
 
-// Blocks of NV vectors starting at column j, while NV * VL columns are left. With one or two
-// vectors per block, the sums of alternate entries go to U = 4 / NV separate sets (added at the
-// end), so 4 multiply-add chains are in flight instead of 1 or 2 waiting on FMA latency.
+// Blocks of NV vectors starting at column j, while NV * VL columns are left. With one vector
+// per block, the sums of alternate entries go to U = 2 separate sets (added at the end), so 2
+// multiply-add chains are in flight. 4 sets (and 2 for two vectors) ran 1.1-1.7x as long on
+// graphs of 5-10 entries a row (ca-condmat, fe_4elt2, k = 8 float; email-enron k = 8 double):
+// the leftover loop of up to 3 entries mispredicts about once a row, and the 4 sums take 3
+// dependent adds.
 #define ROW_VBLOCK(NV)                                                                             \
     for (; j + (NV)*VL <= k; j += (NV)*VL) {                                                       \
-        enum { U = (NV) >= 4 ? 1 : 4 / (NV) };                                                     \
+        enum { U = (NV) >= 2 ? 1 : 2 };                                                            \
         V acc[U][NV];                                                                              \
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)                                        \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) acc[u][t] = vzero;              \
