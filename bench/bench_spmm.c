@@ -56,7 +56,7 @@ typedef struct bench_opts {
     dsmm_type type;
     dsmm_idx k;
     int symmetrize, transpose, threads, repeat, warmup;
-    double min_time; // seconds of timed runs at least (0: just --repeat)
+    double min_time;  // seconds of timed runs at least (0: just --repeat)
     dsmm_idx k_block; // opts.k_block: 0 auto, -1 one pass, > 0 slice width
 } bench_opts;
 
@@ -265,7 +265,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     char times[4096];
     size_t len = 0;
     times[0] = '\0';
-    for (int r = 0; r < reps && len + 32 < sizeof times; r++) {
+    for (int r = 0; r < reps && r < 64 && len + 32 < sizeof times; r++) { // the first 64
         len += (size_t)snprintf(times + len, sizeof times - len, "%s%.6g", r ? "," : "", t[r]);
     }
     double med = bench_median(t, reps), tmin = t[0];

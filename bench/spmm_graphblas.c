@@ -155,7 +155,8 @@ int main(int argc, char **argv)
             const char *v = argv[++a];
             min_time = strtod(v, &end);
             if (end == v || *end != '\0' || !(min_time >= 0.0 && min_time <= 3600.0)) {
-                fprintf(stderr, "spmm_graphblas: --min-time '%s': expected seconds in 0..3600\n", v);
+                fprintf(stderr, "spmm_graphblas: --min-time '%s': expected seconds in 0..3600\n",
+                        v);
                 return 2;
             }
         } else if (has && strcmp(s, "--type") == 0) {
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
     char times[4096];
     size_t len = 0;
     times[0] = '\0';
-    for (int r = 0; r < (int)reps && len + 32 < sizeof times; r++) {
+    for (int r = 0; r < (int)reps && r < 64 && len + 32 < sizeof times; r++) { // the first 64
         len += (size_t)snprintf(times + len, sizeof times - len, "%s%.6g", r ? "," : "", t[r]);
     }
     int nth = 0;

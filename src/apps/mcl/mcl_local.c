@@ -269,6 +269,30 @@ __attribute__((target("avx2"))) static void panel_row_avx2(double *restrict acc,
 }
 #endif
 
+// Row k of G added into the accumulator: times b into a single column's (bw NULL), or into
+// the panel's columns, column c times bw[c]; with AVX2 when the CPU has it and it is allowed.
+static void add_g_row(double *acc, const dsmmi_mcl_mat *G, dsmm_idx k, float b, const float *bw)
+{
+    const int32_t *gc = G->col + G->rowptr[k];
+    const float *gv = G->val + G->rowptr[k];
+    dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
+#ifdef HAVE_X86_SIMD
+    if (use_avx2 > 0) {
+        if (bw != NULL) {
+            panel_row_avx2(acc, gc, gv, len, bw);
+        } else {
+            scatter_avx2(acc, gc, gv, len, b);
+        }
+        return;
+    }
+#endif
+    if (bw != NULL) {
+        panel_row(acc, gc, gv, len, bw);
+    } else {
+        scatter_scalar(acc, gc, gv, len, b);
+    }
+}
+
 // Column c of the panel's accumulator: its non-zeros in index order into idx/val (the
 // accumulator is left as it is; dsmmi_mcl_panel_clear zeroes it). Branch-free, like
 // collect_scalar.
@@ -360,17 +384,7 @@ void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, const ds
             bw[c] = has ? M->val[cur[c]] : 0.0f;
             cur[c] += has;
         }
-        dsmm_idx k = grow(M, v, g0);
-        const int32_t *gc = G->col + G->rowptr[k];
-        const float *gv = G->val + G->rowptr[k];
-        dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
-#ifdef HAVE_X86_SIMD
-        if (use_avx2 > 0) {
-            panel_row_avx2(acc, gc, gv, len, bw);
-            continue;
-        }
-#endif
-        panel_row(acc, gc, gv, len, bw);
+        add_g_row(acc, G, grow(M, v, g0), 0.0f, bw);
     }
 }
 
@@ -384,20 +398,8 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
     if (dsmmi_mcl_dense_col(M, r, N, G, g0)) {
         // mcl's dense path: float products summed in double, the accumulator scanned whole
         // (the flops are at least N / 10, so the scan is cheap), exact zeros dropped.
-        for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++) {
-            dsmm_idx k = grow(M, M->col[p], g0);
-            float b = M->val[p];
-            const int32_t *gc = G->col + G->rowptr[k];
-            const float *gv = G->val + G->rowptr[k];
-            dsmm_idx len = G->rowptr[k + 1] - G->rowptr[k];
-#ifdef HAVE_X86_SIMD
-            if (use_avx2 > 0) {
-                scatter_avx2(acc, gc, gv, len, b);
-                continue;
-            }
-#endif
-            scatter_scalar(acc, gc, gv, len, b);
-        }
+        for (dsmm_idx p = M->rowptr[r]; p < M->rowptr[r + 1]; p++)
+            add_g_row(acc, G, grow(M, M->col[p], g0), M->val[p], NULL);
         *dense_path = 1;
         return collect(acc, 0, N, idx, val);
     }
