@@ -1123,6 +1123,13 @@ typedef struct dsmm_mcl_iter {
                               // products and merged lists over the phases and ranks
     double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
     int64_t peak_bytes;       // largest rank's peak of dsmm-allocated bytes so far
+    // DIST with the two-thread Pipelined Sparse SUMMA (HipMCL-GPU's Table V), summed over the
+    // phases, -1 otherwise: seconds the broadcasting thread waited for the stage multiplies
+    // (largest rank), stage products on the GPU (all ranks), and the seconds the device was
+    // not busy with them (largest rank; -1 unless gpu_products > 0).
+    double cpu_idle_seconds;
+    int64_t gpu_products;
+    double gpu_idle_seconds;
 } dsmm_mcl_iter;
 
 typedef struct dsmm_mcl_params {

@@ -223,11 +223,18 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
             "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
             "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
             "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"resident_bytes\": %.0f, "
-            "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f}",
+            "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f",
             k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
             (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
             (long long)it->dense_cols, it->phases, it->est_bytes, it->resident_bytes,
             (long long)it->peak_bytes, (long long)it->merge_peak_bytes, it->merge_seconds);
+        // The pipeline's idle times (HipMCL-GPU's Table V), when it measured them.
+        if (it->cpu_idle_seconds >= 0)
+            fprintf(f, ", \"cpu_idle_seconds\": %.6f, \"gpu_products\": %lld", it->cpu_idle_seconds,
+                    (long long)it->gpu_products);
+        if (it->gpu_idle_seconds >= 0)
+            fprintf(f, ", \"gpu_idle_seconds\": %.6f", it->gpu_idle_seconds);
+        fprintf(f, "}");
     }
     fprintf(f, "]}\n");
     int bad = ferror(f);
@@ -307,7 +314,8 @@ int cli_mcl(int argc, char **argv)
          &a.algo, 0, 0},
         {"accumulate", "auto|merge|fused|binary", "SUMMA's accumulation of stage products",
          K_STRING, &a.acc, 0, 0},
-        {"pipeline", NULL, "Pipelined Sparse SUMMA", K_FLAG, &a.pipeline, 0, 0},
+        {"pipeline", NULL, "Pipelined Sparse SUMMA (on with --gpu unless --accumulate fused)",
+         K_FLAG, &a.pipeline, 0, 0},
         {"expand", "auto|fused|dist", "expansion: fused on one rank, or distributed SpGEMM",
          K_STRING, &a.expand, 0, 0},
         {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
@@ -373,7 +381,9 @@ int cli_mcl(int argc, char **argv)
         if (strcmp(a.acc, accs[k]) == 0) acc = k;
     if (acc < 0) return usage_err("--accumulate: '%s' is not auto|merge|fused|binary", a.acc);
     p.dist.accumulate = (dsmm_dist_acc)acc;
-    p.dist.pipeline = a.pipeline;
+    // --gpu pipelines (HipMCL-GPU §III: the device multiplies stage s while the CPU broadcasts
+    // stage s+1), unless the stages are fused into one product.
+    p.dist.pipeline = a.pipeline || (a.gpu && p.dist.accumulate != DSMM_ACC_FUSED);
     if (a.abc && a.mm) return usage_err("%s", "--abc and --matrix-market exclude each other");
     if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
         return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "

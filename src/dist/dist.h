@@ -99,6 +99,12 @@ typedef struct dsmmi_rank_stats {
     int merge, pipeline;
     int64_t merge_peak_bytes;
     double merge_seconds, comm_exposed, comm_overlapped;
+    // pipeline = 1, HipMCL-GPU's Table V: seconds the broadcasting thread waited for a stage's
+    // multiply and merge (cpu_idle), and, when stage products ran on the GPU (gpu_products),
+    // seconds of the stage loop the device was not busy with them (gpu_idle).
+    // idle_known: the two-thread pipeline ran (the one-thread fallback cannot tell).
+    double cpu_idle, gpu_idle;
+    int gpu_products, idle_known;
 } dsmmi_rank_stats;
 
 /* dsmmi_stats_fill: gathers every rank's record and the per-stage flops (stage_flops[s] of this
@@ -109,7 +115,9 @@ typedef struct dsmmi_rank_stats {
  * imbalance (max/avg flops, end-to-end and the worst stage), "ranks_detail" (one object per
  * rank) and "stages" (one object per stage with the flops of every rank); with mine->merge,
  * merge_peak_bytes and merge_seconds (maxima); with mine->pipeline, comm_exposed_seconds and
- * comm_overlapped_seconds (maxima). Collective. */
+ * comm_overlapped_seconds (maxima), and when every rank ran the two-thread pipeline
+ * (idle_known) cpu_idle_seconds (max), gpu_products (sum) and, if that is not 0,
+ * gpu_idle_seconds (max). Collective. */
 dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const char *algo,
                              const dsmmi_grid *g, int prefetch, const dsmmi_rank_stats *mine,
                              int nstages, const dsmm_idx *stage_lo, const dsmm_idx *stage_hi,

@@ -22,6 +22,8 @@ enum {
     F_MERGE,
     F_EXPOSED,
     F_OVERLAPPED,
+    F_CPU_IDLE,
+    F_GPU_IDLE,
     NF
 };
 enum {
@@ -50,6 +52,8 @@ enum {
     I_POPS,
     I_GETS,
     I_MPEAK,
+    I_GPU_PRODUCTS,
+    I_IDLE_KNOWN,
     NI
 };
 
@@ -79,6 +83,8 @@ static void pack_ints(const dsmmi_rank_stats *m, int nstages, int64_t *v)
     v[I_POPS] = m->pops;
     v[I_GETS] = m->gets;
     v[I_MPEAK] = m->merge_peak_bytes;
+    v[I_GPU_PRODUCTS] = m->gpu_products;
+    v[I_IDLE_KNOWN] = m->idle_known;
 }
 
 // max/avg of x[0..n) (stride apart); 0 when all are zero (the callers decide what that means).
@@ -156,6 +162,8 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     fv[F_MERGE] = mine->merge_seconds;
     fv[F_EXPOSED] = mine->comm_exposed;
     fv[F_OVERLAPPED] = mine->comm_overlapped;
+    fv[F_CPU_IDLE] = mine->cpu_idle;
+    fv[F_GPU_IDLE] = mine->gpu_idle;
     for (int k = 0; k < nstages; k++) fv[NF + k] = stage_flops[k];
     DSMM_TRY(dsmmi_allgather_f64(ctx, fv, nf, fall));
 
@@ -196,8 +204,8 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
     if (local == DSMM_OK) local = dsmm_stats_set_int(s, "workgroups", workgroups);
     if (local == DSMM_OK) local = dsmm_stats_set_int(s, "stages_count", nstages);
     if (mine->merge || mine->pipeline) {
-        int64_t mpeak = 0;
-        double msec = 0, exposed = 0, overlapped = 0;
+        int64_t mpeak = 0, gpu_products = 0, idle_known = 1;
+        double msec = 0, exposed = 0, overlapped = 0, cpu_idle = 0, gpu_idle = 0;
         for (int r = 0; r < P; r++) {
             const double *f = fall + (size_t)r * nf;
             int64_t p = iall[(size_t)r * NI + I_MPEAK];
@@ -206,6 +214,10 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
             if (f[F_MERGE] > msec) msec = f[F_MERGE];
             if (f[F_EXPOSED] > exposed) exposed = f[F_EXPOSED];
             if (ov > overlapped) overlapped = ov;
+            if (f[F_CPU_IDLE] > cpu_idle) cpu_idle = f[F_CPU_IDLE];
+            if (f[F_GPU_IDLE] > gpu_idle) gpu_idle = f[F_GPU_IDLE];
+            gpu_products += iall[(size_t)r * NI + I_GPU_PRODUCTS];
+            if (!iall[(size_t)r * NI + I_IDLE_KNOWN]) idle_known = 0;
         }
         if (local == DSMM_OK && mine->merge)
             local = dsmm_stats_set_int(s, "merge_peak_bytes", mpeak);
@@ -215,6 +227,13 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
             local = dsmm_stats_set_num(s, "comm_exposed_seconds", exposed);
         if (local == DSMM_OK && mine->pipeline)
             local = dsmm_stats_set_num(s, "comm_overlapped_seconds", overlapped);
+        // HipMCL-GPU's Table V (maxima over ranks), when every rank ran the two-thread
+        // pipeline; the GPU's only when stage products ran there.
+        int idle = mine->pipeline && idle_known;
+        if (local == DSMM_OK && idle) local = dsmm_stats_set_num(s, "cpu_idle_seconds", cpu_idle);
+        if (local == DSMM_OK && idle) local = dsmm_stats_set_int(s, "gpu_products", gpu_products);
+        if (local == DSMM_OK && idle && gpu_products > 0)
+            local = dsmm_stats_set_num(s, "gpu_idle_seconds", gpu_idle);
     }
 
     // components: average and maximum over ranks of each time.

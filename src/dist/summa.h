@@ -73,6 +73,10 @@ typedef struct dsmmi_summa_run {
     dsmmi_summa_side a, b;
     dsmmi_merge_acc acc;
     double *stage_flops;
+    // Stage products that ran on the GPU, and their device seconds (kernels and copies,
+    // device events): what the pipeline's GPU idle time is measured against.
+    int gpu_products;
+    double gpu_busy;
 } dsmmi_summa_run;
 
 /* dsmmi_summa_post: starts (nonblocking: MPI_Ibcast, completed by dsmmi_req_wait on the

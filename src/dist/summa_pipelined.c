@@ -7,6 +7,8 @@
 // Only the first broadcast is never hidden. The stages, pieces and products are
 // summa_spgemm.c's, so the result is the same as without the pipeline. With one thread, or an
 // MPI without FUNNELED, the stages run as with prefetch (MPI_Ibcast posted before the multiply).
+// The loop also measures HipMCL-GPU's Table V: the broadcasting thread's idle seconds (waiting
+// for a multiply), and the device's (not running a stage product) when they ran on the GPU.
 #include "dist/summa.h"
 
 #ifdef _OPENMP
@@ -27,7 +29,7 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
         if (saved_levels < 2) omp_set_max_active_levels(2);
         double t = dsmmi_wtime();
         DSMM_TRY(dsmmi_summa_post(ctx, A, B, r, 0, 0, 0));
-        double first = dsmmi_wtime() - t;
+        double first = dsmmi_wtime() - t, loop = first;
         rs->comm += first;
         rs->comm_exposed += first;
         for (int s = 0; s < S; s++) {
@@ -49,8 +51,11 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
                 }
             }
             double step = dsmmi_wtime() - t0;
+            loop += step;
             rs->comm += tc;
             rs->comp += tm;
+            // Table V's CPU idle: the broadcasting thread done, waiting for the multiply.
+            rs->cpu_idle += step > tc ? step - tc : 0;
             // Exposed: the step's time without a multiply or merge; hidden: the rest of the
             // broadcast's time, which ran while the other threads computed.
             double bare = step > tm ? step - tm : 0;
@@ -59,6 +64,11 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
             *local = lst;
             DSMM_TRY(cst);
         }
+        // Table V's GPU idle: the loop's seconds (the first broadcast included) in which the
+        // device ran none of the stage products' kernels or copies.
+        rs->idle_known = 1;
+        rs->gpu_products = r->gpu_products;
+        if (r->gpu_products > 0) rs->gpu_idle = loop > r->gpu_busy ? loop - r->gpu_busy : 0;
         goto cleanup;
     }
 #endif

@@ -110,6 +110,10 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     memset(&info, 0, sizeof info);
     DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, lo, DSMMI_SPGEMM_FULL, &part, &info));
     r->stage_flops[s] = info.flops;
+    if (info.on_gpu) {
+        r->gpu_products++;
+        r->gpu_busy += info.seconds_device + info.seconds_transfer;
+    }
     DSMM_TRY(dsmmi_merge_acc_push(ctx, &r->acc, &part));
 cleanup:
     dsmm_csr_destroy(&part);
@@ -264,7 +268,9 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     double t0 = dsmmi_wtime();
     dsmm_traffic before = ctx->traffic;
     const dsmmi_grid *g = A->grid;
-    int prefetch = o.prefetch != 0, binary = o.accumulate == DSMM_ACC_BINARY;
+    // AUTO with the pipeline: the binary merge, made for it (HipMCL-GPU §IV).
+    int prefetch = o.prefetch != 0,
+        binary = o.accumulate == DSMM_ACC_BINARY || (o.accumulate == DSMM_ACC_AUTO && o.pipeline);
     dsmm_type type = o.spgemm.type != -1                                ? (dsmm_type)o.spgemm.type
                      : (A->type == DSMM_FLOAT && B->type == DSMM_FLOAT) ? DSMM_FLOAT
                                                                         : DSMM_DOUBLE;
@@ -301,12 +307,14 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
     }
     int fuse = o.accumulate == DSMM_ACC_FUSED;
-    int pipeline = o.pipeline != 0 && !fuse;
-    if (o.accumulate == DSMM_ACC_AUTO) {
+    if (o.accumulate == DSMM_ACC_AUTO && !o.pipeline) {
         // Twice the pieces: they are joined into one row block of A and column block of B.
+        // (A pipeline multiplies stage by stage, so AUTO merges then: fusing as well had
+        // multiplied every product twice, by stages and fused.)
         size_t budget = dsmm_ctx_mem_budget(ctx), used = dsmm_ctx_mem_in_use(ctx);
         fuse = budget == 0 || (used <= budget && 2 * keep <= budget - used);
     }
+    int pipeline = o.pipeline != 0 && !fuse;
     if (fuse && local == DSMM_OK) {
         r.a.keep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.a.keep);
         r.b.keep = dsmmi_calloc(ctx, S ? (size_t)S : 1, sizeof *r.b.keep);

@@ -893,10 +893,39 @@ static int test_phases_algos(void)
     if (run_compare(ctx, A, &p, "rdma-c", NULL) != TEST_PASS) return TEST_FAIL;
     p.dist.alg = DSMM_DIST_SUMMA;
     p.dist.accumulate = DSMM_ACC_MERGE;
-    if (run_compare(ctx, A, &p, "summa merge", NULL) != TEST_PASS) return TEST_FAIL;
-    p.dist.accumulate = DSMM_ACC_BINARY;
+    dsmm_mcl_result kept = {0};
+    if (run_compare(ctx, A, &p, "summa merge", &kept) != TEST_PASS) return TEST_FAIL;
+    // Unpipelined: no idle times measured.
+    for (int k = 0; k < kept.iterations; k++)
+        CHECK_ALL(kept.iters[k].cpu_idle_seconds == -1 && kept.iters[k].gpu_products == -1 &&
+                  kept.iters[k].gpu_idle_seconds == -1);
+    dsmm_mcl_result_free(&kept);
+    // Pipelined, also with AUTO accumulation (which then merges by stages): with two threads
+    // and more than one stage (more than one rank), every iteration has the broadcasting
+    // thread's idle time, within its seconds, and no GPU products, so no GPU idle time.
     p.dist.pipeline = 1;
-    if (run_compare(ctx, A, &p, "summa binary pipelined", NULL) != TEST_PASS) return TEST_FAIL;
+    int saved_threads = dsmm_ctx_threads(ctx);
+    CHECK_ALL_OK(ctx, dsmm_ctx_set_threads(ctx, 2));
+    for (int v = 0; v < 2; v++) {
+        p.dist.accumulate = v ? DSMM_ACC_AUTO : DSMM_ACC_BINARY;
+        if (run_compare(ctx, A, &p, v ? "summa auto pipelined" : "summa binary pipelined", &kept) !=
+            TEST_PASS)
+            return TEST_FAIL;
+        for (int k = 0; k < kept.iterations; k++) {
+            const dsmm_mcl_iter *it = &kept.iters[k];
+            int ok = g_size > 1
+                         ? it->cpu_idle_seconds >= 0 && it->cpu_idle_seconds <= it->seconds &&
+                               it->gpu_products == 0 && it->merge_peak_bytes > 0
+                         : it->cpu_idle_seconds == -1 && it->gpu_products == -1;
+            CHECK_ALL_MSG(ok && it->gpu_idle_seconds == -1,
+                          "iteration %d: cpu idle %g s of %g, %lld GPU products, GPU idle %g",
+                          it->iteration, it->cpu_idle_seconds, it->seconds,
+                          (long long)it->gpu_products, it->gpu_idle_seconds);
+        }
+        dsmm_mcl_result_free(&kept);
+    }
+    CHECK_ALL_OK(ctx, dsmm_ctx_set_threads(ctx, saved_threads));
+    p.dist.pipeline = 0;
     dsmm_csr_destroy(&A);
     CHECK_ALL_NO_LEAK(ctx);
     return TEST_PASS;

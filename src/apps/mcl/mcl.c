@@ -249,6 +249,8 @@ static dsmm_status run(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own, const
         double power = init ? (double)(float)p->init_inflation : loop.inflation_main;
         dsmmi_mcl_iter_stats s;
         dsmm_mcl_iter it = {0};
+        it.cpu_idle_seconds = it.gpu_idle_seconds = -1; // not measured (yet)
+        it.gpu_products = -1;
         double ti = dsmmi_wtime();
         int64_t nnz_in = M.nnz;
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_in, 1, '+'));

@@ -298,6 +298,14 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         if (dsmmi_stats_get_num(sst, "merge_peak_bytes", &mp) && (int64_t)mp > it->merge_peak_bytes)
             it->merge_peak_bytes = (int64_t)mp;
         if (dsmmi_stats_get_num(sst, "merge_seconds", &ms)) it->merge_seconds += ms;
+        double ci = 0.0, gp = 0.0, gi = 0.0;
+        if (dsmmi_stats_get_num(sst, "cpu_idle_seconds", &ci)) {
+            dsmmi_stats_get_num(sst, "gpu_products", &gp);
+            it->cpu_idle_seconds = (it->cpu_idle_seconds < 0 ? 0 : it->cpu_idle_seconds) + ci;
+            it->gpu_products = (it->gpu_products < 0 ? 0 : it->gpu_products) + (int64_t)gp;
+        }
+        if (dsmmi_stats_get_num(sst, "gpu_idle_seconds", &gi))
+            it->gpu_idle_seconds = (it->gpu_idle_seconds < 0 ? 0 : it->gpu_idle_seconds) + gi;
         dsmm_stats_destroy(&sst);
         dsmm_dist_destroy(&A);
         // Candidates of every local column piece to the column's owner.
