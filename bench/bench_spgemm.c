@@ -5,7 +5,7 @@
 // Usage:
 //   bench_spgemm INPUT [--symmetrize] [--export FILE] [--no-run] [--name NAME]
 //                [--threads N] [--kernel auto|hash|heap|dense|ref] [--repeat R]
-//                [--warmup W] [--no-numeric] [--check FILE]
+//                [--warmup W] [--min-time S] [--no-numeric] [--check FILE]
 //   bench_spgemm --compare REF.chk OTHER.chk [--rtol 1e-9]
 // INPUT is a raw CSR file (below), anything dsmm_read reads (Matrix Market, abc, edge list,
 // .gz), rmat:SCALE[:SEED] (R-MAT, edge factor 16, a=0.57, b=c=0.19, symmetric, no self loops,
@@ -53,6 +53,7 @@
 typedef struct bench_opts {
     const char *input, *export_path, *check_path, *name, *kernel;
     int symmetrize, run, numeric, threads, repeat, warmup;
+    double min_time; // seconds of timed runs at least, per loop (bench_repeats)
 } bench_opts;
 
 static int fail(dsmm_ctx *ctx, const char *what)
@@ -283,20 +284,24 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
         return 2;
     }
     so.col_bits = A->ncols <= INT32_MAX ? 32 : 64;
-    int reps = o->repeat;
-    t = malloc((size_t)reps * sizeof *t);
     y = malloc(((size_t)A->nrows + 1) * sizeof *y);
     y2 = malloc(((size_t)A->nrows + 1) * sizeof *y2);
-    if (t == NULL || y == NULL || y2 == NULL) goto done;
+    if (y == NULL || y2 == NULL) goto done;
 
     // Full product: warm-up (its result gives the check), then the timed repeats.
+    double one = 0.0; // the last warm-up's seconds
     for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
         dsmm_csr_destroy(&C);
+        double t0 = bench_now();
         if (dsmm_csr_spgemm_ex(ctx, A, A, &so, &C, &winfo) != DSMM_OK) {
             rc = fail(ctx, "spgemm");
             goto done;
         }
+        one = bench_now() - t0;
     }
+    int reps = bench_repeats(o->repeat, o->min_time, one);
+    t = malloc((size_t)reps * sizeof *t);
+    if (t == NULL) goto done;
     dsmm_idx nnz_c = C->nnz;
     int64_t zeros = mult_check(C, y);
     dsmm_csr_destroy(&C);
@@ -323,6 +328,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
 
     // Numeric phase alone: symbolic once, numeric warm-up, timed numeric repeats.
     double sym_s = 0.0, num_med = -1.0, num_min = -1.0, num_rel = -1.0;
+    int nreps = 0;
     if (o->numeric) {
         double t0 = bench_now();
         if (dsmm_csr_spgemm_symbolic(ctx, A, A, &so, &C, &sinfo) != DSMM_OK) {
@@ -331,12 +337,20 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
         }
         sym_s = bench_now() - t0;
         for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
+            t0 = bench_now();
             if (dsmm_csr_spgemm_numeric(ctx, A, A, &so, C, &ninfo) != DSMM_OK) {
                 rc = fail(ctx, "spgemm_numeric");
                 goto done;
             }
+            one = bench_now() - t0;
         }
-        for (int r = 0; r < reps; r++) {
+        nreps = bench_repeats(o->repeat, o->min_time, one);
+        if (nreps > reps) {
+            double *tn = realloc(t, (size_t)nreps * sizeof *t);
+            if (tn == NULL) goto done;
+            t = tn;
+        }
+        for (int r = 0; r < nreps; r++) {
             t0 = bench_now();
             dsmm_status st = dsmm_csr_spgemm_numeric(ctx, A, A, &so, C, &ninfo);
             t[r] = bench_now() - t0;
@@ -345,7 +359,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
                 goto done;
             }
         }
-        num_med = bench_median(t, reps);
+        num_med = bench_median(t, nreps);
         num_min = t[0];
         (void)mult_check(C, y2);
         int64_t at;
@@ -360,20 +374,20 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *A)
         }
     }
     bench_hostname(host, sizeof host);
-    printf("{\"bench\":\"spgemm\",\"system\":\"dsmm\",\"name\":\"%s\",\"build\":\"%s\","
-           "\"version\":\"%s\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
-           "\"algorithm\":\"%s\",\"n\":%lld,\"nnz_a\":%lld,\"flops\":%.0f,\"nnz_c\":%lld,"
-           "\"zeros_c\":%lld,\"cf\":%.4f,\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
-           "\"madds_per_s\":%.6g,\"symbolic_s\":%.6g,\"numeric_median_s\":%.6g,"
-           "\"numeric_min_s\":%.6g,\"rows_hash\":%lld,\"rows_heap\":%lld,\"rows_dense\":%lld,"
-           "\"sorted\":%d,\"workspace_bytes\":%zu,\"peak_rss_kb\":%ld,"
-           "\"peak_rss_full_kb\":%ld}\n",
-           o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
-           dsmm_spgemm_alg_name(so.alg), (long long)A->nrows, (long long)A->nnz, info.flops,
-           (long long)nnz_c, (long long)zeros, info.cf, reps, med, tmin,
-           med > 0 ? info.flops / med : 0.0, sym_s, num_med, num_min, (long long)winfo.rows_hash,
-           (long long)winfo.rows_heap, (long long)winfo.rows_dense, winfo.sorted,
-           winfo.workspace_bytes, bench_peak_rss_kb(), rss_full);
+    printf(
+        "{\"bench\":\"spgemm\",\"system\":\"dsmm\",\"name\":\"%s\",\"build\":\"%s\","
+        "\"version\":\"%s\",\"machine\":\"%s\",\"ranks\":1,\"threads\":%d,"
+        "\"algorithm\":\"%s\",\"n\":%lld,\"nnz_a\":%lld,\"flops\":%.0f,\"nnz_c\":%lld,"
+        "\"zeros_c\":%lld,\"cf\":%.4f,\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
+        "\"madds_per_s\":%.6g,\"symbolic_s\":%.6g,\"numeric_repeats\":%d,\"numeric_median_s\":%.6g,"
+        "\"numeric_min_s\":%.6g,\"rows_hash\":%lld,\"rows_heap\":%lld,\"rows_dense\":%lld,"
+        "\"sorted\":%d,\"workspace_bytes\":%zu,\"peak_rss_kb\":%ld,"
+        "\"peak_rss_full_kb\":%ld}\n",
+        o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads, dsmm_spgemm_alg_name(so.alg),
+        (long long)A->nrows, (long long)A->nnz, info.flops, (long long)nnz_c, (long long)zeros,
+        info.cf, reps, med, tmin, med > 0 ? info.flops / med : 0.0, sym_s, nreps, num_med, num_min,
+        (long long)winfo.rows_hash, (long long)winfo.rows_heap, (long long)winfo.rows_dense,
+        winfo.sorted, winfo.workspace_bytes, bench_peak_rss_kb(), rss_full);
     fflush(stdout);
     rc = 0;
 done:
@@ -390,7 +404,7 @@ static void usage(void)
         stderr,
         "usage: bench_spgemm INPUT [--symmetrize] [--export FILE] [--no-run] [--name NAME]\n"
         "                    [--threads N] [--kernel auto|hash|heap|dense|ref] [--repeat R]\n"
-        "                    [--warmup W] [--no-numeric] [--check FILE]\n"
+        "                    [--warmup W] [--min-time S] [--no-numeric] [--check FILE]\n"
         "       bench_spgemm --compare REF.chk OTHER.chk [--rtol R]\n"
         "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or rmatd:SCALE[:SEED]\n");
 }
@@ -423,6 +437,13 @@ int main(int argc, char **argv)
             o.repeat = atoi(argv[++k]);
         } else if (v && strcmp(a, "--warmup") == 0) {
             o.warmup = atoi(argv[++k]);
+        } else if (v && strcmp(a, "--min-time") == 0) {
+            char *end = NULL;
+            o.min_time = strtod(argv[++k], &end);
+            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) {
+                fprintf(stderr, "bench_spgemm: --min-time '%s': expected seconds in 0..3600\n", v);
+                return 2;
+            }
         } else if (a[0] != '-' && o.input == NULL) {
             o.input = a;
         } else {

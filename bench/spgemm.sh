@@ -4,24 +4,26 @@
 # peak RSS means that product) on the same raw CSR export, and the runner checks that all
 # results agree (nnz(C) exactly, y = C x within a relative 1e-9) before printing the table.
 #
-# Usage: bash bench/spgemm.sh BUILD_DIR [--threads "1 2"] [--repeat 5] [--quick]
-#                             [--only NAME...] [--kernel auto] [--max-flops 2e9]
+# Usage: bash bench/spgemm.sh BUILD_DIR [--threads "1 2"] [--repeat 5] [--min-time 0.2]
+#                             [--quick] [--only NAME...] [--kernel auto] [--max-flops 2e9]
 #                             [--systems "dsmm scipy graphblas petsc"] [--out DIR] [--list]
 # BUILD_DIR holds bench/bench_spgemm (and bench/spgemm_graphblas, bench/spgemm_petsc when
 # those libraries were found); use a Release build. Inputs come from ../shared/data next to
 # the repository, or $DSMM_SHARED_DATA. Output: the table on stdout, everything also in
 # DIR/spgemm-DATE.log and one JSON line per run in DIR/spgemm-DATE.jsonl (DIR defaults to
-# BUILD_DIR/bench-results, ignored by git).
+# BUILD_DIR/bench-results, ignored by git). Each timed loop runs at least --repeat times and as
+# many more as fill --min-time seconds at its warm-up's pace (bench_repeats, bench_common.h).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 here=$repo/bench
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 build=$1
 shift
 threads="1 2"
 repeat=5
+min_time=0.2
 quick=0
 kernel=auto
 max_flops=2e9
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --min-time) min_time=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --kernel) kernel=$2; shift 2 ;;
     --max-flops) max_flops=$2; shift 2 ;;
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     *) echo "spgemm.sh: unknown option '$1'" >&2; usage ;;
   esac
 done
+[[ "$min_time" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "spgemm.sh: --min-time '$min_time': seconds >= 0" >&2; exit 2; }
 data=${DSMM_SHARED_DATA:-$repo/../shared/data}
 
 # name | path under $data (or rmatd:SCALE) | sym = symmetrise (pairs listed once) | quick set
@@ -135,7 +139,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -
 machine="$(hostname), ${cpu:-unknown cpu}, $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo)"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[^=]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 echo "bench/spgemm: C = A*A  machine: $machine  build: ${build_type:-?} ($build)"
-echo "  systems: $systems  threads: $threads  repeats: $repeat (+1 warm-up)  kernel: $kernel"
+echo "  systems: $systems  threads: $threads  repeats: $repeat (+1 warm-up), at least ${min_time} s of runs  kernel: $kernel"
 echo "  data: $data  log: $log"
 for n in "${notes[@]}"; do echo "  note: $n"; done
 [ "${build_type:-}" = "Release" ] || echo "  note: not a Release build: dsmm timings are not meaningful"
@@ -225,27 +229,27 @@ for e in "${sel[@]}"; do
   if have dsmm; then
     for t in $threads; do
       if run_one "$name" dsmm "$t" "$bench" "$csr" --threads "$t" --kernel "$kernel" \
-          --repeat "$reps" --check "$work/$name.dsmm.$t.chk" --name "$name"; then
+          --repeat "$reps" --min-time "$min_time" --check "$work/$name.dsmm.$t.chk" --name "$name"; then
         checks+=("dsmm:$t:$work/$name.dsmm.$t.chk")
       fi
     done
   fi
   if have scipy; then
     if run_one "$name" scipy 1 "$scipy_py" "$here/spgemm_scipy.py" "$csr" --repeat "$reps" \
-        --check "$work/$name.scipy.chk" --name "$name"; then
+        --min-time "$min_time" --check "$work/$name.scipy.chk" --name "$name"; then
       checks+=("scipy:1:$work/$name.scipy.chk")
     fi
   fi
   if have graphblas; then
     for t in $threads; do
       if run_one "$name" graphblas "$t" "$gb" "$csr" --threads "$t" --repeat "$reps" \
-          --check "$work/$name.gb.$t.chk" --name "$name"; then
+          --min-time "$min_time" --check "$work/$name.gb.$t.chk" --name "$name"; then
         checks+=("graphblas:$t:$work/$name.gb.$t.chk")
       fi
     done
   fi
   if have petsc; then
-    if run_one "$name" petsc 1 "$petsc" "$csr" --repeat "$reps" \
+    if run_one "$name" petsc 1 "$petsc" "$csr" --repeat "$reps" --min-time "$min_time" \
         --check "$work/$name.petsc.chk" --name "$name"; then
       checks+=("petsc:1:$work/$name.petsc.chk")
     fi

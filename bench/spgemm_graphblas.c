@@ -1,8 +1,8 @@
 // bench/spgemm_graphblas.c: the SuiteSparse:GraphBLAS side of bench/spgemm.sh: C = A * A with
 // GrB_mxm(GrB_PLUS_TIMES_SEMIRING_FP64) + GrB_wait on a raw CSR file (format in
 // bench/bench_spgemm.c), timed after a warm-up; writes the check file (nnz(C), y = C x).
-// Usage: spgemm_graphblas FILE.csr [--threads N] [--repeat R] [--warmup W] [--check FILE]
-//                         [--name NAME]
+// Usage: spgemm_graphblas FILE.csr [--threads N] [--repeat R] [--warmup W] [--min-time S]
+//                         [--check FILE] [--name NAME]
 #define _DEFAULT_SOURCE // getrusage, gethostname beside _POSIX_C_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *check = NULL, *name = NULL;
     int threads = 1, reps = 5, warmup = 1;
+    double min_time = 0.0;
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         int has = k + 1 < argc;
@@ -83,6 +84,15 @@ int main(int argc, char **argv)
             reps = atoi(argv[++k]);
         } else if (has && strcmp(a, "--warmup") == 0) {
             warmup = atoi(argv[++k]);
+        } else if (has && strcmp(a, "--min-time") == 0) {
+            char *end = NULL;
+            const char *v = argv[++k];
+            min_time = strtod(v, &end);
+            if (end == v || *end != '\0' || !(min_time >= 0.0 && min_time <= 3600.0)) {
+                fprintf(stderr, "spgemm_graphblas: --min-time '%s': expected seconds in 0..3600\n",
+                        v);
+                return 2;
+            }
         } else if (has && strcmp(a, "--check") == 0) {
             check = argv[++k];
         } else if (has && strcmp(a, "--name") == 0) {
@@ -96,7 +106,7 @@ int main(int argc, char **argv)
     }
     if (path == NULL || threads < 1 || reps < 1 || warmup < 0) {
         fprintf(stderr, "usage: spgemm_graphblas FILE.csr [--threads N] [--repeat R] "
-                        "[--warmup W] [--check FILE] [--name NAME]\n");
+                        "[--warmup W] [--min-time S] [--check FILE] [--name NAME]\n");
         return 2;
     }
     if (name == NULL) name = path;
@@ -106,12 +116,11 @@ int main(int argc, char **argv)
     GrB_Matrix A = NULL, C = NULL, Z = NULL;
     GrB_Vector x = NULL, y = NULL;
     GrB_Index *xi = NULL;
-    double *xv = NULL, *yv = NULL, *t = malloc((size_t)reps * sizeof *t);
-    if (t == NULL || !raw_read(path, &R)) return 1;
+    double *xv = NULL, *yv = NULL, *t = NULL;
+    if (!raw_read(path, &R)) return 1;
     if (R.nrows != R.ncols) {
         fprintf(stderr, "spgemm_graphblas: %s is not square\n", path);
         raw_free(&R);
-        free(t);
         return 1;
     }
 
@@ -125,12 +134,18 @@ int main(int argc, char **argv)
     GrB_Index n = (GrB_Index)R.nrows, nnz_c = 0;
     raw_free(&R); // the import copied the arrays
 
+    double one = 0.0; // the last warm-up's seconds
     for (int w = 0; w < (warmup > 0 ? warmup : 1); w++) {
         if (C) GrB_Matrix_free(&C);
         GB_TRY(GrB_Matrix_new(&C, GrB_FP64, n, n));
+        double t0 = bench_now();
         GB_TRY(GrB_mxm(C, NULL, NULL, GrB_PLUS_TIMES_SEMIRING_FP64, A, A, NULL));
         GB_TRY(GrB_wait(C, GrB_MATERIALIZE));
+        one = bench_now() - t0;
     }
+    reps = bench_repeats(reps, min_time, one);
+    t = malloc((size_t)reps * sizeof *t);
+    if (t == NULL) goto done;
     GB_TRY(GrB_Matrix_nvals(&nnz_c, C));
     // Stored entries equal to 0 (cancellation): GraphBLAS keeps them, as dsmm does.
     GrB_Index zeros = 0;

@@ -2,7 +2,8 @@
 // (format in bench/bench_spgemm.c) as a SeqAIJ matrix, one process: MatMatMult with
 // MAT_INITIAL_MATRIX (the full product) and then MAT_REUSE_MATRIX (the numeric phase on the
 // known pattern), each timed after a warm-up; writes the check file (nnz(C), y = C x).
-// Usage: spgemm_petsc FILE.csr [--repeat R] [--warmup W] [--check FILE] [--name NAME]
+// Usage: spgemm_petsc FILE.csr [--repeat R] [--warmup W] [--min-time S] [--check FILE]
+//                     [--name NAME]
 //                     [-- PETSC_OPTIONS...]   (e.g. -- -matmatmult_via heap)
 // As root, Open MPI wants OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
 #define _DEFAULT_SOURCE // getrusage, gethostname beside _POSIX_C_SOURCE
@@ -101,6 +102,7 @@ static PetscErrorCode check_product(Mat C, Vec x, Vec y, PetscInt *nnz, PetscInt
 typedef struct run_opts {
     const char *path, *check, *name;
     int reps, warmup;
+    double min_time; // seconds of timed runs at least, per loop (bench_repeats)
 } run_opts;
 
 static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
@@ -112,7 +114,7 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
 
     PetscFunctionBeginUser;
     *rc = 1;
-    PetscCall(PetscMalloc1(o->reps, &t));
+    int reps = o->reps, nreps = o->reps;
     PetscCall(PetscMalloc1(n + 1, &xv));
     PetscCall(PetscMalloc1(n + 1, &yv));
     PetscCall(PetscMalloc1(n + 1, &y2));
@@ -124,29 +126,42 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
 
     // Full product: warm-up (its result gives the check), then the timed repeats; the last C
     // stays for the reuse runs.
+    double one = 0.0; // the last warm-up's seconds
     for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
         PetscCall(MatDestroy(&C));
+        double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+        one = bench_now() - t0;
     }
+    reps = bench_repeats(o->reps, o->min_time, one);
+    PetscCall(PetscMalloc1(reps, &t));
     PetscCall(check_product(C, x, y, &nnz_c, &zeros, yv));
-    for (int r = 0; r < o->reps; r++) {
+    for (int r = 0; r < reps; r++) {
         PetscCall(MatDestroy(&C));
         double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
         t[r] = bench_now() - t0;
     }
     long rss_full = bench_peak_rss_kb();
-    double med = bench_median(t, o->reps), tmin = t[0];
+    double med = bench_median(t, reps), tmin = t[0];
 
     // Numeric phase on the known pattern.
-    for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++)
+    for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
+        double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
-    for (int r = 0; r < o->reps; r++) {
+        one = bench_now() - t0;
+    }
+    nreps = bench_repeats(o->reps, o->min_time, one);
+    if (nreps > reps) {
+        PetscCall(PetscFree(t));
+        PetscCall(PetscMalloc1(nreps, &t));
+    }
+    for (int r = 0; r < nreps; r++) {
         double t0 = bench_now();
         PetscCall(MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
         t[r] = bench_now() - t0;
     }
-    double reuse_med = bench_median(t, o->reps), reuse_min = t[0];
+    double reuse_med = bench_median(t, nreps), reuse_min = t[0];
     PetscCall(check_product(C, x, y, &nnz2, &zeros2, y2));
     double worst = 0.0;
     for (PetscInt i = 0; i < n; i++) {
@@ -167,11 +182,11 @@ static PetscErrorCode run(const run_opts *o, raw_csr *R, int *rc)
            "\"version\":\"%d.%d.%d\",\"machine\":\"%s\",\"ranks\":1,\"threads\":1,"
            "\"algorithm\":\"MatMatMult default\",\"petsc_int_bits\":%d,\"n\":%lld,"
            "\"nnz_a\":%lld,\"nnz_c\":%lld,\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
-           "\"reuse_median_s\":%.6g,\"reuse_min_s\":%.6g,\"peak_rss_kb\":%ld,"
+           "\"reuse_repeats\":%d,\"reuse_median_s\":%.6g,\"reuse_min_s\":%.6g,\"peak_rss_kb\":%ld,"
            "\"peak_rss_full_kb\":%ld}\n",
            o->name, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, host,
-           (int)(8 * sizeof(PetscInt)), (long long)n, (long long)R->nnz, (long long)nnz_c, o->reps,
-           med, tmin, reuse_med, reuse_min, bench_peak_rss_kb(), rss_full);
+           (int)(8 * sizeof(PetscInt)), (long long)n, (long long)R->nnz, (long long)nnz_c, reps,
+           med, tmin, nreps, reuse_med, reuse_min, bench_peak_rss_kb(), rss_full);
     fflush(stdout);
     *rc = 0;
 done:
@@ -200,6 +215,11 @@ int main(int argc, char **argv)
             o.reps = atoi(argv[++k]);
         } else if (has && strcmp(a, "--warmup") == 0) {
             o.warmup = atoi(argv[++k]);
+        } else if (has && strcmp(a, "--min-time") == 0) {
+            char *end = NULL;
+            const char *v = argv[++k];
+            o.min_time = strtod(v, &end);
+            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) bad = 1;
         } else if (has && strcmp(a, "--check") == 0) {
             o.check = argv[++k];
         } else if (has && strcmp(a, "--name") == 0) {
@@ -211,8 +231,8 @@ int main(int argc, char **argv)
         }
     }
     if (bad || o.path == NULL || o.reps < 1 || o.warmup < 0) {
-        fprintf(stderr, "usage: spgemm_petsc FILE.csr [--repeat R] [--warmup W] [--check FILE] "
-                        "[--name NAME] [-- PETSC_OPTIONS...]\n");
+        fprintf(stderr, "usage: spgemm_petsc FILE.csr [--repeat R] [--warmup W] [--min-time S] "
+                        "[--check FILE] [--name NAME] [-- PETSC_OPTIONS...]\n");
         return 2;
     }
     if (o.name == NULL) o.name = o.path;

@@ -3,7 +3,7 @@
 # single-threaded) on a raw CSR file (format in bench/bench_spgemm.c), timed with
 # time.perf_counter after a warm-up; writes the check file (nnz(C), y = C x) and one JSON line.
 # Usage: /usr/bin/python3 bench/spgemm_scipy.py FILE.csr [--repeat R] [--warmup W]
-#                                               [--check FILE] [--name NAME]
+#                                               [--min-time S] [--check FILE] [--name NAME]
 # Needs Debian's python3-scipy (/usr/bin/python3; a pyenv python3 on PATH may lack it).
 import os
 
@@ -47,20 +47,27 @@ def main():
     ap.add_argument("path")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--min-time", type=float, default=0.0)
     ap.add_argument("--check")
     ap.add_argument("--name")
     a = ap.parse_args()
-    if a.repeat < 1 or a.warmup < 0:
-        sys.exit("spgemm_scipy: --repeat >= 1 and --warmup >= 0")
+    if a.repeat < 1 or a.warmup < 0 or not 0.0 <= a.min_time <= 3600.0:
+        sys.exit("spgemm_scipy: --repeat >= 1, --warmup >= 0 and --min-time in 0..3600")
     A = read_raw(a.path)
     if A.shape[0] != A.shape[1]:
         sys.exit("spgemm_scipy: %s is not square" % a.path)
     n = A.shape[0]
 
     C = None
+    one = 0.0  # the last warm-up's seconds
     for _ in range(max(a.warmup, 1)):
         C = None
+        t0 = time.perf_counter()
         C = A @ A
+        one = time.perf_counter() - t0
+    reps = a.repeat  # bench_repeats' rule (bench/bench_common.h)
+    if a.min_time > 0.0 and one > 0.0:
+        reps = max(reps, min(100000, int(a.min_time / one + 1.0)))
     nnz_c = int(C.nnz)
     zeros = int(np.count_nonzero(C.data == 0))  # scipy drops cancellation zeros: 0
     sorted_rows = bool(C.has_sorted_indices)
@@ -70,7 +77,7 @@ def main():
     C = None
 
     times = []
-    for _ in range(a.repeat):
+    for _ in range(reps):
         t0 = time.perf_counter()
         C = A @ A
         times.append(time.perf_counter() - t0)
@@ -86,7 +93,7 @@ def main():
         "bench": "spgemm", "system": "scipy", "name": a.name or a.path,
         "version": scipy.__version__, "machine": socket.gethostname(), "ranks": 1,
         "threads": 1, "algorithm": "A @ A (csr_matmat)", "n": n, "nnz_a": int(A.nnz),
-        "nnz_c": nnz_c, "sorted": int(sorted_rows), "repeats": a.repeat,
+        "nnz_c": nnz_c, "sorted": int(sorted_rows), "repeats": reps,
         "median_s": statistics.median(times), "min_s": min(times),
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
