@@ -45,9 +45,9 @@ static inline double bench_median(double *t, int n)
 
 // The number of timed runs: at least `repeat`, and, with min_time > 0, enough runs of `one`
 // seconds each (the last warm-up's time; none: just `repeat`) to fill min_time, at most
-// BENCH_MAX_REPEAT. Products
-// of a few microseconds are timed over many runs this way, like Python's timeit autorange;
-// every SpMM driver applies the same rule (spmm_scipy.py in Python).
+// BENCH_MAX_REPEAT. Products of a few microseconds are timed over many runs this way, like
+// Python's timeit autorange; every SpMM and SpGEMM driver applies the same rule (the two
+// scipy drivers in Python).
 #define BENCH_MAX_REPEAT 100000
 static inline int bench_repeats(int repeat, double min_time, double one)
 {
@@ -55,6 +55,19 @@ static inline int bench_repeats(int repeat, double min_time, double one)
     double want = min_time / one + 1.0;
     if (want > (double)BENCH_MAX_REPEAT) want = (double)BENCH_MAX_REPEAT;
     return (int)want > repeat ? (int)want : repeat;
+}
+
+// --min-time's value s: seconds in 0..3600 into *v; 0, with a message naming prog, otherwise.
+static inline int bench_parse_min_time(const char *prog, const char *s, double *v)
+{
+    char *end = NULL;
+    double x = strtod(s, &end);
+    if (end == s || *end != '\0' || !(x >= 0.0 && x <= 3600.0)) {
+        fprintf(stderr, "%s: --min-time '%s': expected seconds in 0..3600\n", prog, s);
+        return 0;
+    }
+    *v = x;
+    return 1;
 }
 
 // Entry j of the check vector x (y = C x goes to the check file).

@@ -438,12 +438,7 @@ int main(int argc, char **argv)
         } else if (v && strcmp(a, "--warmup") == 0) {
             o.warmup = atoi(argv[++k]);
         } else if (v && strcmp(a, "--min-time") == 0) {
-            char *end = NULL;
-            o.min_time = strtod(argv[++k], &end);
-            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) {
-                fprintf(stderr, "bench_spgemm: --min-time '%s': expected seconds in 0..3600\n", v);
-                return 2;
-            }
+            if (!bench_parse_min_time("bench_spgemm", argv[++k], &o.min_time)) return 2;
         } else if (a[0] != '-' && o.input == NULL) {
             o.input = a;
         } else {

@@ -359,12 +359,7 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], 0, 100000, &x)) return 2;
             o.warmup = (int)x;
         } else if (v && strcmp(s, "--min-time") == 0) {
-            char *end = NULL;
-            o.min_time = strtod(argv[++a], &end);
-            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) {
-                fprintf(stderr, "bench_spmm: --min-time '%s': expected seconds in 0..3600\n", v);
-                return 2;
-            }
+            if (!bench_parse_min_time("bench_spmm", argv[++a], &o.min_time)) return 2;
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
         } else if (v && strcmp(s, "--k-block") == 0) {

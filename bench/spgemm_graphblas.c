@@ -85,14 +85,7 @@ int main(int argc, char **argv)
         } else if (has && strcmp(a, "--warmup") == 0) {
             warmup = atoi(argv[++k]);
         } else if (has && strcmp(a, "--min-time") == 0) {
-            char *end = NULL;
-            const char *v = argv[++k];
-            min_time = strtod(v, &end);
-            if (end == v || *end != '\0' || !(min_time >= 0.0 && min_time <= 3600.0)) {
-                fprintf(stderr, "spgemm_graphblas: --min-time '%s': expected seconds in 0..3600\n",
-                        v);
-                return 2;
-            }
+            if (!bench_parse_min_time("spgemm_graphblas", argv[++k], &min_time)) return 2;
         } else if (has && strcmp(a, "--check") == 0) {
             check = argv[++k];
         } else if (has && strcmp(a, "--name") == 0) {

@@ -216,10 +216,7 @@ int main(int argc, char **argv)
         } else if (has && strcmp(a, "--warmup") == 0) {
             o.warmup = atoi(argv[++k]);
         } else if (has && strcmp(a, "--min-time") == 0) {
-            char *end = NULL;
-            const char *v = argv[++k];
-            o.min_time = strtod(v, &end);
-            if (end == v || *end != '\0' || !(o.min_time >= 0.0 && o.min_time <= 3600.0)) bad = 1;
+            if (!bench_parse_min_time("spgemm_petsc", argv[++k], &o.min_time)) bad = 1;
         } else if (has && strcmp(a, "--check") == 0) {
             o.check = argv[++k];
         } else if (has && strcmp(a, "--name") == 0) {

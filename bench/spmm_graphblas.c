@@ -151,14 +151,7 @@ int main(int argc, char **argv)
         } else if (has && strcmp(s, "--warmup") == 0) {
             if (!parse_int(s, argv[++a], 0, 100000, &warmup)) return 2;
         } else if (has && strcmp(s, "--min-time") == 0) {
-            char *end = NULL;
-            const char *v = argv[++a];
-            min_time = strtod(v, &end);
-            if (end == v || *end != '\0' || !(min_time >= 0.0 && min_time <= 3600.0)) {
-                fprintf(stderr, "spmm_graphblas: --min-time '%s': expected seconds in 0..3600\n",
-                        v);
-                return 2;
-            }
+            if (!bench_parse_min_time("spmm_graphblas", argv[++a], &min_time)) return 2;
         } else if (has && strcmp(s, "--type") == 0) {
             type = argv[++a];
         } else if (has && strcmp(s, "--mode") == 0) {

@@ -29,7 +29,7 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
         if (saved_levels < 2) omp_set_max_active_levels(2);
         double t = dsmmi_wtime();
         DSMM_TRY(dsmmi_summa_post(ctx, A, B, r, 0, 0, 0));
-        double first = dsmmi_wtime() - t, loop = first;
+        double first = dsmmi_wtime() - t;
         rs->comm += first;
         rs->comm_exposed += first;
         for (int s = 0; s < S; s++) {
@@ -51,7 +51,6 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
                 }
             }
             double step = dsmmi_wtime() - t0;
-            loop += step;
             rs->comm += tc;
             rs->comp += tm;
             // Table V's CPU idle: the broadcasting thread done, waiting for the multiply.
@@ -68,6 +67,7 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
         // device ran none of the stage products' kernels or copies.
         rs->idle_known = 1;
         rs->gpu_products = r->gpu_products;
+        double loop = dsmmi_wtime() - t;
         if (r->gpu_products > 0) rs->gpu_idle = loop > r->gpu_busy ? loop - r->gpu_busy : 0;
         goto cleanup;
     }
