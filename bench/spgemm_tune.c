@@ -8,7 +8,8 @@
 //   INPUT: as bench_spgemm's (raw CSR file, any file dsmm_read reads, rmat:SCALE, rmatd:SCALE)
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
 //   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch, one_pass,
-//   one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_threads, heap_k, heap_cf,
+//   one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
+//   one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols.
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
 #include <math.h>
@@ -50,6 +51,8 @@ static int apply(const char *spec)
             t->one_pass_max = (size_t)v;
         else if (strcmp(tok, "one_pass_mt_max") == 0)
             t->one_pass_mt_max = (size_t)v;
+        else if (strcmp(tok, "one_pass_stage") == 0)
+            t->one_pass_stage = (dsmm_idx)v;
         else if (strcmp(tok, "one_pass_threads") == 0)
             t->one_pass_threads = (int)v;
         else if (strcmp(tok, "prefetch") == 0)

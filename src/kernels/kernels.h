@@ -211,19 +211,21 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * 64-bit words, else through the bitmap (walking the span's words when they hold nz /
  * dense_summary columns or more, else only the non-zero ones, through a summary bit per
  * word). The masked accumulator uses a dense position array when ncols <= pos_max_cols.
- * Without a mask, on a cached product whose C at the flops bound takes at most one_pass_max
- * bytes (one_pass_mt_max on more than one thread), one_pass skips the symbolic count (C at the
- * bound, each thread writing its rows where the bound puts them, gaps closed afterwards). Changed
- * only by benchmarks and tests, never concurrently with a multiply. */
+ * Without a mask, on a cached product whose C at the bound (min(flops, ncols) entries a row)
+ * takes at most one_pass_max bytes (one_pass_mt_max on more than one thread), one_pass skips
+ * the symbolic count: C at the bound, filled in row order; several threads stage runs of rows
+ * (one_pass_stage entries of bound each) and copy them into C in order. Changed only by
+ * benchmarks and tests, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
     double dense_summary;     // bitmap rows with span words * this > nz walk a summary level
     int one_pass;             // fill without the symbolic count (see above)
-    size_t one_pass_max;      // ... when C at the flops bound takes at most this many bytes
+    size_t one_pass_max;      // ... when C at the bound takes at most this many bytes
     int one_pass_threads;     // ... and on at most this many threads
     size_t one_pass_mt_max;   // ... and, on more than one, at most this many bytes
+    dsmm_idx one_pass_stage;  // ... several threads: entries of the rows' bounds per staged run
     dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
     uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
@@ -231,7 +233,6 @@ typedef struct dsmmi_spgemm_tuning {
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)
 } dsmmi_spgemm_tuning;
 extern dsmmi_spgemm_tuning dsmmi_spgemm_tune;
-#define DSMMI_ONEPASS_MAX_THREADS 64
 
 /* dsmmi_sort_pairs: sorts keys[0..n) ascending, vals (may be NULL) following. */
 void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);

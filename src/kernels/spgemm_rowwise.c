@@ -28,8 +28,9 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .prefetch = 4,
     .one_pass = 1,
     .one_pass_max = (size_t)1 << 40,
-    .one_pass_threads = DSMMI_ONEPASS_MAX_THREADS,
-    .one_pass_mt_max = (size_t)8 << 20,
+    .one_pass_threads = 1 << 20,
+    .one_pass_mt_max = (size_t)1 << 40,
+    .one_pass_stage = (dsmm_idx)1 << 18,
     .min_thread_flops = 262144,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
@@ -582,31 +583,60 @@ cleanup:
 
 // One pass without the symbolic count, on a cache-sized product without a mask (the AUTO or
 // DENSE choice is then the dense accumulator, or a copy, for every row, and neither needs the
-// row's count beforehand): C is allocated at the flops bound; each thread fills a contiguous
-// run of rows from the bound of the rows before it; the runs are moved down to close the gaps
-// and the budget gets the unused tail back (dsmmi_shrink_account: the arrays keep their size,
-// so the allocator hands the same blocks to the next product of that size; a real shrink made
-// every repeated product fault its C in afresh, 2 us a page here). Pages past the entries are
-// never touched, so the bound is address space, not memory. On more than one thread only when
-// the bound is at most one_pass_mt_max: the gap closing is a serial move of all but the first
-// run (on email-enron it cost more than the count saves), and the pages a run leaves behind
-// when it moves down are touched twice (cage11's peak RSS 55 -> 84 MB at a 128 MiB cap;
-// delaunay_n16 above GraphBLAS's at 32 MiB).
-// Only when the bound fits the context's memory budget, which charges it in full (so
+// row's count beforehand). A row of C has at most min(flops, ncols) entries; C is allocated at
+// the sum of these bounds and filled from its start, so pages past the entries are never
+// touched: the bound is address space, not memory. Afterwards the budget gets the unused tail
+// back (dsmmi_shrink_account: the arrays keep their size, so the allocator hands the same
+// blocks to the next product of that size; a real shrink made every repeated product fault its
+// C in afresh, 2 us a page here). One thread writes its rows straight into C. Several take
+// runs of rows whose bounds total about one_pass_stage entries, in order (dynamic, so skewed
+// rows stay balanced), each writing its run into its own staging buffer, which stays in its
+// cache; in run order, each run is then copied to where the runs before it end. C is thus
+// written once, in order, with no gaps to close (an earlier version wrote each thread's rows
+// at their bound and moved them down afterwards: a serial move, and up to half of C resident
+// twice). Only when the bound fits the context's memory budget, which charges it in full (so
 // dsmm_ctx_mem_peak counts it); an allocation failure in the one pass falls back to the two
 // passes.
+static dsmm_idx row_bound(const plan *pl, dsmm_idx i)
+{
+    dsmm_idx f = row_f(pl, i);
+    return f < pl->rw.ncols ? f : pl->rw.ncols;
+}
+
+static dsmm_idx total_bound(const plan *pl)
+{
+    dsmm_idx b = 0;
+    for (dsmm_idx i = 0; i < pl->nrows; i++) b += row_bound(pl, i);
+    return b;
+}
+
 static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
 {
+    const dsmmi_spgemm_tuning *tu = &dsmmi_spgemm_tune;
+    if (!(pl->threads <= tu->one_pass_threads && pl->nchunks >= 1 && pl->rw.M == NULL &&
+          pl->rw.ncols <= tu->cache_cols && tu->one_pass &&
+          (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE)))
+        return 0;
     size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
     size_t per = (a->col_bits == 32 ? 4 : 8) + dsmmi_type_size(a->type);
-    size_t bound = (double)pl->flops * (double)per < 0x1p62 ? (size_t)pl->flops * per : SIZE_MAX;
-    return pl->threads <= dsmmi_spgemm_tune.one_pass_threads &&
-           pl->threads <= DSMMI_ONEPASS_MAX_THREADS && bound <= dsmmi_spgemm_tune.one_pass_max &&
-           (pl->threads == 1 || bound <= dsmmi_spgemm_tune.one_pass_mt_max) && pl->nchunks >= 1 &&
-           pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols &&
-           dsmmi_spgemm_tune.one_pass &&
-           (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE) &&
+    double b = (double)total_bound(pl) * (double)per;
+    size_t bound = b < 0x1p62 ? (size_t)b : SIZE_MAX;
+    return bound <= (pl->threads == 1 ? tu->one_pass_max : tu->one_pass_mt_max) &&
            (budget == 0 || (bound <= budget && in_use <= budget - bound));
+}
+
+// Writes row i at entry p of the arrays cc/cv (cv NULL: pattern); returns its length.
+static dsmm_idx onepass_row(plan *pl, dsmmi_acc *w, dsmm_idx i, char *cc, size_t cw, char *cv,
+                            size_t vw, dsmm_idx p, dsmm_idx *hp, dsmm_idx *dn)
+{
+    if (row_f(pl, i) == 0) return 0;
+    void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
+    if (row_is_b_row(pl, i)) {
+        ++*hp;
+        return dsmmi_copy_fill(&pl->rw, i, rc, rv);
+    }
+    ++*dn;
+    return dsmmi_dense_fill(w, &pl->rw, i, rc, rv);
 }
 
 static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_csr **C,
@@ -614,83 +644,103 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *Cn = NULL;
+    dsmm_idx *runs = NULL;
+    char **stage = NULL;
     const dsmmi_rw *m = &pl->rw;
     int T = pl->threads;
-    dsmm_idx tb[DSMMI_ONEPASS_MAX_THREADS + 1], tn[DSMMI_ONEPASS_MAX_THREADS];
-    // Thread t takes the contiguous rows [tb[t], tb[t+1]) (whole chunks, equal flops) and
-    // writes them from the flops bound of the rows before: wprefix[i] - i.
-    for (int t = 0; t <= T; t++) tb[t] = pl->bounds[(dsmm_idx)t * pl->nchunks / T];
+    need n = {0};
+    for (dsmm_idx i = 0; i < pl->nrows; i++)
+        if (row_f(pl, i) > 0) need_add(&n, pl, i, ACC_DENSE, 1, row_bound(pl, i));
     for (int t = 0; t < T; t++) {
-        need n = {0};
-        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) {
-            dsmm_idx f = row_f(pl, i), h = f < m->ncols ? f : m->ncols;
-            if (f > 0) need_add(&n, pl, i, ACC_DENSE, 1, h);
-        }
         size_t b = 0;
         DSMM_TRY(acc_grow(ctx, &pl->ws[t], &n, m->ncols, &b));
         pl->ws_bytes += b;
     }
-    DSMM_TRY(dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, pl->flops, a->type, a->col_bits, &Cn));
+    DSMM_TRY(
+        dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, total_bound(pl), a->type, a->col_bits, &Cn));
     size_t cw = Cn->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx);
     size_t vw = dsmmi_type_size(Cn->type);
+    size_t ew = cw + (m->kind != DSMMI_K_PATTERN ? vw : 0); // bytes per entry
     char *cc = Cn->colidx32 ? (char *)Cn->colidx32 : (char *)Cn->colidx;
     char *cv = m->kind != DSMMI_K_PATTERN ? (char *)Cn->val : NULL;
     Cn->rowptr[0] = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(T)
-#endif
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        dsmm_idx p = pl->wprefix[tb[t]] - tb[t];
-        dsmm_idx hp = 0, dn = 0;
-        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) {
-            if (row_f(pl, i) > 0) {
-                void *rc = cc + (size_t)p * cw, *rv = cv ? cv + (size_t)p * vw : NULL;
-                if (row_is_b_row(pl, i)) {
-                    p += dsmmi_copy_fill(m, i, rc, rv);
-                    hp++;
-                } else {
-                    p += dsmmi_dense_fill(&pl->ws[t], m, i, rc, rv);
-                    dn++;
-                }
-            }
-            Cn->rowptr[i + 1] = p;
+    dsmm_idx total = 0, hp = 0, dn = 0;
+    if (T == 1) {
+        for (dsmm_idx i = 0; i < pl->nrows; i++) {
+            total += onepass_row(pl, &pl->ws[0], i, cc, cw, cv, vw, total, &hp, &dn);
+            Cn->rowptr[i + 1] = total;
         }
-        tn[t] = p - (pl->wprefix[tb[t]] - tb[t]);
+    } else {
+        // Runs of rows with bounds totalling about one_pass_stage entries (a row at least).
+        dsmm_idx nruns = 0, big = 1, target = dsmmi_spgemm_tune.one_pass_stage;
+        runs = dsmmi_malloc(ctx, (size_t)pl->nrows + 1, sizeof *runs);
+        DSMM_CHECK(ctx, runs != NULL, DSMM_ERR_NOMEM, "spgemm: one-pass runs");
+        runs[0] = 0;
+        for (dsmm_idx i = 0, b = 0; i < pl->nrows; i++) {
+            b += row_bound(pl, i);
+            if (b >= target || i + 1 == pl->nrows) {
+                runs[++nruns] = i + 1;
+                if (b > big) big = b;
+                b = 0;
+            }
+        }
+        stage = dsmmi_calloc(ctx, (size_t)T, sizeof *stage);
+        DSMM_CHECK(ctx, stage != NULL, DSMM_ERR_NOMEM, "spgemm: staging buffers");
+        for (int t = 0; t < T; t++) {
+            stage[t] = dsmmi_malloc(ctx, (size_t)big, ew);
+            DSMM_CHECK(ctx, stage[t] != NULL, DSMM_ERR_NOMEM,
+                       "spgemm: staging buffer of %lld entries", (long long)big);
+        }
+        pl->ws_bytes += (size_t)T * (size_t)big * ew;
 #ifdef _OPENMP
-#pragma omp critical(dsmmi_spgemm_onepass)
+#pragma omp parallel num_threads(T) reduction(+ : hp, dn)
 #endif
         {
-            cnt->heap += hp;
-            cnt->dense += dn;
+            int t = 0;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+#endif
+            // The staging buffer: columns, then values.
+            char *sc = stage[t], *sv = cv ? stage[t] + (size_t)big * cw : NULL;
+#ifdef _OPENMP
+#pragma omp for ordered schedule(dynamic, 1)
+#endif
+            for (dsmm_idx r = 0; r < nruns; r++) {
+                dsmm_idx q = 0;
+                for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) {
+                    q += onepass_row(pl, &pl->ws[t], i, sc, cw, sv, vw, q, &hp, &dn);
+                    Cn->rowptr[i + 1] = q;
+                }
+#ifdef _OPENMP
+#pragma omp ordered
+#endif
+                {
+                    memcpy(cc + (size_t)total * cw, sc, (size_t)q * cw);
+                    if (cv) memcpy(cv + (size_t)total * vw, sv, (size_t)q * vw);
+                    for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) Cn->rowptr[i + 1] += total;
+                    total += q;
+                }
+            }
         }
     }
-    // Close the gaps: thread t's entries move down to the end of thread t-1's, in order.
-    dsmm_idx p = tn[0];
-    for (int t = 1; t < T; t++) {
-        dsmm_idx from = pl->wprefix[tb[t]] - tb[t], shift = from - p;
-        if (shift > 0 && tn[t] > 0) {
-            memmove(cc + (size_t)p * cw, cc + (size_t)from * cw, (size_t)tn[t] * cw);
-            if (cv) memmove(cv + (size_t)p * vw, cv + (size_t)from * vw, (size_t)tn[t] * vw);
-        }
-        for (dsmm_idx i = tb[t]; i < tb[t + 1]; i++) Cn->rowptr[i + 1] -= shift;
-        p += tn[t];
-    }
+    cnt->heap += hp;
+    cnt->dense += dn;
     // C keeps its arrays at the bound; the budget gets back what the entries do not use
     // (dsmmi_shrink_account: a real shrink made every repeated product fault its C in afresh).
-    if (p < pl->flops) {
-        size_t keep = (size_t)(p > 0 ? p : 1);
+    if (total < Cn->cap) {
+        size_t keep = (size_t)(total > 0 ? total : 1);
         dsmmi_shrink_account(ctx, cc, keep, cw);
         if (Cn->val != NULL) dsmmi_shrink_account(ctx, Cn->val, keep, vw);
-        Cn->cap = p;
+        Cn->cap = total;
     }
-    Cn->nnz = p;
+    Cn->nnz = total;
     *C = Cn;
     Cn = NULL;
 cleanup:
+    if (stage != NULL)
+        for (int t = 0; t < T; t++) dsmmi_free(ctx, stage[t]);
+    dsmmi_free(ctx, stage);
+    dsmmi_free(ctx, runs);
     dsmm_csr_destroy(&Cn);
     return st;
 }

@@ -323,6 +323,7 @@ static int dense_orders(void)
         t->one_pass = one_pass;
         t->min_thread_flops = 1; // two threads even on these small products
         t->one_pass_threads = 2;
+        t->one_pass_stage = vv & 1 ? 5 : 64; // the threads' staged runs: a few rows each
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
@@ -342,11 +343,38 @@ static int dense_orders(void)
     }
     dsmmi_spgemm_tune = saved;
 
-    // A budget below the one-pass bound (flops entries) but above what two passes need: the
-    // product takes two passes and succeeds.
+    // Three and four threads taking staged runs of one to a few rows in turn.
     dsmm_csr *want = NULL, *C = NULL;
     CHECK_OK(ctx, ref_spgemm_dense(ctx, R, R, NULL, DSMM_PLUS_TIMES, &want));
-    size_t bound = (size_t)ref_flops(R, R) * (sizeof(int32_t) + sizeof(double));
+    for (int nt = 3; nt <= 4; nt++) {
+        dsmmi_spgemm_tune.min_thread_flops = 1;
+        dsmmi_spgemm_tune.one_pass_stage = nt == 3 ? 1 : 40;
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, nt));
+        dsmm_spgemm_opts o;
+        dsmm_spgemm_opts_init(&o);
+        dsmm_spgemm_info info;
+        CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, R, R, &o, &C, &info));
+        CHECK_MSG(info.threads == nt && info.seconds_symbolic == 0.0,
+                  "%d threads: one pass expected (threads %d, symbolic %g s)", nt, info.threads,
+                  info.seconds_symbolic);
+        if (test_csr_same(ctx, C, want, 1e-12, 1e-12, "staged one pass") != TEST_PASS)
+            return TEST_FAIL;
+        dsmm_csr_destroy(&C);
+    }
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmmi_spgemm_tune = saved;
+
+    // A budget below the one-pass bound (min(flops, ncols) entries a row) but above what two
+    // passes need: the product takes two passes and succeeds.
+    size_t bound = 0;
+    for (dsmm_idx i = 0; i < R->nrows; i++) {
+        size_t f = 0;
+        for (dsmm_idx k = R->rowptr[i]; k < R->rowptr[i + 1]; k++) {
+            dsmm_idx r = R->colidx32 ? R->colidx32[k] : R->colidx[k];
+            f += (size_t)(R->rowptr[r + 1] - R->rowptr[r]);
+        }
+        bound += (f < (size_t)R->ncols ? f : (size_t)R->ncols) * (sizeof(int32_t) + sizeof(double));
+    }
     size_t exact = (size_t)want->nnz * (sizeof(int32_t) + sizeof(double));
     CHECK_MSG(exact + (1u << 16) < bound, "R-MAT product too compressed for this check");
     size_t old_budget = dsmm_ctx_mem_budget(ctx);
@@ -360,6 +388,7 @@ static int dense_orders(void)
     dsmm_ctx_set_mem_budget(ctx, old_budget);
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
     CHECK_MSG(bst == DSMM_OK, "two passes under a budget: %s", dsmm_ctx_last_error(ctx));
+    CHECK_MSG(info.seconds_symbolic > 0.0, "under a budget below the bound: not two passes");
     if (test_csr_same(ctx, C, want, 1e-12, 1e-12, "two passes under a budget") != TEST_PASS)
         return TEST_FAIL;
     dsmm_csr_destroy(&C);
