@@ -7,7 +7,7 @@
 // Usage: spgemm_tune [--threads N] [--rounds R] INPUT... -- SETTING...
 //   INPUT: as bench_spgemm's (raw CSR file, any file dsmm_read reads, rmat:SCALE, rmatd:SCALE)
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
-//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch, one_pass,
+//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch, prefetch_bp, one_pass,
 //   one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols.
@@ -55,6 +55,8 @@ static int apply(const char *spec)
             t->one_pass_stage = (dsmm_idx)v;
         else if (strcmp(tok, "one_pass_threads") == 0)
             t->one_pass_threads = (int)v;
+        else if (strcmp(tok, "prefetch_bp") == 0)
+            t->prefetch_bp = (int)v;
         else if (strcmp(tok, "prefetch") == 0)
             t->prefetch = (dsmm_idx)v;
         else if (strcmp(tok, "heap_k") == 0)

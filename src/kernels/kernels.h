@@ -227,6 +227,7 @@ typedef struct dsmmi_spgemm_tuning {
     size_t one_pass_mt_max;   // ... and, on more than one, at most this many bytes
     dsmm_idx one_pass_stage;  // ... several threads: entries of the rows' bounds per staged run
     dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
+    int prefetch_bp;          // ... and B's row pointer twice as far ahead
     uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;

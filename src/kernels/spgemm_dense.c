@@ -40,6 +40,8 @@ DSMMI_INLINE double take(double *dv, dsmm_idx c, const int kind)
 DSMMI_INLINE void prefetch_b(const dsmmi_rw *m, dsmm_idx k, dsmm_idx end, dsmm_idx d, const int w32,
                              const int vals, const int vt)
 {
+    if (d > 0 && k + 2 * d < end && dsmmi_spgemm_tune.prefetch_bp)
+        __builtin_prefetch(m->bp + dsmmi_rw_acol(m, k + 2 * d));
     if (d > 0 && k + d < end) {
         dsmm_idx q = m->bp[dsmmi_rw_acol(m, k + d)];
         __builtin_prefetch(w32 ? (const void *)((const int32_t *)m->bc + q)

@@ -26,6 +26,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .dense_rank_max = 32,
     .dense_summary = 4.0,
     .prefetch = 4,
+    .prefetch_bp = 1,
     .one_pass = 1,
     .one_pass_max = (size_t)1 << 40,
     .one_pass_threads = 1 << 20,
