@@ -7,8 +7,8 @@
 // Usage: spgemm_tune [--threads N] [--rounds R] INPUT... -- SETTING...
 //   INPUT: as bench_spgemm's (raw CSR file, any file dsmm_read reads, rmat:SCALE, rmatd:SCALE)
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
-//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch, prefetch_bp, one_pass,
-//   one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
+//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch,
+//   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols.
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
