@@ -685,6 +685,7 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
                 b = 0;
             }
         }
+        big = (big + 7) / 8 * 8; // the values after the columns stay 8-byte aligned
         stage = dsmmi_calloc(ctx, (size_t)T, sizeof *stage);
         DSMM_CHECK(ctx, stage != NULL, DSMM_ERR_NOMEM, "spgemm: staging buffers");
         for (int t = 0; t < T; t++) {
