@@ -611,16 +611,18 @@ static dsmm_idx total_bound(const plan *pl)
     return b;
 }
 
-static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl)
+// Whether the one pass applies; *entries gets C's bound in entries when it does.
+static int onepass_ok(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, const plan *pl, dsmm_idx *entries)
 {
     const dsmmi_spgemm_tuning *tu = &dsmmi_spgemm_tune;
-    if (!(pl->threads <= tu->one_pass_threads && pl->nchunks >= 1 && pl->rw.M == NULL &&
+    if (!(pl->threads <= tu->one_pass_threads && pl->rw.M == NULL &&
           pl->rw.ncols <= tu->cache_cols && tu->one_pass &&
           (pl->alg == DSMM_SPGEMM_AUTO || pl->alg == DSMM_SPGEMM_DENSE)))
         return 0;
+    *entries = total_bound(pl);
     size_t budget = dsmm_ctx_mem_budget(ctx), in_use = dsmm_ctx_mem_in_use(ctx);
     size_t per = (a->col_bits == 32 ? 4 : 8) + dsmmi_type_size(a->type);
-    double b = (double)total_bound(pl) * (double)per;
+    double b = (double)*entries * (double)per;
     size_t bound = b < 0x1p62 ? (size_t)b : SIZE_MAX;
     return bound <= (pl->threads == 1 ? tu->one_pass_max : tu->one_pass_mt_max) &&
            (budget == 0 || (bound <= budget && in_use <= budget - bound));
@@ -640,8 +642,8 @@ static dsmm_idx onepass_row(plan *pl, dsmmi_acc *w, dsmm_idx i, char *cc, size_t
     return dsmmi_dense_fill(w, &pl->rw, i, rc, rv);
 }
 
-static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_csr **C,
-                           counters *cnt)
+static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_idx bound,
+                           dsmm_csr **C, counters *cnt)
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *Cn = NULL;
@@ -657,8 +659,7 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
         DSMM_TRY(acc_grow(ctx, &pl->ws[t], &n, m->ncols, &b));
         pl->ws_bytes += b;
     }
-    DSMM_TRY(
-        dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, total_bound(pl), a->type, a->col_bits, &Cn));
+    DSMM_TRY(dsmmi_csr_create_ex(ctx, pl->nrows, m->ncols, bound, a->type, a->col_bits, &Cn));
     size_t cw = Cn->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx);
     size_t vw = dsmmi_type_size(Cn->type);
     size_t ew = cw + (m->kind != DSMMI_K_PATTERN ? vw : 0); // bytes per entry
@@ -777,8 +778,9 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
         goto cleanup;
     }
 
-    if (phase == DSMMI_SPGEMM_FULL && onepass_ok(ctx, a, &pl)) {
-        st = onepass(ctx, a, &pl, &Cn, &cnt);
+    dsmm_idx bound = 0;
+    if (phase == DSMMI_SPGEMM_FULL && onepass_ok(ctx, a, &pl, &bound)) {
+        st = onepass(ctx, a, &pl, bound, &Cn, &cnt);
         if (st == DSMM_ERR_NOMEM) {
             // The bound did not fit where the exact size may: count first.
             dsmm_ctx_clear_error(ctx);
