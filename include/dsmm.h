@@ -733,11 +733,12 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spgemm_ooc(dsmm_ctx *ctx, const dsm
 /* Kernels (docs/kernels.md). ROW: each row of C gathers the rows of B that A's row names; the
  * k columns are blocked so a block of C's row stays in registers; bitwise the same result
  * at any thread count. COL: each column of op(A) scatters one row of B into the rows of C it
- * names (the CoLa column-wise form: every row of B is read once);
- * threads own disjoint row ranges of C, so no atomics and also bitwise the same at any
- * thread count. AUTO: COL when transpose_a (A^T * B without forming A^T), else ROW.
- * REF: the single-threaded reference. GPU: dsmm's CUDA kernels, CUSPARSE: cusparseSpMM (both
- * need dsmm_ctx_set_gpu; AUTO sends large products there once it is set). */
+ * names (the CoLa column-wise form: every row of B is read once); no atomics: threads own
+ * disjoint row ranges of C (bitwise the same at any thread count) or, when op(A)'s columns
+ * are short, split them and add private copies of C (the same bits at a given thread
+ * count, last bits may differ between counts). AUTO: COL when transpose_a (A^T * B without forming
+ * A^T), else ROW. REF: the single-threaded reference. GPU: dsmm's CUDA kernels, CUSPARSE:
+ * cusparseSpMM (both need dsmm_ctx_set_gpu; AUTO sends large products there once it is set). */
 typedef enum dsmm_spmm_alg {
     DSMM_SPMM_AUTO = 0,
     DSMM_SPMM_ROW,

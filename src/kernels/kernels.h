@@ -391,6 +391,22 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 #define DSMMI_LOOP_SCALAR
 #endif
 
+/* DSMMI_PAT_CONTRACT_OFF (GCC: on a function) and DSMMI_PAT_CONTRACT_OFF_BODY (clang: first
+ * in its body): no fused multiply-adds in that function. For the column-wise kernel with a
+ * pattern A, where alpha * B's row is the same for every entry of S's row: the compiler may
+ * hoist that product out of one loop (two roundings) and fuse it in another (one), which made
+ * the bits depend on the path a thread took. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DSMMI_PAT_CONTRACT_OFF __attribute__((optimize("fp-contract=off")))
+#define DSMMI_PAT_CONTRACT_OFF_BODY
+#elif defined(__clang__)
+#define DSMMI_PAT_CONTRACT_OFF
+#define DSMMI_PAT_CONTRACT_OFF_BODY _Pragma("clang fp contract(off)")
+#else
+#define DSMMI_PAT_CONTRACT_OFF
+#define DSMMI_PAT_CONTRACT_OFF_BODY
+#endif
+
 /* 32-byte vectors for the SpMM inner loops (GCC/clang vector extensions: the compiler maps
  * them onto AVX registers, or pairs of SSE registers in the baseline clone). Loads and
  * stores go through memcpy, so B and C need no alignment. */
@@ -399,13 +415,17 @@ typedef float dsmmi_v8f __attribute__((vector_size(32)));
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
-    dsmm_idx row_buffer_k; // row-wise: k from which sums go through an L1 buffer (0 = never)
+    dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never)
+    double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
+                            // S's rows into private copies of C instead of owning C's rows
+    size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
+    double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;
 
 /* dsmmi_spmm_threads: the context's threads, fewer for a small product: each thread must get at
- * least 65536 multiply-adds and C entries ((nnz(A) + m) * k), below which starting it costs
- * more than it brings. */
+ * least min_thread_work (65536) multiply-adds and C entries ((nnz(A) + m) * k), below which
+ * starting it costs more than it brings. */
 int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a);
 
 /* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */

@@ -59,14 +59,19 @@ int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a)
 {
     double work = ((double)a->A->nnz + (double)a->m) * (double)a->k;
     int threads = dsmmi_threads(ctx);
-    while (threads > 1 && work < (double)threads * 65536.0) threads--;
+    while (threads > 1 && work < (double)threads * dsmmi_spmm_tune.min_thread_work) threads--;
     return threads;
 }
 
 void dsmmi_spmm_scale_rows(void *C, dsmm_type type, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
                            dsmm_idx k, double beta)
 {
-    if (beta == 1.0) return;
+    if (beta == 1.0 || r0 >= r1) return;
+    if (beta == 0.0 && ldc == k) { // rows back to back: one memset (k = 1 made one a row)
+        size_t w = dsmmi_type_size(type);
+        memset((char *)C + (size_t)r0 * (size_t)ldc * w, 0, (size_t)(r1 - r0) * (size_t)k * w);
+        return;
+    }
     for (dsmm_idx i = r0; i < r1; i++) {
         if (type == DSMM_DOUBLE) {
             double *c = (double *)C + i * ldc;

@@ -13,8 +13,7 @@
 #endif
 
 #define BUCKETS_PER_THREAD 1024
-#define COL_MIN_ROW_WORK   256.0 // multiply-adds per row of S below which one thread is faster
-#define HIST_STRIDE        8     // the histogram counts every 8th entry: a balance, not a count
+#define HIST_STRIDE        8 // the histogram counts every 8th entry: a balance, not a count
 
 #define SPMM_TMPL       "kernels/spmm_col_tmpl.h"
 #define SPMM_FN(suffix) col_##suffix
@@ -22,38 +21,127 @@
 #undef SPMM_FN
 #undef SPMM_TMPL
 
-/* Rows [c0, c1) of C: scaled by beta, then every entry of S in those columns scattered. */
-static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
+/* Rows [r0, r1) of S, their entries in columns [c0, c1) only, scattered into C (ldc): the
+ * product's own C, or a thread's private buffer of the same shape. */
+static void col_part(const dsmmi_spmm_args *a, void *C, dsmm_idx ldc, dsmm_idx r0, dsmm_idx r1,
+                     dsmm_idx c0, dsmm_idx c1)
 {
     const dsmm_csr *S = a->A;
     const dsmm_idx *rp = S->rowptr;
-    int pat = a->av == NULL, sorted = S->sorted;
-    dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, c0, c1, a->k, a->beta);
+    int pat = a->av == NULL, sorted = S->sorted, full = c0 == 0 && c1 >= a->m;
+    int tail = sorted && !full && c1 >= a->m;
     if (a->type == DSMM_DOUBLE) {
         const double *av = a->av;
         const double *B = a->B;
-        double *C = a->C;
         double al = a->alpha;
         if (S->colidx32) {
-            (pat ? col_d32p : col_d32)(rp, S->colidx32, av, B, a->ldb, C, a->ldc, a->k, al,
-                                       S->nrows, c0, c1, sorted);
+            (pat ? col_d32p : col_d32)(rp, S->colidx32, av, B, a->ldb, C, ldc, a->k, al, r0, r1, c0,
+                                       c1, sorted, full, tail);
         } else {
-            (pat ? col_d64p : col_d64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al, S->nrows,
-                                       c0, c1, sorted);
+            (pat ? col_d64p : col_d64)(rp, S->colidx, av, B, a->ldb, C, ldc, a->k, al, r0, r1, c0,
+                                       c1, sorted, full, tail);
         }
     } else {
         const float *av = a->av;
         const float *B = a->B;
-        float *C = a->C;
         float al = (float)a->alpha;
         if (S->colidx32) {
-            (pat ? col_f32p : col_f32)(rp, S->colidx32, av, B, a->ldb, C, a->ldc, a->k, al,
-                                       S->nrows, c0, c1, sorted);
+            (pat ? col_f32p : col_f32)(rp, S->colidx32, av, B, a->ldb, C, ldc, a->k, al, r0, r1, c0,
+                                       c1, sorted, full, tail);
         } else {
-            (pat ? col_f64p : col_f64)(rp, S->colidx, av, B, a->ldb, C, a->ldc, a->k, al, S->nrows,
-                                       c0, c1, sorted);
+            (pat ? col_f64p : col_f64)(rp, S->colidx, av, B, a->ldb, C, ldc, a->k, al, r0, r1, c0,
+                                       c1, sorted, full, tail);
         }
     }
+}
+
+/* Rows [c0, c1) of C: scaled by beta, then every entry of S in those columns scattered. */
+static void col_range(const dsmmi_spmm_args *a, dsmm_idx c0, dsmm_idx c1)
+{
+    dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, c0, c1, a->k, a->beta);
+    col_part(a, a->C, a->ldc, 0, a->A->nrows, c0, c1);
+}
+
+/* C's rows [i0, i1) += the same rows of the `nbuf` private buffers (m x k, leading dimension
+ * k), in buffer order. */
+static void add_buffers(const dsmmi_spmm_args *a, void *const *buf, int nbuf, dsmm_idx i0,
+                        dsmm_idx i1)
+{
+    dsmm_idx k = a->k;
+    for (int u = 0; u < nbuf; u++) {
+        for (dsmm_idx i = i0; i < i1; i++) {
+            if (a->type == DSMM_DOUBLE) {
+                double *c = (double *)a->C + i * a->ldc;
+                const double *x = (const double *)buf[u] + i * k;
+                for (dsmm_idx j = 0; j < k; j++) c[j] += x[j];
+            } else {
+                float *c = (float *)a->C + i * a->ldc;
+                const float *x = (const float *)buf[u] + i * k;
+                for (dsmm_idx j = 0; j < k; j++) c[j] += x[j];
+            }
+        }
+    }
+}
+
+/* The first row of S from which thread t of `threads` takes rows: t / threads of S's entries
+ * lie before it. */
+static dsmm_idx split_rows(const dsmm_csr *S, int t, int threads)
+{
+    dsmm_idx want = (dsmm_idx)((double)S->nnz * t / threads), lo = 0, hi = S->nrows;
+    while (lo < hi) { // first row r with rowptr[r] >= want
+        dsmm_idx mid = lo + (hi - lo) / 2;
+        if (S->rowptr[mid] < want) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return t == threads ? S->nrows : lo;
+}
+
+/* Short rows of S (under col_split_work multiply-adds): threads split S's rows by entries
+ * instead. Thread 0 scatters into C (scaled by beta first), thread t > 0 into a zeroed private
+ * m x k buffer; then each thread adds the buffers' rows of its share of C, in buffer order. */
+static dsmm_status col_private(dsmm_ctx *ctx, const dsmmi_spmm_args *a, int threads,
+                               dsmm_spmm_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    size_t bytes = (size_t)a->m * (size_t)a->k * dsmmi_type_size(a->type);
+    void **buf = dsmmi_calloc(ctx, (size_t)threads, sizeof *buf);
+    DSMM_CHECK(ctx, buf != NULL, DSMM_ERR_NOMEM, "spmm col: no memory for buffer pointers");
+    for (int t = 1; t < threads; t++) {
+        buf[t] = dsmmi_malloc(ctx, bytes, 1);
+        DSMM_CHECK(ctx, buf[t] != NULL, DSMM_ERR_NOMEM,
+                   "spmm col: no memory for a private %zu-byte copy of C", bytes);
+    }
+    info->workspace_bytes = (size_t)(threads - 1) * bytes + (size_t)threads * sizeof *buf;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        dsmm_idx r0 = split_rows(a->A, t, threads), r1 = split_rows(a->A, t + 1, threads);
+        if (t == 0) {
+            dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, 0, a->m, a->k, a->beta);
+            col_part(a, a->C, a->ldc, r0, r1, 0, a->m);
+        } else {
+            memset(buf[t], 0, bytes); // first touch by the thread that writes it
+            col_part(a, buf[t], a->k, r0, r1, 0, a->m);
+        }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+        dsmm_idx i0 = a->m * t / threads, i1 = a->m * (t + 1) / threads;
+        add_buffers(a, buf + 1, threads - 1, i0, i1);
+    }
+cleanup:
+    if (buf != NULL)
+        for (int t = 1; t < threads; t++) dsmmi_free(ctx, buf[t]);
+    dsmmi_free(ctx, buf);
+    return st;
 }
 
 /* Column bounds[0..threads] of the threads' row ranges of C: thread t starts at the first
@@ -83,13 +171,21 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     dsmm_idx *hist = NULL, *bounds = NULL;
     int threads = dsmmi_spmm_threads(ctx, a);
     if (threads > m) threads = (int)m;
-    // Every thread walks all of S's rows (to find the entries of its columns), so a thread
-    // pays off only when a row brings enough work: measured (docs/kernels.md), 2 threads were
-    // slower than 1 below about 256 multiply-adds per row of S.
-    if (S->nrows > 0 && (double)S->nnz / (double)S->nrows * (double)a->k < COL_MIN_ROW_WORK)
-        threads = 1;
     info->threads = threads;
     info->workspace_bytes = 0;
+    // With owned ranges of C every thread walks all of S's rows (to find the entries of its
+    // columns), which pays off only when a row brings enough work (docs/kernels.md: 2 threads
+    // were slower than 1 below about 256 multiply-adds per row of S). Below that, threads
+    // split S's rows and scatter into private copies of C, when those copies are small.
+    if (threads > 1 && S->nrows > 0 &&
+        (double)S->nnz / (double)S->nrows * (double)a->k < dsmmi_spmm_tune.col_split_work) {
+        double copies =
+            (double)(threads - 1) * (double)m * (double)a->k * (double)dsmmi_type_size(a->type);
+        if (copies <= (double)dsmmi_spmm_tune.col_private_max)
+            return col_private(ctx, a, threads, info);
+        threads = 1;
+        info->threads = 1;
+    }
     if (threads <= 1) {
         col_range(a, 0, m);
         return DSMM_OK;

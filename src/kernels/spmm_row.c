@@ -17,6 +17,9 @@
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = 128,
+    .col_split_work = 256.0,
+    .col_private_max = (size_t)16 << 20,
+    .min_thread_work = 65536.0,
 };
 
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "kernels/kernels.h"
 #include "ref.h"
 
 static const dsmm_spmm_alg algs[] = {DSMM_SPMM_AUTO, DSMM_SPMM_ROW, DSMM_SPMM_COL, DSMM_SPMM_REF};
@@ -223,6 +224,55 @@ static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spm
     return TEST_PASS;
 }
 
+// The column-wise kernel, on a slice of k columns at `threads` threads, splits S's rows into
+// private copies of C (spmm_col.c) rather than owning ranges of C's rows: short rows of S,
+// small copies.
+static int col_private_k(const dsmm_csr *A, int trans, dsmm_idx k, dsmm_type type, int threads)
+{
+    dsmm_idx srows = trans ? A->nrows : A->ncols, m = trans ? A->ncols : A->nrows;
+    if (threads < 2 || srows == 0 || k == 0) return 0;
+    double copies = (double)(threads - 1) * (double)m * (double)k * (double)type_size(type);
+    return (double)A->nnz / (double)srows * (double)k < dsmmi_spmm_tune.col_split_work &&
+           copies <= (double)dsmmi_spmm_tune.col_private_max;
+}
+
+// Any slice of case c (k_block wide, and the remainder) takes private copies.
+static int col_private(const dsmm_csr *A, int trans, const spmm_case *c, int threads)
+{
+    dsmm_idx kb = c->k_block > 0 && c->k_block < c->k ? c->k_block : c->k;
+    if (kb == 0) return 0;
+    return col_private_k(A, trans, kb, c->type, threads) ||
+           col_private_k(A, trans, c->k % kb, c->type, threads);
+}
+
+// One product by alg at `threads` threads into *got (a copy of c0, freed by the caller), its
+// info and values checked; *threads_ran (may be NULL) = info.threads.
+static int run_checked(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, int trans,
+                       dsmm_spmm_alg alg, int threads, const dsmm_dense *Bd, const buf *c0,
+                       const double *want, const double *scale, const dsmm_idx *terms, buf *got,
+                       int *threads_ran, const char *label)
+{
+    dsmm_dense *Cd = NULL;
+    if (buf_copy(got, c0) != TEST_PASS || buf_wrap(ctx, got, &Cd) != TEST_PASS) return TEST_FAIL;
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    o.alg = alg;
+    o.transpose_a = trans;
+    o.alpha = c->alpha;
+    o.beta = c->beta;
+    o.k_block = c->k_block;
+    dsmm_spmm_info info;
+    memset(&info, 0x5a, sizeof info); // every field must be written
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, threads));
+    dsmm_status st = dsmm_csr_spmm(ctx, A, Bd, Cd, &o, &info);
+    dsmm_dense_destroy(&Cd);
+    CHECK_MSG(st == DSMM_OK, "%s: %s", label, dsmm_ctx_last_error(ctx));
+    if (check_info(A, c, trans, alg, threads, &info, label) != TEST_PASS) return TEST_FAIL;
+    if (check_values(got, c0, want, scale, terms, label) != TEST_PASS) return TEST_FAIL;
+    if (threads_ran) *threads_ran = info.threads;
+    return TEST_PASS;
+}
+
 // One orientation: the reference once, then every kernel at every thread count.
 static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, int trans,
                              const char *what)
@@ -231,7 +281,7 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
     int max_t = c->max_threads ? c->max_threads : 2;
     buf b, c0, bsave, got, first[NALGS];
     memset(first, 0, sizeof first);
-    dsmm_dense *Bd = NULL, *C0d = NULL, *Cd = NULL;
+    dsmm_dense *Bd = NULL, *C0d = NULL;
     dsmm_rng g;
     dsmm_rng_init(&g, seed_at(0x5a33 + case_counter++), 11);
     // NaN where the call must not read: all of B when alpha == 0, C when beta == 0
@@ -258,32 +308,43 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
                      what, dsmm_spmm_alg_name(algs[a]), trans ? ", A^T" : "",
                      dsmm_type_name(c->type), (long long)k, c->alpha, c->beta, (long long)b.ld,
                      (long long)c0.ld, (long long)c->off, t, t > 1 ? "s" : "");
-            if (buf_copy(&got, &c0) != TEST_PASS || buf_wrap(ctx, &got, &Cd) != TEST_PASS)
+            int threads_ran = 0;
+            if (run_checked(ctx, A, c, trans, algs[a], t, Bd, &c0, want, scale, terms, &got,
+                            &threads_ran, label) != TEST_PASS)
                 return TEST_FAIL;
-            dsmm_spmm_opts o;
-            dsmm_spmm_opts_init(&o);
-            o.alg = algs[a];
-            o.transpose_a = trans;
-            o.alpha = c->alpha;
-            o.beta = c->beta;
-            o.k_block = c->k_block;
-            dsmm_spmm_info info;
-            memset(&info, 0x5a, sizeof info); // every field must be written
-            CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
-            dsmm_status st = dsmm_csr_spmm(ctx, A, Bd, Cd, &o, &info);
-            CHECK_MSG(st == DSMM_OK, "%s: %s", label, dsmm_ctx_last_error(ctx));
-            if (check_info(A, c, trans, algs[a], t, &info, label) != TEST_PASS) return TEST_FAIL;
-            if (check_values(&got, &c0, want, scale, terms, label) != TEST_PASS) return TEST_FAIL;
             CHECK_MSG(buf_same_bits(&b, &bsave), "%s: B changed", label);
             if (t == 1) {
                 first[a] = got;
                 memset(&got, 0, sizeof got);
-            } else {
+                continue;
+            }
+            if (resolved(algs[a], trans) != DSMM_SPMM_COL ||
+                !col_private(A, trans, c, threads_ran)) {
                 CHECK_MSG(buf_same_bits(&got, &first[a]),
                           "%s: C differs bitwise from the 1-thread result", label);
-                buf_free(&got);
+            } else {
+                // Threads split S's rows into private copies of C: sums in another order than
+                // at 1 thread (within the bound check_values applies), but the same bits at
+                // this thread count every time.
+                buf again;
+                if (run_checked(ctx, A, c, trans, algs[a], t, Bd, &c0, want, scale, terms, &again,
+                                NULL, label) != TEST_PASS)
+                    return TEST_FAIL;
+                CHECK_MSG(buf_same_bits(&got, &again), "%s: C differs bitwise between two runs",
+                          label);
+                buf_free(&again);
+                // With owned ranges of C forced (col_split_work 0): the 1-thread bits.
+                double keep = dsmmi_spmm_tune.col_split_work;
+                dsmmi_spmm_tune.col_split_work = 0;
+                int rc = run_checked(ctx, A, c, trans, algs[a], t, Bd, &c0, want, scale, terms,
+                                     &again, NULL, label);
+                dsmmi_spmm_tune.col_split_work = keep;
+                if (rc != TEST_PASS) return TEST_FAIL;
+                CHECK_MSG(buf_same_bits(&again, &first[a]),
+                          "%s: C (owned ranges) differs bitwise from the 1-thread result", label);
+                buf_free(&again);
             }
-            dsmm_dense_destroy(&Cd);
+            buf_free(&got);
         }
     }
     // AUTO runs the kernel it names, so it gives that kernel's bits.
@@ -1038,5 +1099,8 @@ int main(int argc, char **argv)
         TEST(test_names),        TEST(test_budget),
         TEST(test_stream_triad), TEST(test_checks_catch_errors),
     };
+    // Threads for any product, however small (the library wants 65536 multiply-adds a
+    // thread): the small inputs of these tests then run every multi-threaded path.
+    dsmmi_spmm_tune.min_thread_work = 8;
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
