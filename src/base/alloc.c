@@ -305,11 +305,17 @@ char *dsmmi_strdup(dsmm_ctx *ctx, const char *s)
     return d;
 }
 
+bool dsmmi_budget_room(const dsmm_ctx *ctx, size_t bytes)
+{
+    if (ctx == NULL || ctx->budget == 0) return true;
+    size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
+    return bytes <= ctx->budget && in_use <= ctx->budget - bytes;
+}
+
 dsmm_status dsmmi_budget_check(dsmm_ctx *ctx, size_t bytes, const char *what)
 {
-    if (ctx == NULL || ctx->budget == 0) return DSMM_OK;
+    if (dsmmi_budget_room(ctx, bytes)) return DSMM_OK;
     size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
-    if (bytes <= ctx->budget && in_use <= ctx->budget - bytes) return DSMM_OK;
     return dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                        "%s needs %zu bytes, more than the memory budget allows (%zu of %zu "
                        "bytes in use)",

@@ -133,6 +133,9 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p);
 void dsmmi_cache_drop(dsmm_ctx *ctx);
 /* dsmmi_mul_ok: *out = a * b without overflow; false on overflow. */
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out);
+/* dsmmi_budget_room: would `bytes` more fit in the budget? No message: for a caller with
+ * another way to go. */
+bool dsmmi_budget_room(const dsmm_ctx *ctx, size_t bytes);
 /* dsmmi_budget_check: would `bytes` more fit in the budget? Records a message if not. */
 dsmm_status dsmmi_budget_check(dsmm_ctx *ctx, size_t bytes, const char *what);
 /* dsmmi_strdup */

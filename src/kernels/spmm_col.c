@@ -3,7 +3,9 @@
 // of the product's sparse operand, scatters one row of B into the rows of C it names. Threads
 // own disjoint ranges of C's rows, balanced by the entries of S that fall into them (a
 // histogram over column buckets), so no two threads write one row: no atomics, no per-thread
-// copies of C, and a result that is bitwise the same at any thread count.
+// copies of C, and a result that is bitwise the same at any thread count. Where S's rows are
+// too short for every thread to walk them all, threads split S's rows instead, scatter into
+// private copies of C and add them (docs/kernels.md, "Column-wise").
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -181,7 +183,8 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         (double)S->nnz / (double)S->nrows * (double)a->k < dsmmi_spmm_tune.col_split_work) {
         double copies =
             (double)(threads - 1) * (double)m * (double)a->k * (double)dsmmi_type_size(a->type);
-        if (copies <= (double)dsmmi_spmm_tune.col_private_max)
+        if (copies <= (double)dsmmi_spmm_tune.col_private_max &&
+            dsmmi_budget_room(ctx, (size_t)copies))
             return col_private(ctx, a, threads, info);
         threads = 1;
         info->threads = 1;
