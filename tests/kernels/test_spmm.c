@@ -693,6 +693,35 @@ static int test_threads(void)
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 2));
     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, &info));
     CHECK_MSG(info.threads == 2, "column-wise kernel ran on %d threads, not 2", info.threads);
+    // Short rows (k = 8: 4 entries a row * 8 < 256) take private copies of C at 2 threads,
+    // unless the memory budget has no room for them: then one thread, the 1-thread bits, and
+    // no error.
+    {
+        dsmm_dense *B8 = NULL, *C8 = NULL, *C1 = NULL;
+        CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, 8, DSMM_DOUBLE, &B8));
+        for (dsmm_idx i = 0; i < A->nrows * 8; i++)
+            ((double *)B8->val)[i] = (double)((i * 7) % 13) - 6.0;
+        CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, 8, DSMM_DOUBLE, &C8));
+        CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, 8, DSMM_DOUBLE, &C1));
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 1));
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B8, C1, &o, &info));
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 2));
+        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B8, C8, &o, &info));
+        size_t copy = (size_t)A->ncols * 8 * sizeof(double);
+        CHECK_MSG(info.threads == 2 && info.workspace_bytes >= copy,
+                  "short rows: %d threads, %zu bytes of workspace (a copy of C is %zu)",
+                  info.threads, info.workspace_bytes, copy);
+        dsmm_ctx_set_mem_budget(ctx, dsmm_ctx_mem_in_use(ctx) + copy / 2);
+        memset(C8->val, 0, copy);
+        dsmm_status st = dsmm_csr_spmm(ctx, A, B8, C8, &o, &info);
+        dsmm_ctx_set_mem_budget(ctx, 0);
+        CHECK_MSG(st == DSMM_OK, "no room for a copy of C: %s", dsmm_ctx_last_error(ctx));
+        CHECK_MSG(info.threads == 1, "no room for a copy of C, yet %d threads", info.threads);
+        CHECK(memcmp(C8->val, C1->val, copy) == 0);
+        dsmm_dense_destroy(&B8);
+        dsmm_dense_destroy(&C8);
+        dsmm_dense_destroy(&C1);
+    }
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
     dsmm_dense_destroy(&B);
     dsmm_dense_destroy(&C);
