@@ -370,7 +370,7 @@ static int dense_orders(void)
     for (dsmm_idx i = 0; i < R->nrows; i++) {
         size_t f = 0;
         for (dsmm_idx k = R->rowptr[i]; k < R->rowptr[i + 1]; k++) {
-            dsmm_idx r = R->colidx32 ? R->colidx32[k] : R->colidx[k];
+            dsmm_idx r = dsmm_csr_col(R, k);
             f += (size_t)(R->rowptr[r + 1] - R->rowptr[r]);
         }
         bound += (f < (size_t)R->ncols ? f : (size_t)R->ncols) * (sizeof(int32_t) + sizeof(double));
