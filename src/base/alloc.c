@@ -136,19 +136,26 @@ void dsmmi_cache_drop(dsmm_ctx *ctx)
     cache_unlock(ctx);
 }
 
-// A kept block of bytes..2*bytes (raw pointer, header included), or NULL.
+// The smallest kept block of bytes..2*bytes (raw pointer, header included), or NULL.
+// Smallest, not first: a product's column array is often half its value array, and a
+// first fit handed the value array's block to the columns, so the values took a fresh
+// block (faulted in afresh) on every product.
 static unsigned char *cache_take(dsmm_ctx *ctx, size_t bytes)
 {
     unsigned char *p = NULL;
     cache_lock(ctx);
-    for (int s = 0; s < 2 && p == NULL; s++) {
+    int best = -1;
+    for (int s = 0; s < 2; s++) {
         size_t b = ctx->cache_bytes[s];
-        if (ctx->cache[s] && b >= bytes && b / 2 <= bytes) {
-            p = ctx->cache[s];
-            ctx->cache[s] = NULL;
-            ctx->cache_bytes[s] = 0;
-            ctx->cached -= b;
-        }
+        if (ctx->cache[s] && b >= bytes && b / 2 <= bytes &&
+            (best < 0 || b < ctx->cache_bytes[best]))
+            best = s;
+    }
+    if (best >= 0) {
+        p = ctx->cache[best];
+        ctx->cached -= ctx->cache_bytes[best];
+        ctx->cache[best] = NULL;
+        ctx->cache_bytes[best] = 0;
     }
     cache_unlock(ctx);
     return p;

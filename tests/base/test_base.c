@@ -364,6 +364,31 @@ static int test_block_cache(void)
     return TEST_PASS;
 }
 
+// A product's columns (half its values' bytes) and values, freed and asked for again columns
+// first: each gets its own kept block back. With a first fit the columns took the values'
+// block and the values a fresh one, faulted in again on every product.
+static int test_block_cache_best_fit(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    size_t big = (size_t)36 << 20;
+    char *vals = dsmmi_malloc(ctx, 2 * big, 1), *cols = dsmmi_malloc(ctx, big, 1);
+    CHECK(vals != NULL && cols != NULL);
+    char *keep_vals = vals, *keep_cols = cols;
+    vals = dsmmi_free(ctx, vals); // the values' block takes the first slot
+    cols = dsmmi_free(ctx, cols);
+    CHECK(ctx->cached >= 3 * big);
+    cols = dsmmi_malloc(ctx, big, 1);
+    vals = dsmmi_malloc(ctx, 2 * big, 1);
+    CHECK(cols == keep_cols && vals == keep_vals);
+    CHECK(ctx->cached == 0);
+    cols = dsmmi_free(ctx, cols);
+    vals = dsmmi_free(ctx, vals);
+    dsmmi_cache_drop(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // dsmmi_shrink_account gives the budget back the unused tail but keeps the block, so a kept
 // block still serves a request of its full size.
 static int test_shrink_account(void)
@@ -401,10 +426,19 @@ static int test_shrink_account(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_status_names),   TEST(test_error_message),   TEST(test_alloc_accounting),
-        TEST(test_budget),         TEST(test_fail_injection),  TEST(test_user_allocator),
-        TEST(test_parse_size),     TEST(test_json_and_stats),  TEST(test_rng),
-        TEST(test_outfile_atomic), TEST(test_threads_setting), TEST(test_block_cache),
+        TEST(test_status_names),
+        TEST(test_error_message),
+        TEST(test_alloc_accounting),
+        TEST(test_budget),
+        TEST(test_fail_injection),
+        TEST(test_user_allocator),
+        TEST(test_parse_size),
+        TEST(test_json_and_stats),
+        TEST(test_rng),
+        TEST(test_outfile_atomic),
+        TEST(test_threads_setting),
+        TEST(test_block_cache),
+        TEST(test_block_cache_best_fit),
         TEST(test_shrink_account),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
