@@ -304,7 +304,7 @@ static void usage(void)
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
-            "                  [--k-block KB] [--col-split-work W]\n"
+            "                  [--k-block KB] [--col-split-work W] [--row-stream MIB]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -367,6 +367,10 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.col_split_work (docs/kernels.md): 0 never splits S's rows
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
             dsmmi_spmm_tune.col_split_work = (double)x;
+        } else if (v && strcmp(s, "--row-stream") == 0) {
+            // dsmmi_spmm_tune.row_stream_min in MiB (docs/kernels.md): 0 never streams
+            if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
+            dsmmi_spmm_tune.row_stream_min = (size_t)x << 20;
         } else if (v && strcmp(s, "--k-block") == 0) {
             if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
             o.k_block = (dsmm_idx)x;

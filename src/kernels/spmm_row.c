@@ -3,9 +3,35 @@
 // nnz + rows (prefix of rowptr plus the row index, binary search), 8 per thread, taken
 // dynamically; each row is computed whole by one thread, so the result is bitwise the same
 // at any thread count. The inner loops (spmm_row_tmpl.h) block k into register-sized pieces.
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* 32 bytes to dst (16-byte aligned) past the caches: C's rows are written once and not read. */
+static inline void dsmmi_stream32(void *dst, const void *src)
+{
+    __m128i lo, hi;
+    memcpy(&lo, src, 16);
+    memcpy(&hi, (const char *)src + 16, 16);
+    _mm_stream_si128((__m128i *)dst, lo);
+    _mm_stream_si128((__m128i *)dst + 1, hi);
+}
+static inline void dsmmi_stream_fence(void)
+{
+    _mm_sfence();
+}
+#define DSMMI_HAVE_STREAM 1
+#else
+static inline void dsmmi_stream32(void *dst, const void *src)
+{
+    memcpy(dst, src, 32);
+}
+static inline void dsmmi_stream_fence(void) {}
+#define DSMMI_HAVE_STREAM 0
+#endif
 
 #define CHUNKS_PER_THREAD 8
 
@@ -17,6 +43,7 @@
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = 128,
+    .row_stream_min = (size_t)8 << 20,
     .col_split_work = 256.0,
     .col_private_max = (size_t)16 << 20,
     .min_thread_work = 65536.0,
@@ -29,6 +56,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
     dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k;
+    size_t w = a->type == DSMM_DOUBLE ? sizeof(double) : sizeof(float);
+    int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
+             (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&
+             (uintptr_t)a->C % 16 == 0 && (size_t)a->ldc * w % 16 == 0;
     if (a->type == DSMM_DOUBLE) {
         const double *av = a->av;
         const double *B = a->B;
@@ -36,10 +67,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         double al = a->alpha, be = a->beta;
         if (A->colidx32) {
             (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf);
+                                       r1, kbuf, nt);
         } else {
             (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf);
+                                       r1, kbuf, nt);
         }
     } else {
         const float *av = a->av;
@@ -48,10 +79,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         float al = (float)a->alpha, be = (float)a->beta;
         if (A->colidx32) {
             (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf);
+                                       r1, kbuf, nt);
         } else {
             (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf);
+                                       r1, kbuf, nt);
         }
     }
 }

@@ -11,6 +11,15 @@
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
 #define BUFV    128 // vectors in the wide-k buffer: 4 KiB
+// C's vector at dst gets y: a streaming store when nt (beta = 0, C 16-byte aligned, rows too).
+#define STOREC(dst, y)                                                                             \
+    do {                                                                                           \
+        if (nt) {                                                                                  \
+            dsmmi_stream32((dst), &(y));                                                           \
+        } else {                                                                                   \
+            memcpy((dst), &(y), sizeof(y));                                                        \
+        }                                                                                          \
+    } while (0)
 
 // Blocks of NV vectors starting at column j, while NV * VL columns are left. With one vector
 // per block, the sums of alternate entries go to U = 2 separate sets (added at the end), so 2
@@ -59,7 +68,7 @@
                 memcpy(&x, c + t * VL, sizeof x);                                                  \
                 y += beta * x;                                                                     \
             }                                                                                      \
-            memcpy(c + t * VL, &y, sizeof y);                                                      \
+            STOREC(c + t * VL, y);                                                                 \
         }                                                                                          \
     }
 
@@ -129,7 +138,7 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
 DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
                               const T *restrict av, const T *restrict B, dsmm_idx ldb,
                               T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
-                              dsmm_idx r1, dsmm_idx kbuf)
+                              dsmm_idx r1, dsmm_idx kbuf, int nt)
 {
     const V vzero = {0};
     (void)av;
@@ -152,6 +161,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
                 ROW_VBLOCK(4)
             }
         }
+        if (nt) dsmmi_stream_fence();
         return;
     }
     for (dsmm_idx i = r0; i < r1; i++) {
@@ -181,7 +191,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
                     memcpy(&x, c + t * VL, sizeof x);
                     y += beta * x;
                 }
-                memcpy(c + t * VL, &y, sizeof y);
+                STOREC(c + t * VL, y);
             }
             j += w;
         }
@@ -194,9 +204,11 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
         if (k - j >= 2) ROW_SBLOCK(2)
         if (k - j >= 1) ROW_SBLOCK(1)
     }
+    if (nt) dsmmi_stream_fence();
 }
 
 #undef ROW_VBLOCK
 #undef ROW_SBLOCK
 #undef BUFV
 #undef AVAL
+#undef STOREC

@@ -730,6 +730,72 @@ static int test_threads(void)
     return TEST_PASS;
 }
 
+// Streaming stores for C (beta = 0, C aligned, at least row_stream_min bytes; here every
+// size): the reference's values, padding untouched, unaligned C and leading dimensions taking
+// plain stores, and the same bits as without streaming at 1 and 2 threads.
+static int test_streaming_stores(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx pads[][3] = {{0, 0, 0}, {0, 1, 0}, {0, 3, 1}, {0, 4, 0}};
+    static const dsmm_idx ks[] = {1, 4, 8, 16, 33, 64, 100, 256};
+    size_t keep = dsmmi_spmm_tune.row_stream_min;
+    test_mat ma;
+    test_mat_init(&ma, 61, 45, 0.12, seed_at(450));
+    ma.empty_rows = 0.1;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    int rc = TEST_PASS;
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++)
+        for (int t = 0; t < 2 && rc == TEST_PASS; t++) {
+            dsmm_type type = t ? DSMM_DOUBLE : DSMM_FLOAT;
+            for (size_t p = 0; p < sizeof pads / sizeof pads[0] && rc == TEST_PASS; p++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(i + p) % 3]; // beta = 0 twice in three
+                case_init(&c, type, ks[i], ab[0], ab[1]);
+                c.ldb_pad = pads[p][0];
+                c.ldc_pad = pads[p][1];
+                c.off = pads[p][2];
+                dsmmi_spmm_tune.row_stream_min = 1;
+                rc = check_spmm(ctx, A, &c, "streaming stores");
+            }
+            // The same bits with and without streaming (library-allocated, aligned C).
+            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
+            CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, ks[i], type, &B));
+            for (dsmm_idx e = 0; e < A->ncols * ks[i]; e++) {
+                double x = (double)((e * 37) % 101) / 17.0 - 3.0;
+                if (t)
+                    ((double *)B->val)[e] = x;
+                else
+                    ((float *)B->val)[e] = (float)x;
+            }
+            dsmm_spmm_opts o;
+            dsmm_spmm_opts_init(&o);
+            o.alg = DSMM_SPMM_ROW;
+            o.alpha = 1.5;
+            for (int th = 1; th <= 2 && rc == TEST_PASS; th++) {
+                CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
+                for (int st = 0; st < 2; st++) {
+                    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, ks[i], type, &C[st]));
+                    dsmmi_spmm_tune.row_stream_min = st ? 1 : 0;
+                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[st], &o, NULL));
+                }
+                size_t bytes = (size_t)A->nrows * (size_t)ks[i] * type_size(type);
+                CHECK_MSG(bytes == 0 || memcmp(C[0]->val, C[1]->val, bytes) == 0,
+                          "k %lld %s, %d threads: streaming stores changed C's bits",
+                          (long long)ks[i], dsmm_type_name(type), th);
+                dsmm_dense_destroy(&C[0]);
+                dsmm_dense_destroy(&C[1]);
+            }
+            dsmm_dense_destroy(&B);
+        }
+    dsmmi_spmm_tune.row_stream_min = keep;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_csr_destroy(&A);
+    if (rc != TEST_PASS) return rc;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- options, info, traffic -------------------------------------------------------------- */
 
 static int test_info(void)
@@ -1120,13 +1186,11 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),
-        TEST(test_alpha_beta),   TEST(test_shapes),
-        TEST(test_generators),   TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_threads),
-        TEST(test_info),         TEST(test_bad_input),
-        TEST(test_names),        TEST(test_budget),
-        TEST(test_stream_triad), TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),          TEST(test_alpha_beta),
+        TEST(test_shapes),       TEST(test_generators),       TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_streaming_stores), TEST(test_threads),
+        TEST(test_info),         TEST(test_bad_input),        TEST(test_names),
+        TEST(test_budget),       TEST(test_stream_triad),     TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
