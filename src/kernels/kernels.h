@@ -220,15 +220,16 @@ typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
-    double dense_summary;     // bitmap rows with span words * this > nz walk a summary level
-    int one_pass;             // fill without the symbolic count (see above)
-    size_t one_pass_max;      // ... when C at the bound takes at most this many bytes
-    int one_pass_threads;     // ... and on at most this many threads
-    size_t one_pass_mt_max;   // ... and, on more than one, at most this many bytes
-    dsmm_idx one_pass_stage;  // ... several threads: entries of the rows' bounds per staged run
-    dsmm_idx prefetch;        // dense: prefetch the B row this many A entries ahead (0: none)
-    int prefetch_bp;          // ... and B's row pointer twice as far ahead
-    uint32_t dense_first_tag; // a new workspace's tag (tests start near the wrap-around)
+    double dense_summary;       // bitmap rows with span words * this > nz walk a summary level
+    int one_pass;               // fill without the symbolic count (see above)
+    size_t one_pass_max;        // ... when C at the bound takes at most this many bytes
+    int one_pass_threads;       // ... and on at most this many threads
+    size_t one_pass_mt_max;     // ... and, on more than one, at most this many bytes
+    dsmm_idx one_pass_stage;    // ... several threads: entries of the rows' bounds per staged run
+    size_t one_pass_stream_min; // ... bytes of C's bound from which runs stream into C (0: never)
+    dsmm_idx prefetch;          // dense: prefetch the B row this many A entries ahead (0: none)
+    int prefetch_bp;            // ... and B's row pointer twice as far ahead
+    uint32_t dense_first_tag;   // a new workspace's tag (tests start near the wrap-around)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)

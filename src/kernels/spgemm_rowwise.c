@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/stream.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -32,6 +33,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_threads = 1 << 20,
     .one_pass_mt_max = (size_t)1 << 40,
     .one_pass_stage = (dsmm_idx)1 << 14,
+    .one_pass_stream_min = (size_t)8 << 20,
     .min_thread_flops = 262144,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
@@ -695,6 +697,10 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
                        "spgemm: staging buffer of %lld entries", (long long)big);
         }
         pl->ws_bytes += (size_t)T * (size_t)big * ew;
+        // C's bound past the caches: copies stream (the runs were written in L2; their copy
+        // in C is read by the caller later, if at all).
+        int stream = dsmmi_spgemm_tune.one_pass_stream_min > 0 &&
+                     (double)bound * (double)ew >= (double)dsmmi_spgemm_tune.one_pass_stream_min;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(T) reduction(+ : hp, dn)
 #endif
@@ -714,15 +720,24 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
                     q += onepass_row(pl, &pl->ws[t], i, sc, cw, sv, vw, q, &hp, &dn);
                     Cn->rowptr[i + 1] = q;
                 }
+                // In run order, the run's place in C; the copy itself runs outside the
+                // ordered section, beside the other threads' copies.
+                dsmm_idx off = 0;
 #ifdef _OPENMP
 #pragma omp ordered
 #endif
                 {
-                    memcpy(cc + (size_t)total * cw, sc, (size_t)q * cw);
-                    if (cv) memcpy(cv + (size_t)total * vw, sv, (size_t)q * vw);
-                    for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) Cn->rowptr[i + 1] += total;
+                    off = total;
                     total += q;
                 }
+                if (stream) {
+                    dsmmi_stream_copy(cc + (size_t)off * cw, sc, (size_t)q * cw);
+                    if (cv) dsmmi_stream_copy(cv + (size_t)off * vw, sv, (size_t)q * vw);
+                } else {
+                    memcpy(cc + (size_t)off * cw, sc, (size_t)q * cw);
+                    if (cv) memcpy(cv + (size_t)off * vw, sv, (size_t)q * vw);
+                }
+                for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) Cn->rowptr[i + 1] += off;
             }
         }
     }

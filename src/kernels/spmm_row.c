@@ -7,31 +7,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-/* 32 bytes to dst (16-byte aligned) past the caches: C's rows are written once and not read. */
-static inline void dsmmi_stream32(void *dst, const void *src)
-{
-    __m128i lo, hi;
-    memcpy(&lo, src, 16);
-    memcpy(&hi, (const char *)src + 16, 16);
-    _mm_stream_si128((__m128i *)dst, lo);
-    _mm_stream_si128((__m128i *)dst + 1, hi);
-}
-static inline void dsmmi_stream_fence(void)
-{
-    _mm_sfence();
-}
-#define DSMMI_HAVE_STREAM 1
-#else
-static inline void dsmmi_stream32(void *dst, const void *src)
-{
-    memcpy(dst, src, 32);
-}
-static inline void dsmmi_stream_fence(void) {}
-#define DSMMI_HAVE_STREAM 0
-#endif
+#include "kernels/stream.h"
 
 #define CHUNKS_PER_THREAD 8
 

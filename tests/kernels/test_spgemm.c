@@ -324,6 +324,7 @@ static int dense_orders(void)
         t->min_thread_flops = 1; // two threads even on these small products
         t->one_pass_threads = 2;
         t->one_pass_stage = vv & 1 ? 5 : 64; // the threads' staged runs: a few rows each
+        t->one_pass_stream_min = vv & 2 ? 1 : 0; // runs copied into C with streaming stores
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
@@ -349,6 +350,7 @@ static int dense_orders(void)
     for (int nt = 3; nt <= 4; nt++) {
         dsmmi_spgemm_tune.min_thread_flops = 1;
         dsmmi_spgemm_tune.one_pass_stage = nt == 3 ? 1 : 40;
+        dsmmi_spgemm_tune.one_pass_stream_min = nt == 4 ? 1 : 0;
         CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, nt));
         dsmm_spgemm_opts o;
         dsmm_spgemm_opts_init(&o);
