@@ -323,7 +323,7 @@ static int dense_orders(void)
         t->one_pass = one_pass;
         t->min_thread_flops = 1; // two threads even on these small products
         t->one_pass_threads = 2;
-        t->one_pass_stage = vv & 1 ? 5 : 64; // the threads' staged runs: a few rows each
+        t->one_pass_stage = vv & 1 ? 5 : 64;     // the threads' staged runs: a few rows each
         t->one_pass_stream_min = vv & 2 ? 1 : 0; // runs copied into C with streaming stores
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
