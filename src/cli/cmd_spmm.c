@@ -355,7 +355,7 @@ int cli_spmm(int argc, char **argv)
     // B (when random) and C at once against the budget, before either is allocated: an absurd
     // --k gets one message naming both sizes instead of a failed allocation. Sizes past any
     // budget are refused before they could overflow size_t.
-    size_t w = r.type == DSMM_DOUBLE ? sizeof(double) : sizeof(float);
+    size_t w = dsmmi_type_size(r.type);
     double need = ((b_path ? 0.0 : (double)r.n) + (double)r.m) * (double)r.k * (double)w;
     char what[256];
     if (b_path)

@@ -470,7 +470,7 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
     r.p = p;
     r.type = B->type;
     r.k = B->ncols;
-    r.elem = B->type == DSMM_DOUBLE ? sizeof(double) : sizeof(float);
+    r.elem = dsmmi_type_size(B->type);
     r.row = (size_t)r.k * r.elem;
     r.C = C;
     DSMM_TRY(dsmmi_comm_agree(ctx, dsmmi_cola_mats_get(ctx, p, r.type, &r.m)));

@@ -32,7 +32,7 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
     dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k;
-    size_t w = a->type == DSMM_DOUBLE ? sizeof(double) : sizeof(float);
+    size_t w = dsmmi_type_size(a->type);
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
              (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&
              (uintptr_t)a->C % 16 == 0 && (size_t)a->ldc * w % 16 == 0;
