@@ -85,7 +85,7 @@ typedef struct dsmmi_mcl_iter_stats {
  * floats as mcl computes them); G holds rows g0.. of T that M's rows reference; acc/seen are
  * N-long scratch (both all zero on entry and exit); idx/val hold N + 16 entries (the dense path
  * stores 16 at a time). The SIMD loops are used once dsmmi_mcl_iterate_local or
- * dsmmi_mcl_simd(1) has checked the CPU. *dense_path: mcl's dense path was used. */
+ * dsmmi_mcl_simd has checked the CPU. *dense_path: mcl's dense path was used. */
 dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
                               const dsmmi_mcl_mat *G, dsmm_idx g0, double *acc, uint64_t *seen,
                               int32_t *idx, float *val, int *dense_path);
@@ -107,10 +107,11 @@ void dsmmi_mcl_expand_panel(const dsmmi_mcl_mat *M, dsmm_idx r0, int w, const ds
 dsmm_idx dsmmi_mcl_panel_take(const double *acc, dsmm_idx N, int c, int32_t *idx, float *val);
 void dsmmi_mcl_panel_clear(double *acc, dsmm_idx N);
 
-/* dsmmi_mcl_simd: allow (1, the default) or forbid (0: tests of the portable loops) the x86
- * SIMD loops of the expansion (AVX2 products, AVX-512 collect and panel take); not
+/* dsmmi_mcl_simd: the x86 SIMD loops of the expansion the CPU may use: 3 (the default) all it
+ * has; 2 all but the AVX-512 panel rows (AVX2 panel rows); 1 AVX2 only (products; no AVX-512
+ * collect or panel take); 0 none (the portable loops). For tests and benchmarks; not
  * thread-safe, call between runs. */
-void dsmmi_mcl_simd(int allow);
+void dsmmi_mcl_simd(int level);
 
 /* dsmmi_mcl_iterate_local: the next iterate of M's rows (global rows row0..): every column
  * expanded against G, pruned, rescaled and inflated with `inflation` (0: not inflated), OpenMP

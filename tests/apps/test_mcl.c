@@ -377,7 +377,9 @@ static int test_expand_vs_reference(void)
         double *acc = f.acc, *racc = f.racc;
         uint64_t *seen = f.seen;
         float *val = f.val, *rval = f.rval;
-        for (int simd = 0; simd < 2; simd++) {
+        // SIMD levels: portable, AVX2, AVX-512 collect and take, AVX-512 panel rows (each as
+        // far as the CPU has it).
+        for (int simd = 0; simd < 4; simd++) {
             dsmmi_mcl_simd(simd);
             for (int relabelled = 0; relabelled < 2; relabelled++)
                 for (dsmm_idx v = 0; v < N; v++) {
@@ -398,7 +400,7 @@ static int test_expand_vs_reference(void)
         }
         // Runs of dense-path columns as panels (every start, every width from 2).
         double *pacc = acc; // N * DSMMI_MCL_PANEL doubles
-        for (int simd = 0; simd < 2; simd++) {
+        for (int simd = 0; simd < 4; simd++) {
             dsmmi_mcl_simd(simd);
             for (int relabelled = 0; relabelled < 2; relabelled++) {
                 const dsmmi_mcl_mat *X = relabelled ? R : M;
@@ -427,7 +429,7 @@ static int test_expand_vs_reference(void)
             }
         }
         // Everything pruned, no recovery: each column keeps its own loop (vertex, not row).
-        dsmmi_mcl_simd(1);
+        dsmmi_mcl_simd(3);
         dsmmi_mcl_rules none = {1e300, 0, 0, 0.0}; // sums exceed 1: M is not stochastic
         dsmmi_mcl_mat out = {0};
         dsmmi_mcl_iter_stats s;
