@@ -275,8 +275,8 @@ __attribute__((target("avx2"))) static void panel_row_avx2(double *restrict acc,
 // panel_row_avx2 with AVX-512, four entries a step: the products of two entries are formed in
 // one 8-float multiply (each entry's value broadcast to its four lanes), widened in one
 // conversion and added to both entries' sums, loaded side by side, in one 8-double add. The
-// same float products and double adds as panel_row_avx2, so the same bits; 5-10% faster on
-// the heaviest iterations of STRING_PPI, R-MAT 14 and ca-condmat (docs/mcl.md).
+// same float products and double adds as panel_row_avx2, so the same bits; 0.87-0.97 of its
+// time on the heaviest iterations of four bench networks (bench/mcl_expand, docs/mcl.md).
 AVX512 static void panel_row_512(double *restrict acc, const int32_t *restrict gc,
                                  const float *restrict gv, dsmm_idx len, const float *restrict bw)
 {
@@ -307,7 +307,8 @@ AVX512 static void panel_row_512(double *restrict acc, const int32_t *restrict g
 #endif
 
 // Row k of G added into the accumulator: times b into a single column's (bw NULL), or into
-// the panel's columns, column c times bw[c]; with AVX2 when the CPU has it and it is allowed.
+// the panel's columns, column c times bw[c]; with AVX-512 (panel rows) or AVX2 when the CPU has
+// it and dsmmi_mcl_simd allows it.
 static void add_g_row(double *acc, const dsmmi_mcl_mat *G, dsmm_idx k, float b, const float *bw)
 {
     const int32_t *gc = G->col + G->rowptr[k];
