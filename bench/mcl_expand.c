@@ -139,7 +139,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    dsmmi_mcl_simd(3);
     printf("# %s: %lld vertices, %lld entries in, %lld expanded; %d threads, %d rounds (+1 "
            "warm-up)\n",
            dir, N, (long long)M.nnz, products, threads, rounds);

@@ -71,12 +71,14 @@ static void add_buffers(const dsmmi_spmm_args *a, void *const *buf, int nbuf, ds
 {
     dsmm_idx k = a->k;
     for (int u = 0; u < nbuf; u++) {
-        for (dsmm_idx i = i0; i < i1; i++) {
-            if (a->type == DSMM_DOUBLE) {
+        if (a->type == DSMM_DOUBLE) {
+            for (dsmm_idx i = i0; i < i1; i++) {
                 double *c = (double *)a->C + i * a->ldc;
                 const double *x = (const double *)buf[u] + i * k;
                 for (dsmm_idx j = 0; j < k; j++) c[j] += x[j];
-            } else {
+            }
+        } else {
+            for (dsmm_idx i = i0; i < i1; i++) {
                 float *c = (float *)a->C + i * a->ldc;
                 const float *x = (const float *)buf[u] + i * k;
                 for (dsmm_idx j = 0; j < k; j++) c[j] += x[j];
