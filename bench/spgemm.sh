@@ -171,6 +171,9 @@ run_one() {
     note_json "$name" "$sys" "$t" failed "exit $rc: $why"
     return 1
   fi
+  # Key the record by the thread count asked for: a small product runs on fewer threads
+  # (min_thread_flops) and says so in "threads", which must not overwrite the 1t record.
+  line="${line%\}},\"threads_requested\":$t}"
   echo "$line" >>"$jsonl"
   local med num
   med=$(field median_s "$line")
@@ -285,7 +288,7 @@ for r in recs:
     if b == "spgemm_prepare":
         names.append(r["name"]); prep[r["name"]] = r
     elif b == "spgemm":
-        runs[(r["name"], r["system"], int(r["threads"]))] = r
+        runs[(r["name"], r["system"], int(r.get("threads_requested", r["threads"])))] = r
     elif b == "spgemm_status":
         status.setdefault(r["name"], []).append(r)
 
@@ -371,7 +374,7 @@ for n in done:
         nratio[t].append(r)
         line += " " + fr(r, 7)
         for j in out_json:
-            if j["name"] == n and j["threads"] == t: j["ratio_numeric_vs_petsc_reuse"] = r
+            if j["name"] == n and j.get("threads_requested", j["threads"]) == t: j["ratio_numeric_vs_petsc_reuse"] = r
     dr = runs.get((n, "dsmm", ts[-1]))
     mix = "%d/%d/%d" % (dr["rows_hash"], dr["rows_heap"], dr["rows_dense"]) if dr else "-"
     line += " %15s" % mix[:15]

@@ -10,7 +10,7 @@
 //   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch,
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
-//   sym_dense, fill_dense, cache_cols.
+//   sym_dense, fill_dense, cache_cols, min_thread_flops.
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
 #include <math.h>
 #include <stdio.h>
@@ -71,6 +71,8 @@ static int apply(const char *spec)
             t->fill_dense = v;
         else if (strcmp(tok, "cache_cols") == 0)
             t->cache_cols = (dsmm_idx)v;
+        else if (strcmp(tok, "min_thread_flops") == 0)
+            t->min_thread_flops = (dsmm_idx)v;
         else
             return -1;
     }

@@ -34,7 +34,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_mt_max = (size_t)1 << 40,
     .one_pass_stage = (dsmm_idx)1 << 14,
     .one_pass_stream_min = (size_t)8 << 20,
-    .min_thread_flops = 262144,
+    .min_thread_flops = 65536,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
