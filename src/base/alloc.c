@@ -110,7 +110,17 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
-#define CACHE_MIN ((size_t)32 << 20) // blocks this big or bigger are worth keeping
+// Freed blocks of CACHE_MIN bytes or more are kept for the next allocation of about their
+// size, at most CACHE_BIG_SLOTS of them of CACHE_BIG or more (SpGEMM outputs of gigabytes) and
+// at most CACHE_SMALL_MAX bytes of the smaller ones. Below 32 MiB, glibc serves a block from
+// its heap and gives the heap's top back to the kernel when it exceeds a threshold that
+// follows the blocks it has seen, so a product repeated on 2 threads (C, then two staging
+// buffers above it) had its C faulted in afresh each time: p2p-Gnutella08's A*A took
+// 1.2-1.7 ms on 2 threads against 0.7-0.9 with glibc's trimming off (measured 2026-11-23).
+#define CACHE_MIN       ((size_t)128 << 10)
+#define CACHE_BIG       ((size_t)32 << 20)
+#define CACHE_BIG_SLOTS 2
+#define CACHE_SMALL_MAX ((size_t)64 << 20)
 
 static void cache_lock(dsmm_ctx *ctx)
 {
@@ -127,7 +137,7 @@ void dsmmi_cache_drop(dsmm_ctx *ctx)
 {
     if (ctx == NULL) return;
     cache_lock(ctx);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
         if (ctx->cache[s]) raw_free(ctx, ctx->cache[s]);
         ctx->cache[s] = NULL;
         ctx->cache_bytes[s] = 0;
@@ -145,7 +155,7 @@ static unsigned char *cache_take(dsmm_ctx *ctx, size_t bytes)
     unsigned char *p = NULL;
     cache_lock(ctx);
     int best = -1;
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
         size_t b = ctx->cache_bytes[s];
         if (ctx->cache[s] && b >= bytes && b / 2 <= bytes &&
             (best < 0 || b < ctx->cache_bytes[best]))
@@ -161,14 +171,29 @@ static unsigned char *cache_take(dsmm_ctx *ctx, size_t bytes)
     return p;
 }
 
-// Keeps a freed block when a slot is free and the budget leaves room; true if kept.
+// Keeps a freed block when a slot is free, the limits above and the budget leave room; true
+// if kept.
 static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
 {
     bool kept = false;
     cache_lock(ctx);
     size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
-    if (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget) {
-        for (int s = 0; s < 2 && !kept; s++) {
+    int big = 0, free_slots = 0;
+    size_t small = 0;
+    for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
+        if (ctx->cache[s] == NULL)
+            free_slots++;
+        else if (ctx->cache_bytes[s] >= CACHE_BIG)
+            big++;
+        else
+            small += ctx->cache_bytes[s];
+    }
+    // A smaller block leaves the free slots the big ones may still take.
+    int room = bytes >= CACHE_BIG ? big < CACHE_BIG_SLOTS && free_slots > 0
+                                  : small + bytes <= CACHE_SMALL_MAX &&
+                                        free_slots > CACHE_BIG_SLOTS - big;
+    if (room && (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget)) {
+        for (int s = 0; s < DSMMI_CACHE_SLOTS && !kept; s++) {
             if (ctx->cache[s] == NULL) {
                 ctx->cache[s] = base;
                 ctx->cache_bytes[s] = bytes;
@@ -195,12 +220,13 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
         return NULL;
     }
-    if (bytes >= CACHE_MIN && !zero) {
+    if (bytes >= CACHE_MIN) {
         unsigned char *c = cache_take(ctx, bytes);
         if (c != NULL) {
             size_t held = hdr_held(c); // all of it counts: its pages may be resident
             if (reserve(ctx, held)) {
                 hdr_set(c, held, held);
+                if (zero) memset(c + HDR, 0, bytes); // resident pages: cheaper than faults
                 return c + HDR;
             }
             raw_free(ctx, c);

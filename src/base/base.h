@@ -20,6 +20,7 @@
 #define DSMMI_CTX_MAGIC   0x64736d6d63747831ULL // "dsmmctx1"
 #define DSMMI_FREED_MAGIC 0x0defaced0defacedULL
 #define DSMMI_ERRMSG_MAX  1024
+#define DSMMI_CACHE_SLOTS 8 // freed blocks a context keeps (alloc.c)
 
 struct dsmm_ctx {
     uint64_t magic;
@@ -35,10 +36,11 @@ struct dsmm_ctx {
     size_t budget; // 0 = unlimited
     size_t in_use; // updated atomically
     size_t peak;
-    // Big freed blocks kept for the next allocation of about their size (alloc.c): repeated
-    // products (MCL iterations, GNN layers) then skip the kernel's page zeroing.
-    void *cache[2];
-    size_t cache_bytes[2]; // block sizes; cached bytes are not in in_use
+    // Freed blocks of 128 KiB and more kept for the next allocation of about their size
+    // (alloc.c): repeated products (MCL iterations, GNN layers) then skip the kernel's page
+    // zeroing.
+    void *cache[DSMMI_CACHE_SLOTS];
+    size_t cache_bytes[DSMMI_CACHE_SLOTS]; // block sizes; cached bytes are not in in_use
     size_t cached;         // sum of cache_bytes
     int cache_lock;
     long alloc_count; // allocations so far (atomic)

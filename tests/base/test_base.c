@@ -389,6 +389,59 @@ static int test_block_cache_best_fit(void)
     return TEST_PASS;
 }
 
+// Blocks from 128 KiB up are kept too (glibc would give a repeated product's pages back to the
+// kernel), calloc'd ones come back zeroed, the smaller ones take at most 64 MiB, and they
+// leave two slots free for big blocks.
+static int test_block_cache_small(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    CHECK(ctx != NULL);
+    size_t mid = (size_t)1 << 20;
+    char *p = dsmmi_malloc(ctx, 64 << 10, 1); // below 128 KiB: not kept
+    CHECK(p != NULL);
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->cached == 0);
+    p = dsmmi_malloc(ctx, mid, 1);
+    CHECK(p != NULL);
+    memset(p, 7, mid);
+    char *keep = p;
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->cached >= mid && ctx->in_use == 0);
+    unsigned char *z = dsmmi_calloc(ctx, mid - 100, 1); // the kept block, zeroed
+    CHECK((char *)z == keep);
+    for (size_t i = 0; i < mid - 100; i++) CHECK_MSG(z[i] == 0, "byte %zu is %d", i, z[i]);
+    z = dsmmi_free(ctx, z);
+    // Eight smaller blocks: six are kept (two slots stay free for big blocks).
+    char *b[8];
+    for (int i = 0; i < 8; i++) {
+        b[i] = dsmmi_malloc(ctx, mid << (i % 2), 1); // 1 and 2 MiB, each its own request
+        CHECK(b[i] != NULL);
+    }
+    dsmmi_cache_drop(ctx);
+    for (int i = 0; i < 8; i++) b[i] = dsmmi_free(ctx, b[i]);
+    int kept = 0;
+    for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) kept += ctx->cache[s] != NULL;
+    CHECK_MSG(kept == DSMMI_CACHE_SLOTS - 2, "%d blocks kept", kept);
+    size_t big = (size_t)40 << 20;
+    char *g1 = dsmmi_malloc(ctx, big, 1), *g2 = dsmmi_malloc(ctx, big, 1);
+    CHECK(g1 != NULL && g2 != NULL);
+    g1 = dsmmi_free(ctx, g1);
+    g2 = dsmmi_free(ctx, g2);
+    CHECK(ctx->cached >= 2 * big); // both big blocks found a slot
+    dsmmi_cache_drop(ctx);
+    // 20 MiB blocks: three fit the 64 MiB the smaller blocks may take, not four.
+    size_t m20 = (size_t)20 << 20;
+    for (int i = 0; i < 4; i++) {
+        b[i] = dsmmi_malloc(ctx, m20, 1);
+        CHECK(b[i] != NULL);
+    }
+    for (int i = 0; i < 4; i++) b[i] = dsmmi_free(ctx, b[i]);
+    CHECK_MSG(ctx->cached == 3 * m20, "%zu bytes kept", ctx->cached);
+    dsmmi_cache_drop(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // dsmmi_shrink_account gives the budget back the unused tail but keeps the block, so a kept
 // block still serves a request of its full size.
 static int test_shrink_account(void)
@@ -439,6 +492,7 @@ int main(int argc, char **argv)
         TEST(test_threads_setting),
         TEST(test_block_cache),
         TEST(test_block_cache_best_fit),
+        TEST(test_block_cache_small),
         TEST(test_shrink_account),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
