@@ -189,9 +189,9 @@ static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
             small += ctx->cache_bytes[s];
     }
     // A smaller block leaves the free slots the big ones may still take.
-    int room = bytes >= CACHE_BIG ? big < CACHE_BIG_SLOTS && free_slots > 0
-                                  : small + bytes <= CACHE_SMALL_MAX &&
-                                        free_slots > CACHE_BIG_SLOTS - big;
+    int room = bytes >= CACHE_BIG
+                   ? big < CACHE_BIG_SLOTS && free_slots > 0
+                   : small + bytes <= CACHE_SMALL_MAX && free_slots > CACHE_BIG_SLOTS - big;
     if (room && (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget)) {
         for (int s = 0; s < DSMMI_CACHE_SLOTS && !kept; s++) {
             if (ctx->cache[s] == NULL) {
