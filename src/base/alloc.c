@@ -118,9 +118,22 @@ static void advise_huge(void *p, size_t n)
 // buffers above it) had its C faulted in afresh each time: p2p-Gnutella08's A*A took
 // 1.2-1.7 ms on 2 threads against 0.7-0.9 with glibc's trimming off (measured 2026-11-23).
 #define CACHE_MIN       ((size_t)128 << 10)
-#define CACHE_BIG       ((size_t)32 << 20)
+#define CACHE_BIG       DSMMI_CACHE_BIG
 #define CACHE_BIG_SLOTS 2
 #define CACHE_SMALL_MAX ((size_t)64 << 20)
+
+size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes)
+{
+    if (ctx == NULL) return 0;
+    size_t old = ctx->cache_min;
+    ctx->cache_min = bytes;
+    return old;
+}
+
+static size_t cache_min(const dsmm_ctx *ctx)
+{
+    return ctx->cache_min != 0 ? ctx->cache_min : CACHE_MIN;
+}
 
 static void cache_lock(dsmm_ctx *ctx)
 {
@@ -220,7 +233,7 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
         return NULL;
     }
-    if (bytes >= CACHE_MIN) {
+    if (bytes >= cache_min(ctx)) {
         unsigned char *c = cache_take(ctx, bytes);
         if (c != NULL) {
             size_t held = hdr_held(c); // all of it counts: its pages may be resident
@@ -321,7 +334,7 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p)
     unsigned char *base = (unsigned char *)p - HDR;
     size_t held = hdr_held(base);
     unreserve(ctx, hdr_counted(base));
-    if (held < CACHE_MIN || !cache_put(ctx, base, held)) raw_free(ctx, base);
+    if (held < cache_min(ctx) || !cache_put(ctx, base, held)) raw_free(ctx, base);
     return NULL;
 }
 

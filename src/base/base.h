@@ -41,7 +41,8 @@ struct dsmm_ctx {
     // zeroing.
     void *cache[DSMMI_CACHE_SLOTS];
     size_t cache_bytes[DSMMI_CACHE_SLOTS]; // block sizes; cached bytes are not in in_use
-    size_t cached;         // sum of cache_bytes
+    size_t cached;                         // sum of cache_bytes
+    size_t cache_min;                      // smallest block kept (0: 128 KiB; dsmmi_cache_min)
     int cache_lock;
     long alloc_count; // allocations so far (atomic)
     long fail_at;     // allocation number that fails, -1 = none
@@ -133,6 +134,11 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p);
 /* dsmmi_cache_drop: frees the blocks kept by dsmmi_free for reuse (context destruction,
  * allocator change, budget pressure). */
 void dsmmi_cache_drop(dsmm_ctx *ctx);
+/* dsmmi_cache_min: from now on dsmmi_free keeps only blocks of at least bytes (0: the default,
+ * 128 KiB; DSMMI_CACHE_BIG: only the big ones); returns the previous setting. A caller whose
+ * peak resident memory is its measure (MCL) keeps small blocks out. NULL-safe. */
+size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes);
+#define DSMMI_CACHE_BIG ((size_t)32 << 20)
 /* dsmmi_mul_ok: *out = a * b without overflow; false on overflow. */
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out);
 /* dsmmi_budget_room: would `bytes` more fit in the budget? No message: for a caller with
