@@ -110,17 +110,17 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
-// Freed blocks of CACHE_MIN bytes or more are kept for the next allocation of about their
-// size, at most CACHE_BIG_SLOTS of them of CACHE_BIG or more (SpGEMM outputs of gigabytes) and
-// at most CACHE_SMALL_MAX bytes of the smaller ones. Below 32 MiB, glibc serves a block from
-// its heap and gives the heap's top back to the kernel when it exceeds a threshold that
-// follows the blocks it has seen, so a product repeated on 2 threads (C, then two staging
-// buffers above it) had its C faulted in afresh each time: p2p-Gnutella08's A*A took
+// Freed blocks of CACHE_MIN to CACHE_SMALL_TOP bytes, and of CACHE_BIG or more, are kept for
+// the next allocation of about their size, at most CACHE_BIG_SLOTS of the big ones (SpGEMM
+// outputs of gigabytes); the smaller ones take the other slots (12 MiB at most). Below 32 MiB,
+// glibc serves a block from its heap and gives the heap's top back to the kernel when it exceeds a
+// threshold that follows the blocks it has seen, so a product repeated on 2 threads (C, then two
+// staging buffers above it) had its C faulted in afresh each time: p2p-Gnutella08's A*A took
 // 1.2-1.7 ms on 2 threads against 0.7-0.9 with glibc's trimming off (measured 2026-11-23).
 #define CACHE_MIN       ((size_t)128 << 10)
+#define CACHE_SMALL_TOP ((size_t)2 << 20) // below it and from CACHE_BIG up, not between
 #define CACHE_BIG       DSMMI_CACHE_BIG
 #define CACHE_BIG_SLOTS 2
-#define CACHE_SMALL_MAX ((size_t)64 << 20)
 
 size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes)
 {
@@ -130,9 +130,13 @@ size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes)
     return old;
 }
 
-static size_t cache_min(const dsmm_ctx *ctx)
+// Whether a block of bytes may be kept. Blocks of 2 to 32 MiB are not: kept, they were often
+// not the sizes the next requests asked for, and they added to the peak (cit-HepPh's A*A at 2
+// threads: 56 MB kept below 2 MiB, 70 MB kept from 1 MiB up or up to 64 MiB of them).
+static bool cache_fits(const dsmm_ctx *ctx, size_t bytes)
 {
-    return ctx->cache_min != 0 ? ctx->cache_min : CACHE_MIN;
+    size_t lo = ctx->cache_min != 0 ? ctx->cache_min : CACHE_MIN;
+    return bytes >= lo && (bytes < CACHE_SMALL_TOP || bytes >= CACHE_BIG);
 }
 
 static void cache_lock(dsmm_ctx *ctx)
@@ -192,19 +196,15 @@ static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
     cache_lock(ctx);
     size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
     int big = 0, free_slots = 0;
-    size_t small = 0;
     for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
         if (ctx->cache[s] == NULL)
             free_slots++;
         else if (ctx->cache_bytes[s] >= CACHE_BIG)
             big++;
-        else
-            small += ctx->cache_bytes[s];
     }
     // A smaller block leaves the free slots the big ones may still take.
-    int room = bytes >= CACHE_BIG
-                   ? big < CACHE_BIG_SLOTS && free_slots > 0
-                   : small + bytes <= CACHE_SMALL_MAX && free_slots > CACHE_BIG_SLOTS - big;
+    int room = bytes >= CACHE_BIG ? big < CACHE_BIG_SLOTS && free_slots > 0
+                                  : free_slots > CACHE_BIG_SLOTS - big;
     if (room && (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget)) {
         for (int s = 0; s < DSMMI_CACHE_SLOTS && !kept; s++) {
             if (ctx->cache[s] == NULL) {
@@ -233,7 +233,7 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     "injected failure of allocation #%ld (%zu bytes)", ctx->fail_at, bytes);
         return NULL;
     }
-    if (bytes >= cache_min(ctx)) {
+    if (cache_fits(ctx, bytes)) {
         unsigned char *c = cache_take(ctx, bytes);
         if (c != NULL) {
             size_t held = hdr_held(c); // all of it counts: its pages may be resident
@@ -334,7 +334,7 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p)
     unsigned char *base = (unsigned char *)p - HDR;
     size_t held = hdr_held(base);
     unreserve(ctx, hdr_counted(base));
-    if (held < cache_min(ctx) || !cache_put(ctx, base, held)) raw_free(ctx, base);
+    if (!cache_fits(ctx, held) || !cache_put(ctx, base, held)) raw_free(ctx, base);
     return NULL;
 }
 

@@ -389,15 +389,19 @@ static int test_block_cache_best_fit(void)
     return TEST_PASS;
 }
 
-// Blocks from 128 KiB up are kept too (glibc would give a repeated product's pages back to the
-// kernel), calloc'd ones come back zeroed, the smaller ones take at most 64 MiB, and they
-// leave two slots free for big blocks.
+// Blocks of 128 KiB to 2 MiB are kept too (glibc would give a repeated product's pages back to
+// the kernel), calloc'd ones come back zeroed, blocks of 2 to 32 MiB are not kept, and the
+// smaller blocks leave two slots free for big ones.
 static int test_block_cache_small(void)
 {
     dsmm_ctx *ctx = test_ctx();
     CHECK(ctx != NULL);
     size_t mid = (size_t)1 << 20;
     char *p = dsmmi_malloc(ctx, 64 << 10, 1); // below 128 KiB: not kept
+    CHECK(p != NULL);
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->cached == 0);
+    p = dsmmi_malloc(ctx, 4 * mid, 1); // 2 to 32 MiB: not kept
     CHECK(p != NULL);
     p = dsmmi_free(ctx, p);
     CHECK(ctx->cached == 0);
@@ -414,7 +418,7 @@ static int test_block_cache_small(void)
     // Eight smaller blocks: six are kept (two slots stay free for big blocks).
     char *b[8];
     for (int i = 0; i < 8; i++) {
-        b[i] = dsmmi_malloc(ctx, mid << (i % 2), 1); // 1 and 2 MiB, each its own request
+        b[i] = dsmmi_malloc(ctx, (mid / 2) << (i % 2), 1); // 0.5 and 1 MiB
         CHECK(b[i] != NULL);
     }
     dsmmi_cache_drop(ctx);
@@ -428,16 +432,14 @@ static int test_block_cache_small(void)
     g1 = dsmmi_free(ctx, g1);
     g2 = dsmmi_free(ctx, g2);
     CHECK(ctx->cached >= 2 * big); // both big blocks found a slot
+    // MCL's setting: only big blocks.
     dsmmi_cache_drop(ctx);
-    // 20 MiB blocks: three fit the 64 MiB the smaller blocks may take, not four.
-    size_t m20 = (size_t)20 << 20;
-    for (int i = 0; i < 4; i++) {
-        b[i] = dsmmi_malloc(ctx, m20, 1);
-        CHECK(b[i] != NULL);
-    }
-    for (int i = 0; i < 4; i++) b[i] = dsmmi_free(ctx, b[i]);
-    CHECK_MSG(ctx->cached == 3 * m20, "%zu bytes kept", ctx->cached);
-    dsmmi_cache_drop(ctx);
+    CHECK(dsmmi_cache_min(ctx, DSMMI_CACHE_BIG) == 0);
+    p = dsmmi_malloc(ctx, mid, 1);
+    CHECK(p != NULL);
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->cached == 0);
+    CHECK(dsmmi_cache_min(ctx, 0) == DSMMI_CACHE_BIG);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
