@@ -36,9 +36,9 @@ struct dsmm_ctx {
     size_t budget; // 0 = unlimited
     size_t in_use; // updated atomically
     size_t peak;
-    // Freed blocks of 128 KiB and more kept for the next allocation of about their size
-    // (alloc.c): repeated products (MCL iterations, GNN layers) then skip the kernel's page
-    // zeroing.
+    // Freed blocks of 128 KiB to 2 MiB and of 32 MiB and more, kept for the next allocation
+    // of about their size (alloc.c): repeated products (MCL iterations, GNN layers) then skip
+    // the kernel's page zeroing.
     void *cache[DSMMI_CACHE_SLOTS];
     size_t cache_bytes[DSMMI_CACHE_SLOTS]; // block sizes; cached bytes are not in in_use
     size_t cached;                         // sum of cache_bytes
