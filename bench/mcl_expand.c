@@ -28,25 +28,6 @@ static int usage(void)
     return 2;
 }
 
-// The vertex count of a checkpoint (its state file's "vertices" line; -1 when unreadable) and
-// whether the run symmetrised its input (its settings line: the CLI does for --abc).
-static long long read_state(const char *dir, int *sym)
-{
-    char path[4096], line[1024];
-    long long n = -1;
-    snprintf(path, sizeof path, "%s/state", dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return -1;
-    *sym = 0;
-    while (fgets(line, sizeof line, f) != NULL) {
-        long long v;
-        if (sscanf(line, "vertices %lld", &v) == 1) n = v;
-        if (strncmp(line, "settings ", 9) == 0 && strstr(line, " sym=1") != NULL) *sym = 1;
-    }
-    fclose(f);
-    return n;
-}
-
 static int same_iterate(const dsmmi_mcl_mat *a, const dsmmi_mcl_mat *b)
 {
     return a->nrows == b->nrows && a->nnz == b->nnz &&
@@ -83,30 +64,28 @@ int main(int argc, char **argv)
         nlev = 2;
     }
     if (threads < 1 || rounds < 1 || rounds > MAX_ROUNDS) return usage();
-    int sym = 0;
-    long long N = read_state(dir, &sym);
-    if (N <= 0) {
-        fprintf(stderr, "mcl_expand: %s/state: not a dsmm mcl checkpoint\n", dir);
-        return 1;
-    }
-
     dsmm_ctx *ctx = NULL;
     if (dsmm_ctx_create(&ctx) != DSMM_OK || dsmm_ctx_set_threads(ctx, threads) != DSMM_OK) {
         fprintf(stderr, "mcl_expand: no context\n");
         return 1;
     }
-    int rc = 1;
+    int rc = 1, sym = 0;
+    dsmm_idx N = 0;
     dsmm_mcl_params p;
     dsmm_mcl_params_init(&p);
     p.resume_dir = dir;
-    p.symmetrize = sym;
     dsmmi_mcl_rules rules;
     dsmmi_mcl_mat M = {0}, first = {0};
     dsmmi_mcl_loop loop = {0};
     int32_t *newof = NULL, *orig = NULL;
     dsmm_idx row0 = 0;
+    if (dsmmi_mcl_checkpoint_peek(ctx, dir, &N, &sym) != DSMM_OK) {
+        fprintf(stderr, "mcl_expand: %s: %s\n", dir, dsmm_ctx_last_error(ctx));
+        goto done;
+    }
+    p.symmetrize = sym;
     if (dsmmi_mcl_rules_from(ctx, &p, &rules) != DSMM_OK ||
-        dsmmi_mcl_checkpoint_read(ctx, &p, (dsmm_idx)N, &M, &row0, &loop) != DSMM_OK ||
+        dsmmi_mcl_checkpoint_read(ctx, &p, N, &M, &row0, &loop) != DSMM_OK ||
         dsmmi_mcl_relabel(ctx, &M, &newof, &orig) != DSMM_OK) {
         fprintf(stderr, "mcl_expand: %s: %s\n", dir, dsmm_ctx_last_error(ctx));
         goto done;
@@ -123,8 +102,7 @@ int main(int argc, char **argv)
             dsmmi_mcl_iter_stats s;
             dsmmi_mcl_simd(levels[l]);
             double t0 = bench_now();
-            if (dsmmi_mcl_iterate_local(ctx, &M, 0, (dsmm_idx)N, &M, 0, &rules, power, &out, &s) !=
-                DSMM_OK) {
+            if (dsmmi_mcl_iterate_local(ctx, &M, 0, N, &M, 0, &rules, power, &out, &s) != DSMM_OK) {
                 fprintf(stderr, "mcl_expand: %s\n", dsmm_ctx_last_error(ctx));
                 goto done;
             }
@@ -141,7 +119,7 @@ int main(int argc, char **argv)
     }
     printf("# %s: %lld vertices, %lld entries in, %lld expanded; %d threads, %d rounds (+1 "
            "warm-up)\n",
-           dir, N, (long long)M.nnz, products, threads, rounds);
+           dir, (long long)N, (long long)M.nnz, products, threads, rounds);
     for (int l = 0; l < nlev; l++) {
         double ratio[MAX_ROUNDS], secs[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {

@@ -91,32 +91,29 @@ cleanup:
     return st;
 }
 
-dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmm_idx N,
-                                      dsmmi_mcl_mat *M, dsmm_idx *row0, dsmmi_mcl_loop *loop)
+// A checkpoint's state file as written above.
+typedef struct state {
+    long long n;
+    int ite, main_done;
+    double infl;
+    char name[256], set[1024];
+} state;
+
+// Reads DIR/state on rank 0 and sends it to all, so every rank decides the same way.
+static dsmm_status state_read(dsmm_ctx *ctx, const char *dir, state *s)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_dist *D = NULL;
-    FILE *f = NULL;
-    char path[4096], name[256] = "", set[1024], want[1024];
-    long long n = -1;
-    int ite = -1, main_done = -1, ok = 0;
-    double infl = 0.0;
-    dsmmi_mcl_rules r;
-    int P = dsmm_ctx_size(ctx);
-
-    DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &r));
-    settings_line(p, &r, want, sizeof want);
-    // Rank 0 reads the state and sends it to all, so every rank decides the same way.
-    path_in(path, sizeof path, p->resume_dir, "state");
-    char text[4096];
+    char path[4096], text[4096];
     int64_t len = -1;
+    int ok = 0;
+    *s = (state){.n = -1, .ite = -1, .main_done = -1};
+    path_in(path, sizeof path, dir, "state");
     memset(text, 0, sizeof text);
     if (dsmm_ctx_rank(ctx) == 0) {
-        f = fopen(path, "r");
+        FILE *f = fopen(path, "r");
         if (f != NULL) {
             len = (int64_t)fread(text, 1, sizeof text - 1, f);
             fclose(f);
-            f = NULL;
         } else {
             snprintf(text, sizeof text, "%s", strerror(errno));
         }
@@ -124,29 +121,61 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
     DSMM_TRY(dsmmi_bcast_ctl(ctx, 0, &len, sizeof len));
     DSMM_TRY(dsmmi_bcast_ctl(ctx, 0, text, sizeof text));
     DSMM_CHECK(ctx, len >= 0, DSMM_ERR_IO, "mcl: --resume: %s: %s", path, text);
-    set[0] = '\0';
     {
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         if (line != NULL && strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) == 0) {
             ok = 1;
             while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
-                if (sscanf(line, "vertices %lld", &n) == 1) continue;
-                if (sscanf(line, "iteration %d", &ite) == 1) continue;
-                if (sscanf(line, "main_done %d", &main_done) == 1) continue;
-                if (sscanf(line, "inflation %la", &infl) == 1) continue;
-                if (sscanf(line, "iterate %255s", name) == 1) continue;
-                if (strncmp(line, "settings ", 9) == 0) snprintf(set, sizeof set, "%s", line + 9);
+                if (sscanf(line, "vertices %lld", &s->n) == 1) continue;
+                if (sscanf(line, "iteration %d", &s->ite) == 1) continue;
+                if (sscanf(line, "main_done %d", &s->main_done) == 1) continue;
+                if (sscanf(line, "inflation %la", &s->infl) == 1) continue;
+                if (sscanf(line, "iterate %255s", s->name) == 1) continue;
+                if (strncmp(line, "settings ", 9) == 0)
+                    snprintf(s->set, sizeof s->set, "%s", line + 9);
             }
         }
     }
-    DSMM_CHECK(ctx, ok && n >= 0 && ite >= 0 && main_done >= 0 && infl > 0.0 && name[0] != '\0',
+    DSMM_CHECK(ctx,
+               ok && s->n >= 0 && s->ite >= 0 && s->main_done >= 0 && s->infl > 0.0 &&
+                   s->name[0] != '\0',
                DSMM_ERR_FORMAT, "mcl: --resume: %s is not a dsmm mcl checkpoint state", path);
-    DSMM_CHECK(ctx, n == N, DSMM_ERR_ARG,
-               "mcl: --resume: the checkpoint has %lld vertices, the graph %lld", n, (long long)N);
-    DSMM_CHECK(ctx, strcmp(set, want) == 0, DSMM_ERR_ARG,
-               "mcl: --resume: the checkpoint was made with other settings (%s; this run: %s)", set,
-               want);
-    path_in(path, sizeof path, p->resume_dir, name);
+cleanup:
+    return st;
+}
+
+dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *N, int *sym)
+{
+    dsmm_status st = DSMM_OK;
+    state s;
+    DSMM_TRY(state_read(ctx, dir, &s));
+    const char *k = strstr(s.set, " sym=");
+    *N = (dsmm_idx)s.n;
+    *sym = k != NULL && k[5] == '1';
+cleanup:
+    return st;
+}
+
+dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmm_idx N,
+                                      dsmmi_mcl_mat *M, dsmm_idx *row0, dsmmi_mcl_loop *loop)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_dist *D = NULL;
+    char path[4096], want[1024];
+    state s;
+    dsmmi_mcl_rules r;
+    int P = dsmm_ctx_size(ctx);
+
+    DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &r));
+    settings_line(p, &r, want, sizeof want);
+    DSMM_TRY(state_read(ctx, p->resume_dir, &s));
+    DSMM_CHECK(ctx, s.n == N, DSMM_ERR_ARG,
+               "mcl: --resume: the checkpoint has %lld vertices, the graph %lld", s.n,
+               (long long)N);
+    DSMM_CHECK(ctx, strcmp(s.set, want) == 0, DSMM_ERR_ARG,
+               "mcl: --resume: the checkpoint was made with other settings (%s; this run: %s)",
+               s.set, want);
+    path_in(path, sizeof path, p->resume_dir, s.name);
     DSMM_TRY(dsmm_dist_read(ctx, path, NULL, P, 1, &D, NULL));
     DSMM_CHECK(ctx, D->nrows == N && D->ncols == N, DSMM_ERR_FORMAT,
                "mcl: --resume: %s is %lld x %lld, not %lld x %lld", path, (long long)D->nrows,
@@ -154,11 +183,10 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
     const dsmm_csr *t = D->tile;
     *row0 = D->rb[D->grid->myrow];
     DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, t, M));
-    loop->n_ite = ite;
-    loop->main_done = main_done;
-    loop->inflation_main = infl;
+    loop->n_ite = s.ite;
+    loop->main_done = s.main_done;
+    loop->inflation_main = s.infl;
 cleanup:
-    if (f != NULL) fclose(f);
     dsmm_dist_destroy(&D);
     return st;
 }
