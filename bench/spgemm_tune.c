@@ -4,13 +4,15 @@
 // alike), after one warm-up round; prints per input the median seconds of each setting and
 // its ratio to the first, then the geomean ratio of each setting over the inputs. This is how
 // the thresholds in docs/kernels.md were chosen.
-// Usage: spgemm_tune [--threads N] [--rounds R] INPUT... -- SETTING...
+// With --numeric, each run is the numeric phase alone (dsmm_csr_spgemm_numeric on the pattern
+// of one symbolic call), not the full product.
+// Usage: spgemm_tune [--threads N] [--rounds R] [--numeric] INPUT... -- SETTING...
 //   INPUT: as bench_spgemm's (raw CSR file, any file dsmm_read reads, rmat:SCALE, rmatd:SCALE)
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
 //   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch,
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
-//   sym_dense, fill_dense, cache_cols, min_thread_flops.
+//   sym_dense, fill_dense, cache_cols, min_thread_flops, mark (dense_mark_ratio).
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
 #include <math.h>
 #include <stdio.h>
@@ -73,6 +75,8 @@ static int apply(const char *spec)
             t->cache_cols = (dsmm_idx)v;
         else if (strcmp(tok, "min_thread_flops") == 0)
             t->min_thread_flops = (dsmm_idx)v;
+        else if (strcmp(tok, "mark") == 0)
+            t->dense_mark_ratio = v;
         else
             return -1;
     }
@@ -81,14 +85,20 @@ static int apply(const char *spec)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: spgemm_tune [--threads N] [--rounds R] INPUT... -- SETTING...\n");
+    fprintf(stderr,
+            "usage: spgemm_tune [--threads N] [--rounds R] [--numeric] INPUT... -- SETTING...\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    int threads = 1, rounds = 9, first = 1;
+    int threads = 1, rounds = 9, first = 1, numeric = 0;
     while (first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2] != 0) {
+        if (strcmp(argv[first], "--numeric") == 0) {
+            numeric = 1;
+            first++;
+            continue;
+        }
         if (first + 1 >= argc) return usage();
         if (strcmp(argv[first], "--threads") == 0)
             threads = atoi(argv[first + 1]);
@@ -122,8 +132,8 @@ int main(int argc, char **argv)
     static double t[MAX_SETTINGS][MAX_ROUNDS];
     double logsum[MAX_SETTINGS] = {0};
     int rc = 0, done = 0;
-    printf("# threads %d, rounds %d (+1 warm-up), median seconds (ratio to '%s')\n", threads,
-           rounds, settings[0]);
+    printf("# threads %d, rounds %d (+1 warm-up), %s, median seconds (ratio to '%s')\n", threads,
+           rounds, numeric ? "numeric phase" : "full product", settings[0]);
     for (int f = 0; f < ninputs && rc == 0; f++) {
         dsmm_csr *A = NULL;
         if (bench_load(ctx, "spgemm_tune", inputs[f], 0, &A, NULL) != DSMM_OK) {
@@ -134,6 +144,13 @@ int main(int argc, char **argv)
         dsmm_spgemm_opts so;
         dsmm_spgemm_opts_init(&so);
         so.col_bits = A->ncols <= INT32_MAX ? 32 : 64;
+        dsmm_csr *P = NULL; // --numeric: the pattern, its values refilled by every run
+        if (numeric && dsmm_csr_spgemm_symbolic(ctx, A, A, &so, &P, NULL) != DSMM_OK) {
+            fprintf(stderr, "spgemm_tune: %s: %s\n", inputs[f], dsmm_ctx_last_error(ctx));
+            dsmm_csr_destroy(&A);
+            rc = 1;
+            break;
+        }
         for (int r = -1; r < rounds && rc == 0; r++) {
             for (int s = 0; s < nset && rc == 0; s++) {
                 dsmmi_spgemm_tune = base;
@@ -141,7 +158,9 @@ int main(int argc, char **argv)
                 dsmm_csr *C = NULL;
                 dsmm_spgemm_info info;
                 double t0 = bench_now();
-                if (dsmm_csr_spgemm_ex(ctx, A, A, &so, &C, &info) != DSMM_OK) {
+                dsmm_status st = numeric ? dsmm_csr_spgemm_numeric(ctx, A, A, &so, P, &info)
+                                         : dsmm_csr_spgemm_ex(ctx, A, A, &so, &C, &info);
+                if (st != DSMM_OK) {
                     fprintf(stderr, "spgemm_tune: %s: %s\n", inputs[f], dsmm_ctx_last_error(ctx));
                     rc = 1;
                 }
@@ -152,6 +171,7 @@ int main(int argc, char **argv)
         }
         dsmmi_spgemm_tune = base;
         dsmm_csr_destroy(&A);
+        dsmm_csr_destroy(&P);
         if (rc != 0) break;
         double m0 = bench_median(t[0], rounds);
         printf("%-28s", bench_base_name(inputs[f]));

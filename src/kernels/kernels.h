@@ -117,25 +117,27 @@ static inline dsmm_idx dsmmi_rw_flops(const dsmmi_rw *m, dsmm_idx i)
 
 /* Per-thread workspace, sized by the driver before each pass and reused across rows. */
 typedef struct dsmmi_acc {
-    void *hkeys;      // hash keys (int32_t or dsmm_idx as w32), -1 = empty
-    double *hvals;    // hash values
-    dsmm_idx hcap;    // hash capacity (power of two), 0 = none
-    uint64_t *bitmap; // dense fill: one bit per column, all 0 between rows
-    uint32_t *stamp;  // dense: per column, the tag of the last row that reached it
-    uint32_t tag;     // dense: the current row's tag (0 = none yet)
-    double *dvals;    // dense: one value per column, valid where stamp == tag (NULL for
-                      // count or pattern only)
-    dsmm_idx *hp_pos; // heap: cursor into B per source row
-    dsmm_idx *hp_end; // heap: end of the source row
-    double *hp_a;     // heap: A's value per source row
-    dsmm_idx *hp_key; // heap: current column per heap slot
-    int32_t *hp_src;  // heap: source row per heap slot
-    dsmm_idx hp_cap;  // heap: capacity (max nnz of an A row)
-    int32_t *pos;     // masked: slot of each column, -1 = none (ncols entries), or NULL:
-                      // then the hash (hkeys as dsmm_idx, hslot) maps columns to slots
-    int32_t *hslot;   // masked without pos: slot per hash entry
-    dsmm_idx *skey;   // scratch keys (sorting, masked distinct columns)
-    double *sval;     // scratch values
+    void *hkeys;         // hash keys (int32_t or dsmm_idx as w32), -1 = empty
+    double *hvals;       // hash values
+    dsmm_idx hcap;       // hash capacity (power of two), 0 = none
+    uint64_t *bitmap;    // dense fill: one bit per column, all 0 between rows
+    uint32_t *stamp;     // dense: per column, the tag of the last row that reached it
+    uint32_t tag;        // dense: the current row's tag (0 = none yet)
+    double *dvals;       // dense: one value per column, valid where stamp == tag (NULL for
+                         // count or pattern only)
+    unsigned char *seen; // dense numeric with a known pattern: 1 where the row reached a
+                         // column, 0 between rows
+    dsmm_idx *hp_pos;    // heap: cursor into B per source row
+    dsmm_idx *hp_end;    // heap: end of the source row
+    double *hp_a;        // heap: A's value per source row
+    dsmm_idx *hp_key;    // heap: current column per heap slot
+    int32_t *hp_src;     // heap: source row per heap slot
+    dsmm_idx hp_cap;     // heap: capacity (max nnz of an A row)
+    int32_t *pos;        // masked: slot of each column, -1 = none (ncols entries), or NULL:
+                         // then the hash (hkeys as dsmm_idx, hslot) maps columns to slots
+    int32_t *hslot;      // masked without pos: slot per hash entry
+    dsmm_idx *skey;      // scratch keys (sorting, masked distinct columns)
+    double *sval;        // scratch values
     unsigned char *touched;
     dsmm_idx scap; // capacity of skey/sval/touched
 } dsmmi_acc;
@@ -188,8 +190,8 @@ dsmm_idx dsmmi_hash_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol
                          int sort);
 dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
 dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
-dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
-                           dsmm_idx nz, void *cval);
+dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx flops,
+                           const void *ccol, dsmm_idx nz, int sorted, void *cval);
 dsmm_idx dsmmi_heap_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
 dsmm_idx dsmmi_heap_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
 dsmm_idx dsmmi_copy_fill(const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
@@ -230,6 +232,8 @@ typedef struct dsmmi_spgemm_tuning {
     dsmm_idx prefetch;          // dense: prefetch the B row this many A entries ahead (0: none)
     int prefetch_bp;            // ... and B's row pointer twice as far ahead
     uint32_t dense_first_tag;   // a new workspace's tag (tests start near the wrap-around)
+    double dense_mark_ratio;    // known-pattern numeric: marks, not stamps, for plus-semiring
+                                // rows with flops * this >= columns (0: never)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)

@@ -230,6 +230,69 @@ dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cco
     return written;
 }
 
+// Whether any of the n bytes at s is non-zero.
+static int any_set(const unsigned char *s, dsmm_idx n)
+{
+    uint64_t any = 0;
+    dsmm_idx j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x;
+        memcpy(&x, s + j, sizeof x);
+        any |= x;
+    }
+    for (; j < n; j++) any |= s[j];
+    return any != 0;
+}
+
+// Numeric phase for a known row pattern under the plus semirings, for rows with flops enough
+// to pay a pass over their span: each product is added and its column marked (a store, no
+// compare, no count); gathering C's columns checks and clears their marks, and a mark left in
+// the span is a product outside C's row. The same sums, in the same order, as known_row's.
+DSMMI_INLINE void known_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
+                                  dsmm_idx nz, void *cval, dsmm_idx *result, const int w32,
+                                  const int kind, const int vt)
+{
+    // Local restrict pointers: the byte stores of the marks could alias anything else, which
+    // made the compiler reload B's pointers from m after each one.
+    unsigned char *restrict seen = w->seen;
+    double *restrict dv = w->dvals;
+    const void *restrict bc = m->bc;
+    const void *restrict bv = m->bv;
+    dsmm_idx lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
+    for (dsmm_idx k = m->ap[i]; k < end; k++) {
+        prefetch_b(m, k, m->a_end, pd, w32, kind != DSMMI_K_PLUS_PAIR, vt);
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
+        if (q1 == q0) continue;
+        dsmm_idx c0 = DSMMI_COL(bc, q0, w32), c1 = DSMMI_COL(bc, q1 - 1, w32);
+        if (c0 < lo) lo = c0;
+        if (c1 > hi) hi = c1;
+        double a = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
+        for (dsmm_idx q = q0; q < q1; q++) {
+            dsmm_idx c = DSMMI_COL(bc, q, w32);
+            dv[c] += kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(bv, q, vt));
+            seen[c] = 1;
+        }
+    }
+    int bad = 0;
+    for (dsmm_idx t = 0; t < nz; t++) {
+        dsmm_idx c = DSMMI_COL(ccol, t, w32);
+        if (c < 0 || c >= m->ncols) {
+            bad = 1;
+            break;
+        }
+        bad |= !seen[c];
+        seen[c] = 0;
+        DSMMI_SET_VAL(cval, t, take(dv, c, kind), vt);
+    }
+    if (hi >= lo && (bad || any_set(seen + lo, hi - lo + 1))) {
+        bad = 1; // leave the accumulator and the marks clear for the next row
+        memset(dv + lo, 0, (size_t)(hi - lo + 1) * sizeof *dv);
+        memset(seen + lo, 0, (size_t)(hi - lo + 1));
+    }
+    *result = bad ? -1 : nz;
+}
+
 // Numeric phase for a known row pattern through the dense accumulator: accumulate as in
 // fill_row, then gather C's columns; the row matches iff every C column was reached and no
 // other column was (the count of columns reached equals nz). Nothing needs resetting.
@@ -257,11 +320,21 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
     *result = bad ? -1 : nz;
 }
 
-dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
-                           dsmm_idx nz, void *cval)
+dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx flops,
+                           const void *ccol, dsmm_idx nz, int sorted, void *cval)
 {
     dsmm_idx result = -1;
     if (m->kind == DSMMI_K_PATTERN) return -1;
+    // Marks when the row's products outnumber a quarter of the columns (dense_mark_ratio 4:
+    // the span's pass then costs little beside them); else the stamps.
+    double ratio = dsmmi_spgemm_tune.dense_mark_ratio;
+    dsmm_idx span = m->ncols;
+    if (nz > 0 && sorted) span = DSMMI_COL(ccol, nz - 1, m->w32) - DSMMI_COL(ccol, 0, m->w32) + 1;
+    if (PLUS_KIND(m->kind) && w->seen != NULL && ratio > 0 &&
+        (double)flops * ratio >= (double)span) {
+        DSMMI_RW_DISPATCH(m, known_row_marks, w, m, i, ccol, nz, cval, &result);
+        return result;
+    }
     DSMMI_RW_DISPATCH(m, known_row, w, m, i, ccol, nz, cval, &result);
     return result;
 }

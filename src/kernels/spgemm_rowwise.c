@@ -35,6 +35,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_stage = (dsmm_idx)1 << 14,
     .one_pass_stream_min = (size_t)8 << 20,
     .min_thread_flops = 65536,
+    .dense_mark_ratio = 4.0,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
@@ -65,7 +66,7 @@ typedef struct need {
     dsmm_idx hash_slots; // table entries
     dsmm_idx heap_k;
     dsmm_idx scratch;
-    int dense, dense_vals, dense_bits, pos;
+    int dense, dense_vals, dense_bits, dense_seen, pos;
 } need;
 
 static inline dsmm_idx row_f(const plan *pl, dsmm_idx i)
@@ -183,6 +184,7 @@ static void acc_free(dsmm_ctx *ctx, dsmmi_acc *w)
     w->stamp = dsmmi_free(ctx, w->stamp);
     w->tag = 0;
     w->dvals = dsmmi_free(ctx, w->dvals);
+    w->seen = dsmmi_free(ctx, w->seen);
     w->hp_pos = dsmmi_free(ctx, w->hp_pos);
     w->hp_end = dsmmi_free(ctx, w->hp_end);
     w->hp_a = dsmmi_free(ctx, w->hp_a);
@@ -228,6 +230,11 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
         DSMM_CHECK(ctx, w->dvals, DSMM_ERR_NOMEM, "spgemm: dense accumulator of %lld columns",
                    (long long)ncols);
     }
+    if (n->dense_seen && w->seen == NULL) {
+        w->seen = dsmmi_calloc(ctx, (size_t)ncols, 1);
+        DSMM_CHECK(ctx, w->seen, DSMM_ERR_NOMEM, "spgemm: dense reach marks of %lld columns",
+                   (long long)ncols);
+    }
     if (n->heap_k > w->hp_cap) {
         w->hp_pos = dsmmi_free(ctx, w->hp_pos);
         w->hp_end = dsmmi_free(ctx, w->hp_end);
@@ -266,8 +273,8 @@ static dsmm_status acc_grow(dsmm_ctx *ctx, dsmmi_acc *w, const need *n, dsmm_idx
 cleanup:
     *bytes = (size_t)w->hcap * (sizeof(dsmm_idx) + sizeof(double) + sizeof(int32_t)) +
              (w->bitmap ? bitmap_words(ncols) * 8 : 0) + (w->dvals ? (size_t)ncols * 8 : 0) +
-             (w->stamp ? (size_t)ncols * 4 : 0) + (w->pos ? (size_t)ncols * 4 : 0) +
-             (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
+             (w->seen ? (size_t)ncols : 0) + (w->stamp ? (size_t)ncols * 4 : 0) +
+             (w->pos ? (size_t)ncols * 4 : 0) + (size_t)w->hp_cap * 36 + (size_t)w->scap * 17;
     return st;
 }
 
@@ -292,7 +299,7 @@ static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
                 if (known) {
                     dsmm_idx nz = crowptr[i + 1] - crowptr[i];
                     if (known_dense(pl)) {
-                        n.dense = n.dense_vals = 1;
+                        n.dense = n.dense_vals = n.dense_seen = 1;
                         continue;
                     }
                     if (nz > n.scratch) n.scratch = nz;
@@ -391,7 +398,8 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
                 if (known) {
                     if (nz == 0 && row_f(pl, i) == 0) continue;
                     dsmm_idx got = known_dense(pl)
-                                       ? dsmmi_dense_known(&ws[t], &pl->rw, i, rc, nz, rv)
+                                       ? dsmmi_dense_known(&ws[t], &pl->rw, i, row_f(pl, i), rc, nz,
+                                                           C->sorted, rv)
                                        : dsmmi_numeric_known(&ws[t], &pl->rw, i, rc, nz, rv);
                     if (got < 0 && my.bad_row < 0) my.bad_row = i;
                     continue;

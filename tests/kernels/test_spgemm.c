@@ -582,7 +582,7 @@ static int new_values(dsmm_ctx *ctx, const dsmm_csr *A, uint64_t seed, dsmm_csr 
     return TEST_PASS;
 }
 
-static int test_symbolic_numeric(void)
+static int symbolic_numeric(void)
 {
     dsmm_ctx *ctx = test_ctx();
     test_mat ma, mb, mm;
@@ -653,7 +653,7 @@ static int test_symbolic_numeric(void)
 }
 
 // Numeric with patterns that changed since the symbolic phase, or a C it cannot fill.
-static int test_numeric_errors(void)
+static int numeric_errors(void)
 {
     dsmm_ctx *ctx = test_ctx();
     // A = I (2 x 2), B = [1 0 0; 0 1 0]: C has (0,0) and (1,1)
@@ -694,6 +694,22 @@ static int test_numeric_errors(void)
         dsmm_csr_destroy(&P);
     }
 
+    // A row with products that reach only part of C's row: B4 has (0,1) where B5 had (0,0)
+    // and (0,1), so C(0,0) gets none though the row has a product
+    dsmm_idx b5rp[] = {0, 2, 3}, b5ci[] = {0, 1, 1}, b4rp[] = {0, 1, 2}, b4ci[] = {1, 1};
+    double b5v[] = {1, 2, 3}, b4v[] = {2, 3};
+    dsmm_csr *B4 = NULL, *B5 = NULL, *C5 = NULL;
+    CHECK_OK(ctx, dsmm_csr_wrap(ctx, 2, 3, b5rp, b5ci, b5v, DSMM_DOUBLE, &B5));
+    CHECK_OK(ctx, dsmm_csr_wrap(ctx, 2, 3, b4rp, b4ci, b4v, DSMM_DOUBLE, &B4));
+    CHECK_OK(ctx, dsmm_csr_spgemm_symbolic(ctx, A, B5, NULL, &C5, NULL));
+    CHECK_EQ_IDX(C5->nnz, 3);
+    CHECK_ST(ctx, dsmm_csr_spgemm_numeric(ctx, A, B4, NULL, C5, NULL), DSMM_ERR_ARG);
+    CHECK_OK(ctx, dsmm_csr_spgemm_numeric(ctx, A, B5, NULL, C5, NULL)); // still usable
+    CHECK(dsmm_csr_value(C5, 0) == 1 && dsmm_csr_value(C5, 1) == 2 && dsmm_csr_value(C5, 2) == 3);
+    dsmm_csr_destroy(&B4);
+    dsmm_csr_destroy(&B5);
+    dsmm_csr_destroy(&C5);
+
     // random: one extra entry of B in a row that row 0 of A uses, at a column C(0,:) lacks
     test_mat ma, mb;
     test_mat_init(&ma, 20, 20, 0.15, seed_at(800));
@@ -730,6 +746,86 @@ static int test_numeric_errors(void)
     dsmm_csr_destroy(&B2);
     dsmm_csr_destroy(&B3);
     dsmm_csr_destroy(&Bw);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// body() with the known-pattern numeric phase on stamps only (dense_mark_ratio 0), then on
+// marks wherever the semiring allows (every row, whatever its flops).
+static int stamps_and_marks(int (*body)(void))
+{
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
+    int rc = TEST_PASS;
+    for (int v = 0; v < 2 && rc == TEST_PASS; v++) {
+        dsmmi_spgemm_tune.dense_mark_ratio = v ? 1e18 : 0.0;
+        rc = body();
+    }
+    dsmmi_spgemm_tune = saved;
+    return rc;
+}
+
+static int test_symbolic_numeric(void)
+{
+    return stamps_and_marks(symbolic_numeric);
+}
+
+static int test_numeric_errors(void)
+{
+    return stamps_and_marks(numeric_errors);
+}
+
+// The known-pattern numeric phase on marks gives the bits it gives on stamps: R-MAT (dense and
+// sparse rows), rows with explicit zeros, empty rows and a dense row, 1 and 2 threads, double
+// and float, 32- and 64-bit columns, plus-times and plus-pair, C sorted and unsorted.
+static int test_numeric_marks(void)
+{
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *R = NULL, *A = NULL, *B = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 9, 8, 0, DSMM_DOUBLE, seed_at(720), &R));
+    test_mat ma, mb;
+    test_mat_init(&ma, 90, 200, 0.06, seed_at(721));
+    test_mat_init(&mb, 200, 500, 0.05, seed_at(722));
+    ma.empty_rows = 0.1;
+    ma.dense_row = 7;
+    mb.empty_cols = 0.2;
+    mb.zeros = 1;
+    if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
+    dsmmi_spgemm_tune.min_thread_flops = 1; // two threads even on these small products
+    for (int v = 0; v < 16; v++) {
+        dsmm_spgemm_opts o;
+        dsmm_spgemm_opts_init(&o);
+        o.semiring = v & 1 ? DSMM_PLUS_PAIR : DSMM_PLUS_TIMES;
+        o.type = v & 2 ? DSMM_FLOAT : DSMM_DOUBLE;
+        o.col_bits = v & 4 ? 64 : 32;
+        o.unsorted = (v & 8) != 0;
+        const dsmm_csr *X = v & 1 ? R : A, *Y = v & 1 ? R : B;
+        for (int threads = 1; threads <= 2; threads++) {
+            char what[96];
+            snprintf(what, sizeof what, "marks against stamps [variant %d, %d threads]", v,
+                     threads);
+            CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, threads));
+            dsmm_csr *Cs = NULL, *Cm = NULL, *want = NULL;
+            CHECK_OK(ctx, dsmm_csr_spgemm_symbolic(ctx, X, Y, &o, &Cs, NULL));
+            CHECK_OK(ctx, dsmm_csr_spgemm_symbolic(ctx, X, Y, &o, &Cm, NULL));
+            dsmmi_spgemm_tune.dense_mark_ratio = 0;
+            CHECK_OK(ctx, dsmm_csr_spgemm_numeric(ctx, X, Y, &o, Cs, NULL));
+            dsmmi_spgemm_tune.dense_mark_ratio = 1e18;
+            CHECK_OK(ctx, dsmm_csr_spgemm_numeric(ctx, X, Y, &o, Cm, NULL));
+            if (test_csr_same(ctx, Cm, Cs, 0, 0, what) != TEST_PASS) return TEST_FAIL;
+            if (reference(ctx, X, Y, &o, &want) != TEST_PASS) return TEST_FAIL;
+            double tol = o.type == DSMM_FLOAT ? 1e-6 : 1e-12;
+            if (test_csr_same(ctx, Cm, want, tol, tol, what) != TEST_PASS) return TEST_FAIL;
+            dsmm_csr_destroy(&Cs);
+            dsmm_csr_destroy(&Cm);
+            dsmm_csr_destroy(&want);
+        }
+    }
+    dsmmi_spgemm_tune = saved;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_csr_destroy(&R);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -1202,13 +1298,27 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_shapes),           TEST(test_edge_rows),           TEST(test_single_b_row),
-        TEST(test_skewed),           TEST(test_dense_orders),        TEST(test_onepass_fallback),
-        TEST(test_semirings_types),  TEST(test_input_variants),      TEST(test_unsorted),
-        TEST(test_symbolic_numeric), TEST(test_numeric_errors),      TEST(test_mask),
-        TEST(test_triangles),        TEST(test_transpose_b),         TEST(test_bad_input),
-        TEST(test_budget),           TEST(test_real_hepth),          TEST(test_real_bcsstk13),
-        TEST(test_large_spmv),       TEST(test_checks_catch_errors),
+        TEST(test_shapes),
+        TEST(test_edge_rows),
+        TEST(test_single_b_row),
+        TEST(test_skewed),
+        TEST(test_dense_orders),
+        TEST(test_onepass_fallback),
+        TEST(test_semirings_types),
+        TEST(test_input_variants),
+        TEST(test_unsorted),
+        TEST(test_symbolic_numeric),
+        TEST(test_numeric_errors),
+        TEST(test_numeric_marks),
+        TEST(test_mask),
+        TEST(test_triangles),
+        TEST(test_transpose_b),
+        TEST(test_bad_input),
+        TEST(test_budget),
+        TEST(test_real_hepth),
+        TEST(test_real_bcsstk13),
+        TEST(test_large_spmv),
+        TEST(test_checks_catch_errors),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
