@@ -189,7 +189,8 @@ dsmm_idx dsmmi_hash_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
 dsmm_idx dsmmi_hash_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
                          int sort);
 dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
-dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval);
+dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx flops, void *ccol,
+                          void *cval);
 dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx flops,
                            const void *ccol, dsmm_idx nz, int sorted, void *cval);
 dsmm_idx dsmmi_heap_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i);
@@ -234,6 +235,8 @@ typedef struct dsmmi_spgemm_tuning {
     uint32_t dense_first_tag;   // a new workspace's tag (tests start near the wrap-around)
     double dense_mark_ratio;    // known-pattern numeric: marks, not stamps, for plus-semiring
                                 // rows with flops * this >= columns (0: never)
+    double fill_mark_ratio;     // dense fill: marks and a walk of the span, not stamps and a
+                            // list, for plus-semiring rows with flops * this >= ncols (0: never)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)

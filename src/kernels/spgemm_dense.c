@@ -223,9 +223,57 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
     }
 }
 
-dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval)
+// The fill under the plus semirings for rows whose flops outnumber their columns' range: each
+// product is added and its column marked (a byte store: no stamp compare, no list), then
+// the span of B's columns is walked in order, writing every column and advancing the output
+// on a mark (branch-free, as the stamp walk), clearing values and marks as it goes. The
+// writes stay inside the row: the last column of the span is the row's. The same sums, in
+// the same order, as fill_row's.
+DSMMI_INLINE void fill_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol,
+                                 void *cval, dsmm_idx *written, const int w32, const int kind,
+                                 const int vt)
+{
+    unsigned char *restrict seen = w->seen;
+    double *restrict dv = w->dvals;
+    const void *restrict bc = m->bc;
+    const void *restrict bv = m->bv;
+    dsmm_idx lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
+    for (dsmm_idx k = m->ap[i]; k < end; k++) {
+        prefetch_b(m, k, m->a_end, pd, w32, kind != DSMMI_K_PLUS_PAIR, vt);
+        dsmm_idx r = dsmmi_rw_acol(m, k);
+        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
+        if (q1 == q0) continue;
+        dsmm_idx c0 = DSMMI_COL(bc, q0, w32), c1 = DSMMI_COL(bc, q1 - 1, w32);
+        if (c0 < lo) lo = c0;
+        if (c1 > hi) hi = c1;
+        double a = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
+        for (dsmm_idx q = q0; q < q1; q++) {
+            dsmm_idx c = DSMMI_COL(bc, q, w32);
+            dv[c] += kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(bv, q, vt));
+            seen[c] = 1;
+        }
+    }
+    dsmm_idx o = 0;
+    for (dsmm_idx c = lo; c <= hi; c++) {
+        DSMMI_SET_COL(ccol, o, c, w32);
+        DSMMI_SET_VAL(cval, o, dv[c], vt);
+        dv[c] = 0;
+        o += seen[c];
+        seen[c] = 0;
+    }
+    *written = o;
+}
+
+dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx flops, void *ccol,
+                          void *cval)
 {
     dsmm_idx written = 0;
+    double ratio = dsmmi_spgemm_tune.fill_mark_ratio;
+    if (PLUS_KIND(m->kind) && w->seen != NULL && ratio > 0 &&
+        (double)flops * ratio >= (double)m->ncols) {
+        DSMMI_RW_DISPATCH(m, fill_row_marks, w, m, i, ccol, cval, &written);
+        return written;
+    }
     DSMMI_RW_DISPATCH(m, fill_row, w, m, i, ccol, cval, &written);
     return written;
 }

@@ -36,6 +36,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_stream_min = (size_t)8 << 20,
     .min_thread_flops = 65536,
     .dense_mark_ratio = 4.0,
+    .fill_mark_ratio = 1.0,
     .dense_scan_ratio = 2.0,
     .pos_max_cols   = (dsmm_idx)1 << 22,
 };
@@ -152,6 +153,8 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
         if (numeric && m->kind != DSMMI_K_PATTERN) n->dense_vals = 1;
         if (numeric && nz + 1 > n->scratch) n->scratch = nz + 1; // the row's column list
         if (numeric) n->dense_bits = 1;
+        if (numeric && (m->kind == DSMMI_K_PLUS_TIMES || m->kind == DSMMI_K_PLUS_PAIR))
+            n->dense_seen = 1;
         break;
     case ACC_MASK: {
         dsmm_idx mk = m->M->rowptr[i + 1] - m->M->rowptr[i];
@@ -420,7 +423,7 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
                     my.heap++;
                     break;
                 case ACC_DENSE:
-                    got = dsmmi_dense_fill(&ws[t], &pl->rw, i, rc, rv);
+                    got = dsmmi_dense_fill(&ws[t], &pl->rw, i, row_f(pl, i), rc, rv);
                     my.dense++;
                     break;
                 case ACC_MASK:
@@ -649,7 +652,7 @@ static dsmm_idx onepass_row(plan *pl, dsmmi_acc *w, dsmm_idx i, char *cc, size_t
         return dsmmi_copy_fill(&pl->rw, i, rc, rv);
     }
     ++*dn;
-    return dsmmi_dense_fill(w, &pl->rw, i, rc, rv);
+    return dsmmi_dense_fill(w, &pl->rw, i, row_f(pl, i), rc, rv);
 }
 
 static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_idx bound,

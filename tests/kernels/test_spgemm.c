@@ -305,8 +305,8 @@ static int dense_orders(void)
     mb.empty_cols = 0.2;
     mb.zeros = 1;
     if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
-    static const char *names[] = {"rank",        "stamp walk",     "sort",
-                                  "bitmap walk", "bitmap summary", "wrapping tags"};
+    static const char *names[] = {"rank",           "stamp walk",    "sort",      "bitmap walk",
+                                  "bitmap summary", "wrapping tags", "marks walk"};
     enum { NV = sizeof names / sizeof names[0] };
     for (int vv = 0; vv < 2 * NV; vv++) {
         int v = vv % NV, one_pass = vv < NV; // each ordering with and without the symbolic count
@@ -316,10 +316,11 @@ static int dense_orders(void)
         t->dense_scan_ratio = v == 1 ? 1e18 : 0.0;
         t->dense_sort_ratio = v == 2 ? 1e18 : 0.0;
         t->dense_summary = v == 4 ? 1e18 : 0.0; // bitmap: always / never through the summary
-        if (v == NV - 1) {
+        if (v == NV - 2) {
             dsmmi_spgemm_tune = saved;
             t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
         }
+        t->fill_mark_ratio = v == NV - 1 ? 1e18 : 0.0; // marks: every plus-times row, else none
         t->one_pass = one_pass;
         t->min_thread_flops = 1; // two threads even on these small products
         t->one_pass_threads = 2;
@@ -774,10 +775,11 @@ static int test_numeric_errors(void)
     return stamps_and_marks(numeric_errors);
 }
 
-// The known-pattern numeric phase on marks gives the bits it gives on stamps: R-MAT (dense and
-// sparse rows), rows with explicit zeros, empty rows and a dense row, 1 and 2 threads, double
-// and float, 32- and 64-bit columns, plus-times and plus-pair, C sorted and unsorted.
-static int test_numeric_marks(void)
+// The dense accumulator on marks gives the bits it gives on stamps, in the known-pattern
+// numeric phase and in the fill of a full product: R-MAT (dense and sparse rows), rows with
+// explicit zeros, empty rows and a dense row, 1 and 2 threads, double and float, 32- and
+// 64-bit columns, plus-times and plus-pair, C sorted and unsorted.
+static int test_dense_marks(void)
 {
     const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
     dsmm_ctx *ctx = test_ctx();
@@ -818,6 +820,21 @@ static int test_numeric_marks(void)
             if (test_csr_same(ctx, Cm, want, tol, tol, what) != TEST_PASS) return TEST_FAIL;
             dsmm_csr_destroy(&Cs);
             dsmm_csr_destroy(&Cm);
+            // the full product, one pass and two, filled on stamps and on marks
+            for (int one = 0; one < 2; one++) {
+                snprintf(what, sizeof what, "fill on marks [variant %d, %d threads, %s]", v,
+                         threads, one ? "one pass" : "two passes");
+                dsmmi_spgemm_tune.one_pass = one;
+                dsmmi_spgemm_tune.fill_mark_ratio = 0;
+                CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, X, Y, &o, &Cs, NULL));
+                dsmmi_spgemm_tune.fill_mark_ratio = 1e18;
+                CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, X, Y, &o, &Cm, NULL));
+                if (test_csr_same(ctx, Cm, Cs, 0, 0, what) != TEST_PASS) return TEST_FAIL;
+                if (test_csr_same(ctx, Cm, want, tol, tol, what) != TEST_PASS) return TEST_FAIL;
+                dsmm_csr_destroy(&Cs);
+                dsmm_csr_destroy(&Cm);
+            }
+            dsmmi_spgemm_tune.one_pass = saved.one_pass;
             dsmm_csr_destroy(&want);
         }
     }
@@ -1309,7 +1326,7 @@ int main(int argc, char **argv)
         TEST(test_unsorted),
         TEST(test_symbolic_numeric),
         TEST(test_numeric_errors),
-        TEST(test_numeric_marks),
+        TEST(test_dense_marks),
         TEST(test_mask),
         TEST(test_triangles),
         TEST(test_transpose_b),
