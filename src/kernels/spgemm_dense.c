@@ -9,6 +9,9 @@
 // lists the row's columns as it meets them (branch-free append), then orders them either by
 // sorting the list (short rows spread over many columns) or by setting their bits in a bitmap
 // and reading it word by word (rows that fill a noticeable part of their span).
+// Under the plus semirings, rows with many products per column (docs/kernels.md, "The fill
+// on marks") skip the stamps: a product is an add and a byte mark, and the row is read out by
+// walking its span. The numeric phase of a known pattern checks the pattern the same way.
 #include <string.h>
 
 #include "kernels/kernels.h"
