@@ -226,16 +226,14 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
     }
 }
 
-// The fill under the plus semirings for rows whose flops outnumber their columns' range: each
-// product is added and its column marked (a byte store: no stamp compare, no list), then
-// the span of B's columns is walked in order, writing every column and advancing the output
-// on a mark (branch-free, as the stamp walk), clearing values and marks as it goes. The
-// writes stay inside the row: the last column of the span is the row's. The same sums, in
-// the same order, as fill_row's.
-DSMMI_INLINE void fill_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol,
-                                 void *cval, dsmm_idx *written, const int w32, const int kind,
-                                 const int vt)
+// Accumulates row i under the plus semirings on marks: each product is added to its column's
+// value and the column marked (a byte store: no stamp compare, no count, no list). lo/hi get
+// the bounds of the columns reached. The same sums, in the same order, as accumulate's.
+DSMMI_INLINE void accumulate_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx *plo,
+                                   dsmm_idx *phi, const int w32, const int kind, const int vt)
 {
+    // Local restrict pointers: the byte stores of the marks could alias anything else, which
+    // made the compiler reload B's pointers from m after each one.
     unsigned char *restrict seen = w->seen;
     double *restrict dv = w->dvals;
     const void *restrict bc = m->bc;
@@ -256,6 +254,23 @@ DSMMI_INLINE void fill_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
             seen[c] = 1;
         }
     }
+    *plo = lo;
+    *phi = hi;
+}
+
+// The fill under the plus semirings for rows whose flops outnumber their columns' range: the
+// row accumulated on marks, then the span of B's columns walked in order, writing every
+// column and advancing the output on a mark (branch-free, as the stamp walk), clearing values
+// and marks as it goes. The writes stay inside the row: the last column of the span is the
+// row's. The same sums, in the same order, as fill_row's.
+DSMMI_INLINE void fill_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol,
+                                 void *cval, dsmm_idx *written, const int w32, const int kind,
+                                 const int vt)
+{
+    unsigned char *seen = w->seen;
+    double *dv = w->dvals;
+    dsmm_idx lo, hi;
+    accumulate_marks(w, m, i, &lo, &hi, w32, kind, vt);
     dsmm_idx o = 0;
     for (dsmm_idx c = lo; c <= hi; c++) {
         DSMMI_SET_COL(ccol, o, c, w32);
@@ -296,35 +311,17 @@ static int any_set(const unsigned char *s, dsmm_idx n)
 }
 
 // Numeric phase for a known row pattern under the plus semirings, for rows with flops enough
-// to pay a pass over their span: each product is added and its column marked (a store, no
-// compare, no count); gathering C's columns checks and clears their marks, and a mark left in
-// the span is a product outside C's row. The same sums, in the same order, as known_row's.
+// to pay a pass over their span: the row accumulated on marks; gathering C's columns checks
+// and clears their marks, and a mark left in the span is a product outside C's row. The same
+// sums, in the same order, as known_row's.
 DSMMI_INLINE void known_row_marks(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const void *ccol,
                                   dsmm_idx nz, void *cval, dsmm_idx *result, const int w32,
                                   const int kind, const int vt)
 {
-    // Local restrict pointers: the byte stores of the marks could alias anything else, which
-    // made the compiler reload B's pointers from m after each one.
-    unsigned char *restrict seen = w->seen;
-    double *restrict dv = w->dvals;
-    const void *restrict bc = m->bc;
-    const void *restrict bv = m->bv;
-    dsmm_idx lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
-    for (dsmm_idx k = m->ap[i]; k < end; k++) {
-        prefetch_b(m, k, m->a_end, pd, w32, kind != DSMMI_K_PLUS_PAIR, vt);
-        dsmm_idx r = dsmmi_rw_acol(m, k);
-        dsmm_idx q0 = m->bp[r], q1 = m->bp[r + 1];
-        if (q1 == q0) continue;
-        dsmm_idx c0 = DSMMI_COL(bc, q0, w32), c1 = DSMMI_COL(bc, q1 - 1, w32);
-        if (c0 < lo) lo = c0;
-        if (c1 > hi) hi = c1;
-        double a = kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_rw_aval(m, k);
-        for (dsmm_idx q = q0; q < q1; q++) {
-            dsmm_idx c = DSMMI_COL(bc, q, w32);
-            dv[c] += kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(bv, q, vt));
-            seen[c] = 1;
-        }
-    }
+    unsigned char *seen = w->seen;
+    double *dv = w->dvals;
+    dsmm_idx lo, hi;
+    accumulate_marks(w, m, i, &lo, &hi, w32, kind, vt);
     int bad = 0;
     for (dsmm_idx t = 0; t < nz; t++) {
         dsmm_idx c = DSMMI_COL(ccol, t, w32);
