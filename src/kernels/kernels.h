@@ -125,7 +125,7 @@ typedef struct dsmmi_acc {
     uint32_t tag;        // dense: the current row's tag (0 = none yet)
     double *dvals;       // dense: one value per column, valid where stamp == tag (NULL for
                          // count or pattern only)
-    unsigned char *seen; // dense numeric with a known pattern: 1 where the row reached a
+    unsigned char *seen; // dense, plus semirings, rows on marks: 1 where the row reached a
                          // column, 0 between rows
     dsmm_idx *hp_pos;    // heap: cursor into B per source row
     dsmm_idx *hp_end;    // heap: end of the source row
@@ -234,9 +234,10 @@ typedef struct dsmmi_spgemm_tuning {
     int prefetch_bp;            // ... and B's row pointer twice as far ahead
     uint32_t dense_first_tag;   // a new workspace's tag (tests start near the wrap-around)
     double dense_mark_ratio;    // known-pattern numeric: marks, not stamps, for plus-semiring
-                                // rows with flops * this >= columns (0: never)
-    double fill_mark_ratio;     // dense fill: marks and a walk of the span, not stamps and a
-                            // list, for plus-semiring rows with flops * this >= ncols (0: never)
+                                // rows with flops * this >= the span of C's row (0: never)
+    double fill_mark_ratio;     // dense fill: marks and a walk of the span, not stamps and
+                                // a list, for plus-semiring rows with flops * this >= ncols
+                                // (0: never)
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)
