@@ -87,6 +87,10 @@ enum {
     DSMMI_K_PATTERN
 };
 
+/* The plus semirings: a product is added, so an accumulator kept at 0 outside a row needs no
+ * first-touch test (the dense accumulator's marks, spgemm_dense.c). */
+#define DSMMI_PLUS_KIND(kind) ((kind) == DSMMI_K_PLUS_TIMES || (kind) == DSMMI_K_PLUS_PAIR)
+
 /* Read-only view of one product for the row functions. B's columns have the width of C's
  * (bc is int32_t * when w32, else dsmm_idx *); bv holds B's values in C's type (NULL for
  * PLUS_PAIR and PATTERN). A's columns may have either width, its values any type. B's rows

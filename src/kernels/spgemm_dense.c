@@ -26,15 +26,13 @@ static inline uint32_t next_tag(dsmmi_acc *w, dsmm_idx ncols)
     return w->tag;
 }
 
-#define PLUS_KIND(kind) ((kind) == DSMMI_K_PLUS_TIMES || (kind) == DSMMI_K_PLUS_PAIR)
-
 // A column's value as the row is written out. Under the plus semirings the accumulator is kept
 // at 0 outside the current row (reset here, as each value is read), so the accumulate loop
 // adds without looking at the stamp.
 DSMMI_INLINE double take(double *dv, dsmm_idx c, const int kind)
 {
     double v = dv[c];
-    if (PLUS_KIND(kind)) dv[c] = 0;
+    if (DSMMI_PLUS_KIND(kind)) dv[c] = 0;
     return v;
 }
 
@@ -105,7 +103,7 @@ DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, vo
             if (kind == DSMMI_K_PATTERN) continue;
             double p =
                 kind == DSMMI_K_PLUS_PAIR ? 1.0 : dsmmi_sr_mul(kind, a, DSMMI_VAL(m->bv, q, vt));
-            if (PLUS_KIND(kind)) {
+            if (DSMMI_PLUS_KIND(kind)) {
                 dv[c] += p; // 0 unless the row reached c before (take resets it)
                 continue;
             }
@@ -226,6 +224,15 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
     }
 }
 
+// Whether a row of `flops` products goes on marks: a plus semiring, marks allocated, and
+// flops * ratio (0: never) reaching `span`, the columns its walk or check reads.
+static inline int on_marks(const dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx flops, double ratio,
+                           dsmm_idx span)
+{
+    return DSMMI_PLUS_KIND(m->kind) && w->seen != NULL && ratio > 0 &&
+           (double)flops * ratio >= (double)span;
+}
+
 // Accumulates row i under the plus semirings on marks: each product is added to its column's
 // value and the column marked (a byte store: no stamp compare, no count, no list). lo/hi get
 // the bounds of the columns reached. The same sums, in the same order, as accumulate's.
@@ -286,9 +293,7 @@ dsmm_idx dsmmi_dense_fill(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx 
                           void *cval)
 {
     dsmm_idx written = 0;
-    double ratio = dsmmi_spgemm_tune.fill_mark_ratio;
-    if (PLUS_KIND(m->kind) && w->seen != NULL && ratio > 0 &&
-        (double)flops * ratio >= (double)m->ncols) {
+    if (on_marks(w, m, flops, dsmmi_spgemm_tune.fill_mark_ratio, m->ncols)) {
         DSMMI_RW_DISPATCH(m, fill_row_marks, w, m, i, ccol, cval, &written);
         return written;
     }
@@ -364,7 +369,8 @@ DSMMI_INLINE void known_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const v
     }
     // A mismatch leaves values the row reached: clear its span, so the accumulator is 0
     // outside a row again (columns the row did not reach are 0 already).
-    if (bad && PLUS_KIND(kind) && hi >= lo) memset(dv + lo, 0, (size_t)(hi - lo + 1) * sizeof *dv);
+    if (bad && DSMMI_PLUS_KIND(kind) && hi >= lo)
+        memset(dv + lo, 0, (size_t)(hi - lo + 1) * sizeof *dv);
     *result = bad ? -1 : nz;
 }
 
@@ -373,13 +379,11 @@ dsmm_idx dsmmi_dense_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, dsmm_idx
 {
     dsmm_idx result = -1;
     if (m->kind == DSMMI_K_PATTERN) return -1;
-    // Marks when the row's products outnumber a quarter of the columns (dense_mark_ratio 4:
+    // Marks when the row's products reach a quarter of its span (dense_mark_ratio 4:
     // the span's pass then costs little beside them); else the stamps.
-    double ratio = dsmmi_spgemm_tune.dense_mark_ratio;
     dsmm_idx span = m->ncols;
     if (nz > 0 && sorted) span = DSMMI_COL(ccol, nz - 1, m->w32) - DSMMI_COL(ccol, 0, m->w32) + 1;
-    if (PLUS_KIND(m->kind) && w->seen != NULL && ratio > 0 &&
-        (double)flops * ratio >= (double)span) {
+    if (on_marks(w, m, flops, dsmmi_spgemm_tune.dense_mark_ratio, span)) {
         DSMMI_RW_DISPATCH(m, known_row_marks, w, m, i, ccol, nz, cval, &result);
         return result;
     }

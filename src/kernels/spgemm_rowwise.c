@@ -153,8 +153,7 @@ static void need_add(need *n, const plan *pl, dsmm_idx i, int acc, int numeric, 
         if (numeric && m->kind != DSMMI_K_PATTERN) n->dense_vals = 1;
         if (numeric && nz + 1 > n->scratch) n->scratch = nz + 1; // the row's column list
         if (numeric) n->dense_bits = 1;
-        if (numeric && (m->kind == DSMMI_K_PLUS_TIMES || m->kind == DSMMI_K_PLUS_PAIR))
-            n->dense_seen = 1;
+        if (numeric && DSMMI_PLUS_KIND(m->kind)) n->dense_seen = 1;
         break;
     case ACC_MASK: {
         dsmm_idx mk = m->M->rowptr[i + 1] - m->M->rowptr[i];
@@ -302,7 +301,8 @@ static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
                 if (known) {
                     dsmm_idx nz = crowptr[i + 1] - crowptr[i];
                     if (known_dense(pl)) {
-                        n.dense = n.dense_vals = n.dense_seen = 1;
+                        n.dense = n.dense_vals = 1;
+                        n.dense_seen = DSMMI_PLUS_KIND(pl->rw.kind);
                         continue;
                     }
                     if (nz > n.scratch) n.scratch = nz;
