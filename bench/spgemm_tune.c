@@ -13,7 +13,7 @@
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols, min_thread_flops, mark (dense_mark_ratio),
-//   fill_mark (fill_mark_ratio).
+//   fill_mark (fill_mark_ratio), rank_vec (dense_rank_vec).
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +80,8 @@ static int apply(const char *spec)
             t->dense_mark_ratio = v;
         else if (strcmp(tok, "fill_mark") == 0)
             t->fill_mark_ratio = v;
+        else if (strcmp(tok, "rank_vec") == 0)
+            t->dense_rank_vec = (int)v;
         else
             return -1;
     }

@@ -25,6 +25,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .heap_k         = 8,
     .dense_sort_ratio = 16.0,
     .dense_rank_max = 32,
+    .dense_rank_vec = 1,
     .dense_summary = 4.0,
     .prefetch = 4,
     .prefetch_bp = 1,
