@@ -13,7 +13,7 @@
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols, min_thread_flops, mark (dense_mark_ratio),
-//   fill_mark (fill_mark_ratio), rank_vec (dense_rank_vec).
+//   fill_mark (fill_mark_ratio), rank_vec (dense_rank_vec: 2 AVX2, 1 SSE2, 0 scalar).
 // Example: spgemm_tune --rounds 15 a.csr b.csr -- default rank=0 rank=64 scan=0
 #include <math.h>
 #include <stdio.h>

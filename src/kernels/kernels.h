@@ -242,7 +242,8 @@ typedef struct dsmmi_spgemm_tuning {
     double fill_mark_ratio;     // dense fill: marks and a walk of the span, not stamps and
                                 // a list, for plus-semiring rows with flops * this >= ncols
                                 // (0: never)
-    int dense_rank_vec;         // rank short rows eight columns a vector (0: one at a time)
+    int dense_rank_vec;         // rank rows of <= 32 columns by vectors: 2 eight columns (AVX2
+                                // CPUs, else four), 1 four (SSE2), 0 one column at a time
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)
