@@ -221,7 +221,8 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * Without a mask, on a cached product whose C at the bound (min(flops, ncols) entries a row)
  * takes at most one_pass_max bytes (one_pass_mt_max on more than one thread), one_pass skips
  * the symbolic count: C at the bound, filled in row order; several threads stage runs of rows
- * (one_pass_stage entries of bound each) and copy them into C in order. Changed only by
+ * (one_pass_stage entries of bound each, in up to one_pass_slots buffers a thread) and copy
+ * each into C once the runs before it are computed. Changed only by
  * benchmarks and tests, never concurrently with a multiply. */
 typedef struct dsmmi_spgemm_tuning {
     dsmm_idx dense_max_cols, cache_cols;
@@ -233,6 +234,7 @@ typedef struct dsmmi_spgemm_tuning {
     int one_pass_threads;       // ... and on at most this many threads
     size_t one_pass_mt_max;     // ... and, on more than one, at most this many bytes
     dsmm_idx one_pass_stage;    // ... several threads: entries of the rows' bounds per staged run
+    int one_pass_slots;         // ... staging buffers a thread (1: each run waits for its place)
     size_t one_pass_stream_min; // ... bytes of C's bound from which runs stream into C (0: never)
     dsmm_idx prefetch;          // dense: prefetch the B row this many A entries ahead (0: none)
     int prefetch_bp;            // ... and B's row pointer twice as far ahead

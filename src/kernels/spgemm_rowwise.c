@@ -5,6 +5,7 @@
 // a pattern known from an earlier symbolic call. Each row picks its accumulator (hash, heap,
 // dense, one-row copy; masked rows the pattern-driven one) as described in kernels.h.
 // Per-thread workspaces are sized before each pass from the rows the thread will see.
+#include <sched.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -34,6 +35,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_threads = 1 << 20,
     .one_pass_mt_max = (size_t)1 << 40,
     .one_pass_stage = (dsmm_idx)1 << 14,
+    .one_pass_slots = 2,
     .one_pass_stream_min = (size_t)8 << 20,
     .min_thread_flops = 65536,
     .dense_mark_ratio = 4.0,
@@ -297,7 +299,10 @@ static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
     size_t total = 0;
     for (int t = 0; t < pl->threads; t++) {
         need n = {0};
-        for (int c = t; c < pl->nchunks; c += pl->threads) {
+        // A known pattern's chunks go to whichever thread is free (fill_pass): every
+        // workspace covers every row. Else each thread's own chunks.
+        int c0 = known ? 0 : t, step = known ? 1 : pl->threads;
+        for (int c = c0; c < pl->nchunks; c += step) {
             for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
                 if (known) {
                     dsmm_idx nz = crowptr[i + 1] - crowptr[i];
@@ -380,6 +385,7 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
     char *cc = C->colidx32 ? (char *)C->colidx32 : (char *)C->colidx;
     char *cv = (char *)C->val;
     int want_vals = pl->rw.kind != DSMMI_K_PATTERN;
+    int next = 0; // known: the next chunk to take
     tot->bad_row = -1;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(pl->threads)
@@ -391,10 +397,12 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
-#ifdef _OPENMP
-#pragma omp for schedule(static, 1)
-#endif
-        for (int c = 0; c < pl->nchunks; c++) {
+        // Chunk after chunk: with a known pattern (every workspace covers every row), the
+        // next chunk not taken, so a thread slowed down is not waited for; else this
+        // thread's own, one in every `threads` (its workspace was sized for them).
+        for (int c = t;; c += pl->threads) {
+            if (known) c = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+            if (c >= pl->nchunks) break;
             for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
                 dsmm_idx p = C->rowptr[i], nz = C->rowptr[i + 1] - p;
                 void *rc = cc + (size_t)p * cw;
@@ -604,9 +612,13 @@ cleanup:
 // back (dsmmi_shrink_account: the arrays keep their size, so the allocator hands the same
 // blocks to the next product of that size; a real shrink made every repeated product fault its
 // C in afresh, 2 us a page here). One thread writes its rows straight into C. Several take
-// runs of rows whose bounds total about one_pass_stage entries, in order (dynamic, so skewed
-// rows stay balanced), each writing its run into its own staging buffer, which stays in its
-// cache; in run order, each run is then copied to where the runs before it end. C is thus
+// runs of rows whose bounds total about one_pass_stage entries, in order (the next run not
+// taken, so skewed rows stay balanced), each writing its run into one of its one_pass_slots
+// staging buffers, which stay in its cache. A run's place in C is where the runs before it
+// end: each thread publishes its run's length and places every run whose predecessors are
+// all known (a look-back), then copies its own runs that have their place. It waits only when
+// all its buffers hold runs without a place (with one buffer, each run waits for the one
+// before it, as an ordered loop did). C is thus
 // written once, in order, with no gaps to close (an earlier version wrote each thread's rows
 // at their bound and moved them down afterwards: a serial move, and up to half of C resident
 // twice). Only when the bound fits the context's memory budget, which charges it in full (so
@@ -656,13 +668,51 @@ static dsmm_idx onepass_row(plan *pl, dsmmi_acc *w, dsmm_idx i, char *cc, size_t
     return dsmmi_dense_fill(w, &pl->rw, i, row_f(pl, i), rc, rv);
 }
 
+#define ONEPASS_MAX_SLOTS 8
+
+// Where staged runs go: C's arrays, the runs' row bounds and places.
+typedef struct onepass_place {
+    char *cc, *cv; // C's columns and values (cv NULL: pattern)
+    size_t cw, vw;
+    dsmm_idx big; // entries a staging buffer holds (its values start at big * cw)
+    dsmm_idx *rowptr;
+    const dsmm_idx *runs, *offs;
+    int stream;
+} onepass_place;
+
+// Copies run r from its staging buffer to its place in C and shifts its row pointers (which
+// hold the run's own offsets until then); with wait, first waits until the run is placed
+// (*placed > r: every run before it computed, by whichever thread).
+static void onepass_copy(const onepass_place *pc, dsmm_idx r, const char *buf, int wait,
+                         dsmm_idx *placed)
+{
+    for (long spin = 0; wait && __atomic_load_n(placed, __ATOMIC_ACQUIRE) <= r; spin++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (spin >= 4096) sched_yield(); // more threads than cores: let the run's thread go on
+    }
+    dsmm_idx off = pc->offs[r];
+    dsmm_idx q = pc->rowptr[pc->runs[r + 1]]; // the run's length: its last row's end
+    const char *sc = buf, *sv = buf + (size_t)pc->big * pc->cw;
+    if (pc->stream) {
+        dsmmi_stream_copy(pc->cc + (size_t)off * pc->cw, sc, (size_t)q * pc->cw);
+        if (pc->cv) dsmmi_stream_copy(pc->cv + (size_t)off * pc->vw, sv, (size_t)q * pc->vw);
+    } else {
+        memcpy(pc->cc + (size_t)off * pc->cw, sc, (size_t)q * pc->cw);
+        if (pc->cv) memcpy(pc->cv + (size_t)off * pc->vw, sv, (size_t)q * pc->vw);
+    }
+    for (dsmm_idx i = pc->runs[r]; i < pc->runs[r + 1]; i++) pc->rowptr[i + 1] += off;
+}
+
 static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, dsmm_idx bound,
                            dsmm_csr **C, counters *cnt)
 {
     dsmm_status st = DSMM_OK;
     dsmm_csr *Cn = NULL;
-    dsmm_idx *runs = NULL;
+    dsmm_idx *runs = NULL, *lens = NULL, *offs = NULL;
     char **stage = NULL;
+    int nstage = 0;
     const dsmmi_rw *m = &pl->rw;
     int T = pl->threads;
     need n = {0};
@@ -701,18 +751,36 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
             }
         }
         big = (big + 7) / 8 * 8; // the values after the columns stay 8-byte aligned
-        stage = dsmmi_calloc(ctx, (size_t)T, sizeof *stage);
+        int S = dsmmi_spgemm_tune.one_pass_slots;
+        S = S < 1 ? 1 : S > ONEPASS_MAX_SLOTS ? ONEPASS_MAX_SLOTS : S;
+        // Per run: its length once computed (-1 before), its place in C once placed.
+        lens = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof *lens);
+        offs = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof *offs);
+        DSMM_CHECK(ctx, lens != NULL && offs != NULL, DSMM_ERR_NOMEM, "spgemm: one-pass runs");
+        for (dsmm_idx r = 0; r < nruns; r++) lens[r] = -1;
+        nstage = T * S;
+        stage = dsmmi_calloc(ctx, (size_t)nstage, sizeof *stage);
         DSMM_CHECK(ctx, stage != NULL, DSMM_ERR_NOMEM, "spgemm: staging buffers");
-        for (int t = 0; t < T; t++) {
+        for (int t = 0; t < nstage; t++) {
             stage[t] = dsmmi_malloc(ctx, (size_t)big, ew);
             DSMM_CHECK(ctx, stage[t] != NULL, DSMM_ERR_NOMEM,
                        "spgemm: staging buffer of %lld entries", (long long)big);
         }
-        pl->ws_bytes += (size_t)T * (size_t)big * ew;
-        // C's bound past the caches: copies stream (the runs were written in L2; their copy
-        // in C is read by the caller later, if at all).
-        int stream = dsmmi_spgemm_tune.one_pass_stream_min > 0 &&
-                     (double)bound * (double)ew >= (double)dsmmi_spgemm_tune.one_pass_stream_min;
+        pl->ws_bytes += (size_t)nstage * (size_t)big * ew;
+        onepass_place pc = {.cc = cc,
+                            .cv = cv,
+                            .cw = cw,
+                            .vw = vw,
+                            .big = big,
+                            .rowptr = Cn->rowptr,
+                            .runs = runs,
+                            .offs = offs,
+                            // C's bound past the caches: copies stream (the runs were written
+                            // in L2; their copy in C is read by the caller later, if at all).
+                            .stream = dsmmi_spgemm_tune.one_pass_stream_min > 0 &&
+                                      (double)bound * (double)ew >=
+                                          (double)dsmmi_spgemm_tune.one_pass_stream_min};
+        dsmm_idx next = 0, placed = 0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(T) reduction(+ : hp, dn)
 #endif
@@ -721,36 +789,50 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
 #ifdef _OPENMP
             t = omp_get_thread_num();
 #endif
-            // The staging buffer: columns, then values.
-            char *sc = stage[t], *sv = cv ? stage[t] + (size_t)big * cw : NULL;
-#ifdef _OPENMP
-#pragma omp for ordered schedule(dynamic, 1)
-#endif
-            for (dsmm_idx r = 0; r < nruns; r++) {
+            // The thread's runs computed but not yet copied, oldest first, in its S staging
+            // buffers (each: columns, then values) used in turn.
+            dsmm_idx mine[ONEPASS_MAX_SLOTS];
+            int head = 0, npend = 0;
+            char **my = stage + (size_t)t * (size_t)S;
+            for (;;) {
+                if (npend == S) { // every buffer holds a run: wait for the oldest's place
+                    onepass_copy(&pc, mine[head], my[head], 1, &placed);
+                    head = (head + 1) % S;
+                    npend--;
+                }
+                dsmm_idx r = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED); // in run order
+                if (r >= nruns) break;
+                int b = (head + npend) % S;
+                char *sc = my[b], *sv = cv ? my[b] + (size_t)big * cw : NULL;
                 dsmm_idx q = 0;
                 for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) {
                     q += onepass_row(pl, &pl->ws[t], i, sc, cw, sv, vw, q, &hp, &dn);
                     Cn->rowptr[i + 1] = q;
                 }
-                // In run order, the run's place in C; the copy itself runs outside the
-                // ordered section, beside the other threads' copies.
-                dsmm_idx off = 0;
+                mine[b] = r;
+                npend++;
+                // Publish the run's length and place every run whose predecessors are all
+                // known (whichever thread computed them), then copy this thread's placed runs.
 #ifdef _OPENMP
-#pragma omp ordered
+#pragma omp critical(dsmmi_onepass_place)
 #endif
                 {
-                    off = total;
-                    total += q;
+                    lens[r] = q;
+                    dsmm_idx p = placed;
+                    for (; p < nruns && lens[p] >= 0; p++) {
+                        offs[p] = total;
+                        total += lens[p];
+                    }
+                    __atomic_store_n(&placed, p, __ATOMIC_RELEASE);
                 }
-                if (stream) {
-                    dsmmi_stream_copy(cc + (size_t)off * cw, sc, (size_t)q * cw);
-                    if (cv) dsmmi_stream_copy(cv + (size_t)off * vw, sv, (size_t)q * vw);
-                } else {
-                    memcpy(cc + (size_t)off * cw, sc, (size_t)q * cw);
-                    if (cv) memcpy(cv + (size_t)off * vw, sv, (size_t)q * vw);
+                while (npend > 0 && mine[head] < __atomic_load_n(&placed, __ATOMIC_ACQUIRE)) {
+                    onepass_copy(&pc, mine[head], my[head], 0, &placed);
+                    head = (head + 1) % S;
+                    npend--;
                 }
-                for (dsmm_idx i = runs[r]; i < runs[r + 1]; i++) Cn->rowptr[i + 1] += off;
             }
+            for (; npend > 0; npend--, head = (head + 1) % S)
+                onepass_copy(&pc, mine[head], my[head], 1, &placed);
         }
     }
     cnt->heap += hp;
@@ -768,9 +850,11 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
     Cn = NULL;
 cleanup:
     if (stage != NULL)
-        for (int t = 0; t < T; t++) dsmmi_free(ctx, stage[t]);
+        for (int t = 0; t < nstage; t++) dsmmi_free(ctx, stage[t]);
     dsmmi_free(ctx, stage);
     dsmmi_free(ctx, runs);
+    dsmmi_free(ctx, lens);
+    dsmmi_free(ctx, offs);
     dsmm_csr_destroy(&Cn);
     return st;
 }

@@ -330,6 +330,7 @@ static int dense_orders(void)
         t->one_pass_threads = 2;
         t->one_pass_stage = vv & 1 ? 5 : 64;     // the threads' staged runs: a few rows each
         t->one_pass_stream_min = vv & 2 ? 1 : 0; // runs copied into C with streaming stores
+        t->one_pass_slots = 1 + (vv >> 2) % 3;   // staging buffers a thread: 1, 2, 3
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
@@ -349,13 +350,18 @@ static int dense_orders(void)
     }
     dsmmi_spgemm_tune = saved;
 
-    // Three and four threads taking staged runs of one to a few rows in turn.
+    // Three and four threads (more than this machine's cores) taking staged runs of one to a
+    // few rows in turn, with one staging buffer a thread (each run waits for its place), two,
+    // the most, and more than the most (taken as the most).
     dsmm_csr *want = NULL, *C = NULL;
     CHECK_OK(ctx, ref_spgemm_dense(ctx, R, R, NULL, DSMM_PLUS_TIMES, &want));
-    for (int nt = 3; nt <= 4; nt++) {
+    static const int slots[] = {1, 2, 8, 50};
+    for (int v = 0; v < 8; v++) {
+        int nt = 3 + v % 2;
         dsmmi_spgemm_tune.min_thread_flops = 1;
         dsmmi_spgemm_tune.one_pass_stage = nt == 3 ? 1 : 40;
         dsmmi_spgemm_tune.one_pass_stream_min = nt == 4 ? 1 : 0;
+        dsmmi_spgemm_tune.one_pass_slots = slots[v / 2];
         CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, nt));
         dsmm_spgemm_opts o;
         dsmm_spgemm_opts_init(&o);
@@ -364,8 +370,10 @@ static int dense_orders(void)
         CHECK_MSG(info.threads == nt && info.seconds_symbolic == 0.0,
                   "%d threads: one pass expected (threads %d, symbolic %g s)", nt, info.threads,
                   info.seconds_symbolic);
-        if (test_csr_same(ctx, C, want, 1e-12, 1e-12, "staged one pass") != TEST_PASS)
-            return TEST_FAIL;
+        char what[96];
+        snprintf(what, sizeof what, "staged one pass, %d threads, %d staging buffers", nt,
+                 slots[v / 2]);
+        if (test_csr_same(ctx, C, want, 1e-12, 1e-12, what) != TEST_PASS) return TEST_FAIL;
         dsmm_csr_destroy(&C);
     }
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
