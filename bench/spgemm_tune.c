@@ -11,7 +11,7 @@
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
 //   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch,
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
-//   slots (one_pass_slots),
+//   slots (one_pass_slots), runs (one_pass_runs),
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
 //   sym_dense, fill_dense, cache_cols, min_thread_flops, mark (dense_mark_ratio),
 //   fill_mark (fill_mark_ratio), rank_vec (dense_rank_vec: 2 AVX2, 1 SSE2, 0 scalar).
@@ -59,6 +59,8 @@ static int apply(const char *spec)
             t->one_pass_stage = (dsmm_idx)v;
         else if (strcmp(tok, "slots") == 0)
             t->one_pass_slots = (int)v;
+        else if (strcmp(tok, "runs") == 0)
+            t->one_pass_runs = (dsmm_idx)v;
         else if (strcmp(tok, "one_pass_stream") == 0)
             t->one_pass_stream_min = (size_t)v;
         else if (strcmp(tok, "one_pass_threads") == 0)

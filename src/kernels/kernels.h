@@ -235,6 +235,7 @@ typedef struct dsmmi_spgemm_tuning {
     size_t one_pass_mt_max;     // ... and, on more than one, at most this many bytes
     dsmm_idx one_pass_stage;    // ... several threads: entries of the rows' bounds per staged run
     int one_pass_slots;         // ... staging buffers a thread (1: each run waits for its place)
+    dsmm_idx one_pass_runs;     // ... runs a thread at least: smaller runs on small products
     size_t one_pass_stream_min; // ... bytes of C's bound from which runs stream into C (0: never)
     dsmm_idx prefetch;          // dense: prefetch the B row this many A entries ahead (0: none)
     int prefetch_bp;            // ... and B's row pointer twice as far ahead

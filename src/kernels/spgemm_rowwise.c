@@ -36,6 +36,7 @@ dsmmi_spgemm_tuning dsmmi_spgemm_tune = {
     .one_pass_mt_max = (size_t)1 << 40,
     .one_pass_stage = (dsmm_idx)1 << 14,
     .one_pass_slots = 2,
+    .one_pass_runs = 8,
     .one_pass_stream_min = (size_t)8 << 20,
     .min_thread_flops = 65536,
     .dense_mark_ratio = 4.0,
@@ -737,8 +738,11 @@ static dsmm_status onepass(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, plan *pl, 
             Cn->rowptr[i + 1] = total;
         }
     } else {
-        // Runs of rows with bounds totalling about one_pass_stage entries (a row at least).
+        // Runs of rows with bounds totalling about one_pass_stage entries (a row at least),
+        // fewer on small products, so each thread gets one_pass_runs runs or more to balance.
         dsmm_idx nruns = 0, big = 1, target = dsmmi_spgemm_tune.one_pass_stage;
+        dsmm_idx few = dsmmi_spgemm_tune.one_pass_runs * T;
+        if (few > 0 && bound / few < target) target = bound / few > 0 ? bound / few : 1;
         runs = dsmmi_malloc(ctx, (size_t)pl->nrows + 1, sizeof *runs);
         DSMM_CHECK(ctx, runs != NULL, DSMM_ERR_NOMEM, "spgemm: one-pass runs");
         runs[0] = 0;

@@ -331,6 +331,7 @@ static int dense_orders(void)
         t->one_pass_stage = vv & 1 ? 5 : 64;     // the threads' staged runs: a few rows each
         t->one_pass_stream_min = vv & 2 ? 1 : 0; // runs copied into C with streaming stores
         t->one_pass_slots = 1 + (vv >> 2) % 3;   // staging buffers a thread: 1, 2, 3
+        t->one_pass_runs = vv & 8 ? 1000 : 0;    // runs cut to a row or so, or by the stage
         for (int bits = 32; bits <= 64; bits += 32) {
             for (int s = 0; s < 4; s += 2) { // plus-times, min-plus
                 dsmm_spgemm_opts o;
