@@ -291,40 +291,51 @@ static int known_dense(const plan *pl)
     return pl->rw.M == NULL && pl->rw.ncols <= dsmmi_spgemm_tune.cache_cols;
 }
 
-// Sizes every thread's workspace for one pass. phase_numeric: fill choices (nz from C's
-// rowptr); else count choices.
+// What the rows of chunks c0, c0 + step, ... need for one pass. fill: fill choices (nz from
+// crowptr); known: the numeric phase of a known pattern; else count choices.
+static need chunks_need(const plan *pl, const dsmm_idx *crowptr, int fill, int known, int c0,
+                        int step)
+{
+    need n = {0};
+    for (int c = c0; c < pl->nchunks; c += step) {
+        for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
+            if (known) {
+                dsmm_idx nz = crowptr[i + 1] - crowptr[i];
+                if (known_dense(pl)) {
+                    n.dense = n.dense_vals = 1;
+                    n.dense_seen = DSMMI_PLUS_KIND(pl->rw.kind);
+                    continue;
+                }
+                if (nz > n.scratch) n.scratch = nz;
+                if (pl->rw.ncols <= dsmmi_spgemm_tune.pos_max_cols)
+                    n.pos = 1;
+                else if (pow2_slots(nz) > n.hash_slots)
+                    n.hash_slots = pow2_slots(nz);
+            } else if (fill) {
+                dsmm_idx nz = crowptr[i + 1] - crowptr[i];
+                need_add(&n, pl, i, pick_fill(pl, i, nz), 1, nz);
+            } else {
+                need_add(&n, pl, i, pick_count(pl, i), 0, 0);
+            }
+        }
+    }
+    return n;
+}
+
+// Sizes every thread's workspace for one pass. A known pattern's chunks go to whichever
+// thread is free (fill_pass): every workspace covers every row, the need computed once.
+// Else each thread's own chunks, one in every `threads`.
 static dsmm_status size_workspaces(dsmm_ctx *ctx, const plan *pl, dsmmi_acc *ws,
                                    const dsmm_idx *crowptr, int fill, int known, size_t *ws_bytes)
 {
     dsmm_status st = DSMM_OK;
     size_t total = 0;
+    need n = {0};
     for (int t = 0; t < pl->threads; t++) {
-        need n = {0};
-        // A known pattern's chunks go to whichever thread is free (fill_pass): every
-        // workspace covers every row. Else each thread's own chunks.
-        int c0 = known ? 0 : t, step = known ? 1 : pl->threads;
-        for (int c = c0; c < pl->nchunks; c += step) {
-            for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
-                if (known) {
-                    dsmm_idx nz = crowptr[i + 1] - crowptr[i];
-                    if (known_dense(pl)) {
-                        n.dense = n.dense_vals = 1;
-                        n.dense_seen = DSMMI_PLUS_KIND(pl->rw.kind);
-                        continue;
-                    }
-                    if (nz > n.scratch) n.scratch = nz;
-                    if (pl->rw.ncols <= dsmmi_spgemm_tune.pos_max_cols)
-                        n.pos = 1;
-                    else if (pow2_slots(nz) > n.hash_slots)
-                        n.hash_slots = pow2_slots(nz);
-                } else if (fill) {
-                    dsmm_idx nz = crowptr[i + 1] - crowptr[i];
-                    need_add(&n, pl, i, pick_fill(pl, i, nz), 1, nz);
-                } else {
-                    need_add(&n, pl, i, pick_count(pl, i), 0, 0);
-                }
-            }
-        }
+        if (!known)
+            n = chunks_need(pl, crowptr, fill, 0, t, pl->threads);
+        else if (t == 0)
+            n = chunks_need(pl, crowptr, fill, 1, 0, 1);
         size_t b = 0;
         DSMM_TRY(acc_grow(ctx, &ws[t], &n, pl->rw.ncols, &b));
         total += b;
