@@ -305,6 +305,7 @@ static void usage(void)
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-split-work W] [--row-stream MIB]\n"
+            "                  [--row-buffer-k K] [--row-prefetch D]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -371,6 +372,14 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.row_stream_min in MiB (docs/kernels.md): 0 never streams
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
             dsmmi_spmm_tune.row_stream_min = (size_t)x << 20;
+        } else if (v && strcmp(s, "--row-buffer-k") == 0) {
+            // dsmmi_spmm_tune.row_buffer_k (docs/kernels.md): 0 never uses the buffer
+            if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
+            dsmmi_spmm_tune.row_buffer_k = (dsmm_idx)x;
+        } else if (v && strcmp(s, "--row-prefetch") == 0) {
+            // dsmmi_spmm_tune.row_prefetch (docs/kernels.md): 0 never prefetches
+            if (!parse_int(s, argv[++a], 0, 1024, &x)) return 2;
+            dsmmi_spmm_tune.row_prefetch = (dsmm_idx)x;
         } else if (v && strcmp(s, "--k-block") == 0) {
             if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
             o.k_block = (dsmm_idx)x;

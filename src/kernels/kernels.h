@@ -435,6 +435,7 @@ typedef float dsmmi_v8f __attribute__((vector_size(32)));
 typedef struct dsmmi_spmm_tuning {
     dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never)
     size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
+    dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
     double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
                             // S's rows into private copies of C instead of owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread

@@ -20,6 +20,7 @@
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = 128,
     .row_stream_min = (size_t)8 << 20,
+    .row_prefetch = 2,
     .col_split_work = 256.0,
     .col_private_max = (size_t)16 << 20,
     .min_thread_work = 65536.0,
@@ -31,7 +32,7 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
-    dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k;
+    dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k, pfd = dsmmi_spmm_tune.row_prefetch;
     size_t w = dsmmi_type_size(a->type);
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
              (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&
@@ -43,10 +44,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         double al = a->alpha, be = a->beta;
         if (A->colidx32) {
             (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, nt);
+                                       r1, kbuf, pfd, nt);
         } else {
             (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, nt);
+                                       r1, kbuf, pfd, nt);
         }
     } else {
         const float *av = a->av;
@@ -55,10 +56,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         float al = (float)a->alpha, be = (float)a->beta;
         if (A->colidx32) {
             (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, nt);
+                                       r1, kbuf, pfd, nt);
         } else {
             (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, nt);
+                                       r1, kbuf, pfd, nt);
         }
     }
 }

@@ -138,9 +138,10 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
 DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
                               const T *restrict av, const T *restrict B, dsmm_idx ldb,
                               T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
-                              dsmm_idx r1, dsmm_idx kbuf, int nt)
+                              dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
 {
     const V vzero = {0};
+    const dsmm_idx pend = rp[r1];
     (void)av;
     if (k == 1) {
         SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);
@@ -177,6 +178,26 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
             for (dsmm_idx p = p0; p < p1; p++) {
                 const T *b = B + (dsmm_idx)ci[p] * ldb + j;
                 V v = vzero + AVAL(p);
+                if (pfd > 0) {
+                    // The row of B named pfd entries ahead (in this range of rows) is fetched
+                    // a cache line (two vectors) per two multiply-adds.
+                    const T *bn = B + (dsmm_idx)ci[p + pfd < pend ? p + pfd : p] * ldb + j;
+                    dsmm_idx t = 0;
+                    for (; t + 2 <= nv; t += 2) {
+                        __builtin_prefetch(bn + t * VL, 0, 3);
+                        V x, y;
+                        memcpy(&x, b + t * VL, sizeof x);
+                        memcpy(&y, b + (t + 1) * VL, sizeof y);
+                        buf[t] += v * x;
+                        buf[t + 1] += v * y;
+                    }
+                    if (t < nv) {
+                        V x;
+                        memcpy(&x, b + t * VL, sizeof x);
+                        buf[t] += v * x;
+                    }
+                    continue;
+                }
                 for (dsmm_idx t = 0; t < nv; t++) {
                     V x;
                     memcpy(&x, b + t * VL, sizeof x);
