@@ -26,7 +26,7 @@
     {                                                                                              \
         T s = alpha * AVAL(p);                                                                     \
         T *cr = C + c * ldc;                                                                       \
-        V vs = vzero + s;                                                                          \
+        V vs = VSPLAT(s);                                                                          \
         dsmm_idx j = 0;                                                                            \
         for (; j + VL <= (KC); j += VL) {                                                          \
             V x, y;                                                                                \
@@ -124,7 +124,6 @@ DSMMI_CLONES COL_CONTRACT static void NAME(const dsmm_idx *restrict rp, const CI
                                            int sorted, int full, int tail)
 {
     COL_CONTRACT_BODY
-    const V vzero = {0};
     const int PF = k * (dsmm_idx)sizeof(T) >= PF_BYTES; // prefetch C's rows only when long
     (void)av;
     if (full) {

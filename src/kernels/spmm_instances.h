@@ -6,6 +6,7 @@
 // clang-format off
 #define T double
 #define V dsmmi_v4d
+#define VSPLAT(x) ((V){(x), (x), (x), (x)})
 #define VL 4
 #define PAT 0
 #define CI dsmm_idx
@@ -33,10 +34,12 @@
 #undef PAT
 #undef VL
 #undef V
+#undef VSPLAT
 #undef T
 
 #define T float
 #define V dsmmi_v8f
+#define VSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define VL 8
 #define PAT 0
 #define CI dsmm_idx
@@ -64,5 +67,6 @@
 #undef PAT
 #undef VL
 #undef V
+#undef VSPLAT
 #undef T
 // clang-format on

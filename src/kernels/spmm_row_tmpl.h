@@ -38,7 +38,7 @@
             _Pragma("GCC unroll 4") for (int u = 0; u < U; u++)                                    \
             {                                                                                      \
                 const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
-                V v = vzero + AVAL(p + u);                                                         \
+                V v = VSPLAT(AVAL(p + u));                                                         \
                 _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                             \
                 {                                                                                  \
                     V x;                                                                           \
@@ -49,7 +49,7 @@
         }                                                                                          \
         for (; p < p1; p++) {                                                                      \
             const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
-            V v = vzero + AVAL(p);                                                                 \
+            V v = VSPLAT(AVAL(p));                                                                 \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                 \
             {                                                                                      \
                 V x;                                                                               \
@@ -177,7 +177,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
             for (dsmm_idx t = 0; t < nv; t++) buf[t] = vzero;
             for (dsmm_idx p = p0; p < p1; p++) {
                 const T *b = B + (dsmm_idx)ci[p] * ldb + j;
-                V v = vzero + AVAL(p);
+                V v = VSPLAT(AVAL(p));
                 if (pfd > 0) {
                     // The row of B named pfd entries ahead (in this range of rows) is fetched
                     // a cache line (two vectors) per two multiply-adds.
