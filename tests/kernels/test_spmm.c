@@ -796,6 +796,40 @@ static int test_streaming_stores(void)
     return TEST_PASS;
 }
 
+// The row-wise kernel's wide-k path (k >= row_buffer_k) with the rows of B `row_prefetch`
+// entries ahead prefetched (0 = none): the same values at every distance, including 1 (the
+// next entry), past the end of a row (into the next rows) and past the thread's last entry;
+// k with an odd number of vectors (132 doubles, 136 floats: the unrolled loop's leftover)
+// and k over the 4 KiB buffer (600: two pieces of B's rows).
+static int test_row_prefetch(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx ks[] = {128, 132, 136, 600};
+    static const dsmm_idx dists[] = {0, 1, 3, 1000};
+    dsmm_idx keep = dsmmi_spmm_tune.row_prefetch;
+    test_mat ma;
+    test_mat_init(&ma, 53, 47, 0.2, seed_at(470));
+    ma.empty_rows = 0.15;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    int rc = TEST_PASS;
+    for (size_t d = 0; d < sizeof dists / sizeof dists[0] && rc == TEST_PASS; d++)
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++)
+            for (int t = 0; t < 2 && rc == TEST_PASS; t++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(d + i + (size_t)t) % NAB];
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                c.ldb_pad = (dsmm_idx)(i % 2);
+                dsmmi_spmm_tune.row_prefetch = dists[d];
+                rc = check_spmm(ctx, A, &c, "row prefetch");
+            }
+    dsmmi_spmm_tune.row_prefetch = keep;
+    dsmm_csr_destroy(&A);
+    if (rc != TEST_PASS) return rc;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- options, info, traffic -------------------------------------------------------------- */
 
 static int test_info(void)
@@ -1186,11 +1220,14 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),          TEST(test_alpha_beta),
-        TEST(test_shapes),       TEST(test_generators),       TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_streaming_stores), TEST(test_threads),
-        TEST(test_info),         TEST(test_bad_input),        TEST(test_names),
-        TEST(test_budget),       TEST(test_stream_triad),     TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),
+        TEST(test_alpha_beta),   TEST(test_shapes),
+        TEST(test_generators),   TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_streaming_stores),
+        TEST(test_row_prefetch), TEST(test_threads),
+        TEST(test_info),         TEST(test_bad_input),
+        TEST(test_names),        TEST(test_budget),
+        TEST(test_stream_triad), TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
