@@ -178,27 +178,20 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
             for (dsmm_idx p = p0; p < p1; p++) {
                 const T *b = B + (dsmm_idx)ci[p] * ldb + j;
                 V v = VSPLAT(AVAL(p));
-                if (pfd > 0) {
-                    // The row of B named pfd entries ahead (in this range of rows) is fetched
-                    // a cache line (two vectors) per two multiply-adds.
-                    const T *bn = B + (dsmm_idx)ci[p + pfd < pend ? p + pfd : p] * ldb + j;
-                    dsmm_idx t = 0;
-                    for (; t + 2 <= nv; t += 2) {
-                        __builtin_prefetch(bn + t * VL, 0, 3);
-                        V x, y;
-                        memcpy(&x, b + t * VL, sizeof x);
-                        memcpy(&y, b + (t + 1) * VL, sizeof y);
-                        buf[t] += v * x;
-                        buf[t + 1] += v * y;
-                    }
-                    if (t < nv) {
-                        V x;
-                        memcpy(&x, b + t * VL, sizeof x);
-                        buf[t] += v * x;
-                    }
-                    continue;
+                // The row of B named pfd entries ahead (in this range of rows; none when pfd
+                // is 0) is fetched a cache line (two vectors) per two multiply-adds.
+                const T *bn =
+                    pfd > 0 ? B + (dsmm_idx)ci[p + pfd < pend ? p + pfd : p] * ldb + j : NULL;
+                dsmm_idx t = 0;
+                for (; t + 2 <= nv; t += 2) {
+                    if (bn) __builtin_prefetch(bn + t * VL, 0, 3);
+                    V x, y;
+                    memcpy(&x, b + t * VL, sizeof x);
+                    memcpy(&y, b + (t + 1) * VL, sizeof y);
+                    buf[t] += v * x;
+                    buf[t + 1] += v * y;
                 }
-                for (dsmm_idx t = 0; t < nv; t++) {
+                if (t < nv) {
                     V x;
                     memcpy(&x, b + t * VL, sizeof x);
                     buf[t] += v * x;
