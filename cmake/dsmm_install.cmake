@@ -15,7 +15,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/dsmmConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/dsmmConfig.cmake ${PROJECT_BINARY_DIR}/dsmmConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dsmm)
 set(DSMM_PC_REQUIRES "zlib")
-set(DSMM_PC_LIBS_PRIVATE "-lopenblas -lpthread -lm")
+set(DSMM_PC_LIBS_PRIVATE "-ldl -lpthread -lm")
 if(DSMM_USE_MPI)
   string(APPEND DSMM_PC_REQUIRES " ompi-c")
 endif()

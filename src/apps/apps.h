@@ -215,8 +215,13 @@ void dsmmi_gcn_step(dsmmi_gcn_model *m);
 /* dsmmi_gcn_accuracy: train / val / test accuracy of the last forward pass. Collective. */
 dsmm_status dsmmi_gcn_accuracy(dsmm_ctx *ctx, dsmmi_gcn_model *m, double acc[3]);
 
-/* Dense math (gcn_math.c). dsmmi_gcn_blas_threads: sets OpenBLAS's thread count, returns the
- * previous one. dsmmi_gcn_gemm: C = op(A) * op(B), row-major floats, C m x n, inner k. */
+/* Dense math (gcn_math.c). dsmmi_gcn_blas_load: loads OpenBLAS (dlopen, once per process;
+ * collective: DSMM_ERR_UNSUPPORTED on every rank, naming why, when a rank cannot);
+ * dsmmi_gcn_model_init calls it, and the two calls below need it loaded.
+ * dsmmi_gcn_blas_threads: sets OpenBLAS's thread count, returns the previous one (-1, and
+ * nothing set, when OpenBLAS is not loaded or n < 1). dsmmi_gcn_gemm: C = op(A) * op(B),
+ * row-major floats, C m x n, inner k. */
+dsmm_status dsmmi_gcn_blas_load(dsmm_ctx *ctx);
 int dsmmi_gcn_blas_threads(int n);
 void dsmmi_gcn_gemm(int ta, int tb, dsmm_idx m, dsmm_idx n, dsmm_idx k, const float *A,
                     dsmm_idx lda, const float *B, dsmm_idx ldb, float *C, dsmm_idx ldc);

@@ -124,6 +124,17 @@ zcat "$cora.labels.txt.gz" | sed '5s/.*/9x/' | gzip >broken.labels.txt.gz
 expect_rc 1 "$dsmm" gcn --dataset broken --stats broken.json
 expect_grep "$tmp/err" 'broken.labels.txt.gz:5:'
 expect_none broken.json
+# OpenBLAS is loaded when the GCN starts: a library that is not there, or is not OpenBLAS,
+# is named and nothing is written (DSMM_OPENBLAS overrides the library found at build time).
+expect_rc 1 env DSMM_OPENBLAS=/nonexistent/libopenblas.so.0 "$dsmm" gcn --dataset "$cora" --stats nob.json
+expect_grep "$tmp/err" 'OpenBLAS could not be loaded.*/nonexistent/libopenblas.so.0'
+expect_none nob.json
+zlib=$(ldd "$dsmm" | awk '/libz\.so/ {print $3}')
+if [ -n "$zlib" ]; then
+    expect_rc 1 env DSMM_OPENBLAS="$zlib" "$dsmm" gcn --dataset "$cora" --stats noc.json
+    expect_grep "$tmp/err" 'lacks cblas_sgemm'
+    expect_none noc.json
+fi
 expect_rc 1 "$dsmm" gcn --dataset "$cora" --stats /nonexistent/dir/s.json
 expect_grep "$tmp/err" '--stats'
 

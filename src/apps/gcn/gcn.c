@@ -70,14 +70,15 @@ dsmm_status dsmm_gcn_train(dsmm_ctx *ctx, const char *prefix, const dsmm_gcn_par
     // The dense products are small (n x hidden by hidden x hidden); OpenBLAS's own threads
     // would only spin against the ranks and OpenMP threads sharing the cores: one thread here,
     // the caller's setting restored at the end.
-    int blas_threads = dsmmi_gcn_blas_threads(1);
+    int blas_threads = -1;
     double t0 = dsmmi_wtime();
 
     DSMM_CHECK(ctx, res != NULL, DSMM_ERR_ARG, "gcn: res must be non-NULL");
     memset(res, 0, sizeof *res);
     DSMM_TRY(check_params(ctx, prefix, p));
     DSMM_TRY(dsmmi_gcn_data_load(ctx, prefix, p, &d));
-    DSMM_TRY(dsmmi_gcn_model_init(ctx, &d, p, &m));
+    DSMM_TRY(dsmmi_gcn_model_init(ctx, &d, p, &m)); // loads OpenBLAS
+    blas_threads = dsmmi_gcn_blas_threads(1);
     curve = dsmmi_calloc(NULL, (size_t)p->epochs + 1, sizeof *curve);
     DSMM_CHECK(ctx, curve != NULL, DSMM_ERR_NOMEM, "gcn: %d epoch records", p->epochs);
     double t1 = dsmmi_wtime();
@@ -130,7 +131,7 @@ dsmm_status dsmm_gcn_train(dsmm_ctx *ctx, const char *prefix, const dsmm_gcn_par
     res->seconds = sec[1];
     dsmm_cola_volume_get(d.plan, p->hidden, 4, &res->volume);
 cleanup:
-    dsmmi_gcn_blas_threads(blas_threads);
+    if (blas_threads > 0) dsmmi_gcn_blas_threads(blas_threads);
     dsmmi_gcn_model_free(ctx, &m);
     dsmmi_gcn_data_free(ctx, &d);
     dsmmi_free(NULL, curve);

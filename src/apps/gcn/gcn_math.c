@@ -3,22 +3,90 @@
 // indices (so every rank count and every vertex order draws the same numbers), ReLU, softmax
 // cross-entropy with its gradient, and Adam.
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "apps/apps.h"
 // After dsmm's headers: OpenBLAS's cblas.h includes <complex.h>, whose macro I would break
 // the parameters named I there.
 #include <cblas.h>
+#include <dlfcn.h>
 
-// OpenBLAS's own calls (in every OpenBLAS; declared here too because the cblas.h found may be
-// the generic one of update-alternatives, which lacks them; the library linked is OpenBLAS).
+// OpenBLAS is loaded when the GCN first needs it (dlopen), not linked: mapping it and its
+// Fortran runtime at start cost every other command about 3 MB resident (docs/gcn.md).
+// Its own thread calls are declared here too because the cblas.h found may be the generic one
+// of update-alternatives, which lacks them; the library loaded is OpenBLAS.
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
 
+static struct {
+    int tried;
+    void *lib;
+    __typeof__(cblas_sgemm) *sgemm;
+    __typeof__(openblas_set_num_threads) *set_threads;
+    __typeof__(openblas_get_num_threads) *get_threads;
+    char why[512];
+} blas;
+
+// The library CMake found (its real path), then OpenBLAS's soname through the loader's path;
+// or only the file the environment's DSMM_OPENBLAS names.
+#ifndef DSMM_OPENBLAS_PATH
+#define DSMM_OPENBLAS_PATH "libopenblas.so.0"
+#endif
+
+dsmm_status dsmmi_gcn_blas_load(dsmm_ctx *ctx)
+{
+    dsmm_status st = DSMM_OK;
+    int64_t failed;
+    if (!blas.tried) {
+        const char *names[] = {DSMM_OPENBLAS_PATH, "libopenblas.so.0", "libopenblas.so"};
+        size_t nn = sizeof names / sizeof names[0];
+        const char *env = getenv("DSMM_OPENBLAS");
+        if (env != NULL && env[0] != 0) {
+            names[0] = env;
+            nn = 1;
+        }
+        const char *got = NULL;
+        blas.tried = 1;
+        for (size_t i = 0; i < nn && blas.lib == NULL; i++) {
+            blas.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+            got = names[i];
+            if (blas.lib == NULL && i == 0) {
+                const char *e = dlerror();
+                snprintf(blas.why, sizeof blas.why, "%s", e != NULL ? e : names[i]);
+            }
+        }
+        if (blas.lib != NULL) {
+            // POSIX: a void * from dlsym converts to a function pointer.
+            *(void **)&blas.sgemm = dlsym(blas.lib, "cblas_sgemm");
+            *(void **)&blas.set_threads = dlsym(blas.lib, "openblas_set_num_threads");
+            *(void **)&blas.get_threads = dlsym(blas.lib, "openblas_get_num_threads");
+            if (blas.sgemm == NULL || blas.set_threads == NULL || blas.get_threads == NULL) {
+                snprintf(blas.why, sizeof blas.why,
+                         "%s lacks cblas_sgemm or openblas_set_num_threads", got);
+                dlclose(blas.lib);
+                blas.lib = NULL;
+                blas.sgemm = NULL;
+            }
+        }
+    }
+    // All ranks go on only if all could load it, so none is left waiting in a collective.
+    failed = blas.sgemm == NULL;
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, &failed, 1, '>'));
+    DSMM_CHECK(ctx, blas.sgemm != NULL, DSMM_ERR_UNSUPPORTED,
+               "gcn: OpenBLAS could not be loaded (%s; apt-get install libopenblas0)", blas.why);
+    DSMM_CHECK(ctx, failed == 0, DSMM_ERR_UNSUPPORTED,
+               "gcn: OpenBLAS could not be loaded on another rank");
+cleanup:
+    return st;
+}
+
 int dsmmi_gcn_blas_threads(int n)
 {
-    int old = openblas_get_num_threads();
-    openblas_set_num_threads(n);
+    if (blas.sgemm == NULL || n < 1) return -1;
+    int old = blas.get_threads();
+    blas.set_threads(n);
     return old;
 }
 
@@ -30,8 +98,8 @@ void dsmmi_gcn_gemm(int ta, int tb, dsmm_idx m, dsmm_idx n, dsmm_idx k, const fl
         for (dsmm_idx i = 0; i < m; i++) memset(C + i * ldc, 0, (size_t)n * sizeof *C);
         return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)m, (int)n, (int)k, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+    blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+               (int)m, (int)n, (int)k, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
 }
 
 // Streams of the hashes: one tag per use, so no two uses share numbers.

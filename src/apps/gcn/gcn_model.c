@@ -67,6 +67,7 @@ dsmm_status dsmmi_gcn_model_init(dsmm_ctx *ctx, const dsmmi_gcn_data *d, const d
 {
     dsmm_status st = DSMM_OK;
     memset(m, 0, sizeof *m);
+    DSMM_TRY(dsmmi_gcn_blas_load(ctx));
     m->d = d;
     m->p = *p;
     int L = m->L = p->layers;
