@@ -6,6 +6,7 @@
 #ifdef __linux__
 #define _DEFAULT_SOURCE // madvise
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,30 @@ static void advise_huge(void *p, size_t n)
     (void)p;
     (void)n;
 #endif
+}
+
+void dsmmi_move_release(void *dst, void *src, size_t n)
+{
+    enum { PIECE = 1 << 18 };
+    char *d = dst, *s = src;
+#ifdef __linux__
+    // Only whole pages inside src: the allocator's header before it and the page holding its
+    // end are left alone.
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 0, done = (uintptr_t)s;
+    if (page > 0) done = (done + page - 1) / page * page;
+#endif
+    for (size_t at = 0; at < n; at += PIECE) {
+        size_t len = n - at < PIECE ? n - at : PIECE;
+        memcpy(d + at, s + at, len);
+#ifdef __linux__
+        uintptr_t end = page > 0 ? (uintptr_t)(s + at + len) / page * page : 0;
+        if (end > done) {
+            (void)madvise((void *)done, end - done, MADV_DONTNEED);
+            done = end;
+        }
+#endif
+    }
 }
 
 // Freed blocks of CACHE_MIN to CACHE_SMALL_TOP bytes, and of CACHE_BIG or more, are kept for

@@ -129,6 +129,11 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size);
  * old size was a fresh mmap and a page fault per 4 KiB). Pages never touched cost no memory.
  * No-op when n * size is not smaller than the block. */
 void dsmmi_shrink_account(dsmm_ctx *ctx, void *p, size_t n, size_t size);
+/* dsmmi_move_release: copies n bytes from src to dst (not overlapping) a piece at a time and,
+ * on Linux, gives src's whole pages back to the kernel as soon as they are copied
+ * (MADV_DONTNEED; they read back as zeros). For moving a block that is freed next into a
+ * larger array: the pair then holds at most a piece twice instead of the whole block. */
+void dsmmi_move_release(void *dst, void *src, size_t n);
 /* dsmmi_free: frees p (NULL ok) and returns NULL: p = dsmmi_free(ctx, p). */
 void *dsmmi_free(dsmm_ctx *ctx, void *p);
 /* dsmmi_cache_drop: frees the blocks kept by dsmmi_free for reuse (context destruction,

@@ -1,6 +1,9 @@
 // tests/base/test_base.c: the base layer: status names, error messages with file/line,
 // allocation accounting, budgets, failure injection, user allocators, sizes, JSON, stats,
 // the counter-based RNG (thread-count independence), atomic output files.
+#ifdef __linux__
+#define _DEFAULT_SOURCE // mincore
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,11 @@
 
 #include "base/base.h"
 #include "check.h"
+
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 static int test_status_names(void)
 {
@@ -478,6 +486,42 @@ static int test_shrink_account(void)
     return TEST_PASS;
 }
 
+// dsmmi_move_release: the bytes arrive whatever the size and alignment; the source stays
+// freeable; and (Linux) its whole interior pages are no longer resident afterwards, counted
+// with mincore, while the page holding its last byte is kept.
+static int test_move_release(void)
+{
+    static const size_t sizes[] = {0, 1, 4095, 4096 + 17, (3u << 20) + 123, (5u << 20)};
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++)
+        for (size_t off = 0; off < 3; off++) {
+            size_t n = sizes[t];
+            unsigned char *src = malloc(n + 8), *dst = malloc(n + 8), *want = malloc(n + 8);
+            CHECK(src && dst && want);
+            for (size_t i = 0; i < n; i++) src[off + i] = want[i] = (unsigned char)(i * 131 + t);
+            dsmmi_move_release(dst + off, src + off, n);
+            CHECK(n == 0 || memcmp(dst + off, want, n) == 0);
+#ifdef __linux__
+            long ps = sysconf(_SC_PAGESIZE);
+            uintptr_t page = (uintptr_t)ps, lo = ((uintptr_t)(src + off) + page - 1) / page * page;
+            uintptr_t hi = (uintptr_t)(src + off + n) / page * page;
+            if (ps > 0 && hi > lo) {
+                size_t np = (hi - lo) / page, resident = 0;
+                unsigned char *vec = malloc(np);
+                CHECK(vec != NULL);
+                CHECK(mincore((void *)lo, hi - lo, vec) == 0);
+                for (size_t i = 0; i < np; i++) resident += vec[i] & 1;
+                free(vec);
+                CHECK(resident == 0);
+            }
+            if (n > 0) CHECK(src[off + n - 1] == want[n - 1]); // the last page is kept
+#endif
+            free(src);
+            free(dst);
+            free(want);
+        }
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -496,6 +540,7 @@ int main(int argc, char **argv)
         TEST(test_block_cache_best_fit),
         TEST(test_block_cache_small),
         TEST(test_shrink_account),
+        TEST(test_move_release),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
