@@ -5,7 +5,11 @@
 # Matrix Market networks are given to mcl as abc triples whose first lines register the
 # vertices in index order ("k k 1": loops, which mcl discards), so labels and order match.
 # proteins.mci (mcl's native format, which dsmm does not read) is skipped and says so.
+# On several ranks dsmm runs `--expand dist` by default (SUMMA: stage sums and pruning from the
+# ranks' candidates, the path whose agreement is not automatic); `--expand auto` or
+# `replicated` checks the replicated expansion instead.
 # usage: bench/mcl_agree.sh DSMM_BINARY [OUTDIR] [--ranks "1 2 4"] [--only NAME] [--inflations "2 1.4 4"]
+#                           [--expand dist|replicated|auto]
 set -u
 dsmm=$1
 shift
@@ -14,11 +18,13 @@ out=${1:-/tmp/dsmm-mcl-agree}
 ranks="1 2 4"
 only=""
 infl="2 1.4 4"
+expand=dist
 while [ $# -gt 0 ]; do
     case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --inflations) infl=$2; shift 2 ;;
+    --expand) expand=$2; shift 2 ;;
     *) echo "mcl_agree: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -60,7 +66,9 @@ for net in $nets; do
         printf "%-40s %5s %8s %6.1f" "$net" "$I" "$ncl" "$(echo "$t1 - $t0" | bc)"
         for p in $ranks; do
             t0=$(date +%s.%N)
-            mpirun "${root[@]}" --oversubscribe -n "$p" "$dsmm" mcl "${dsmm_in[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
+            ex=()
+            [ "$p" -gt 1 ] && ex=(--expand "$expand")
+            mpirun "${root[@]}" --oversubscribe -n "$p" "$dsmm" mcl "${dsmm_in[@]}" "${ex[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
                 >/dev/null 2>"$name.dsmm.P$p.I$I.err"
             rc=$?
             t1=$(date +%s.%N)

@@ -1101,11 +1101,20 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist 
 
 /* How the expansion runs. FUSED: each rank expands and prunes its own columns one at a time,
  * the unpruned product never stored (needs the whole iterate on the rank: one rank only);
+ * REPLICATED: every rank gathers the whole iterate, then expands its own columns as FUSED does
+ * (mcl's arithmetic, so the same iterates as one rank; memory: the whole iterate per rank);
  * DIST: distributed SpGEMM on the process grid (dist.alg, SUMMA by default), in phases of
  * columns when the unpruned product does not fit per_process_mem, then every column pruned
  * by its owner from the ranks' candidates (top-k selection across ranks). AUTO: FUSED on one
- * rank, DIST otherwise. */
-typedef enum dsmm_mcl_expand { DSMM_MCL_AUTO = 0, DSMM_MCL_FUSED, DSMM_MCL_DIST } dsmm_mcl_expand;
+ * rank; on several, per iteration, REPLICATED when its working set fits per_process_mem (or,
+ * without one, the rank's share of the node's memory) and neither phases nor dist.pipeline is
+ * set, else DIST. */
+typedef enum dsmm_mcl_expand {
+    DSMM_MCL_AUTO = 0,
+    DSMM_MCL_FUSED,
+    DSMM_MCL_DIST,
+    DSMM_MCL_REPLICATED
+} dsmm_mcl_expand;
 
 /* One iteration as measured (dsmm_mcl_result.iters, the progress callback, --stats). */
 typedef struct dsmm_mcl_iter {
@@ -1118,8 +1127,13 @@ typedef struct dsmm_mcl_iter {
     int64_t nnz_pruned;       // entries kept by pruning (before inflation)
     int64_t dense_cols;       // columns expanded on mcl's dense path
     int phases;               // expansion phases (1 unless the product did not fit the budget)
+    dsmm_mcl_expand expand;   // how this iteration expanded: FUSED, REPLICATED or DIST
     double est_bytes;         // estimated bytes of a rank's unpruned product (DIST)
     double resident_bytes;    // a rank's share of the iterates held beside it (DIST)
+    int estimate_keys;        // DIST: what sized the product: 0 the exact count, r Cohen's
+                              // estimator with r keys; -1 when nothing was estimated (fused)
+    double estimate_seconds;  // DIST: seconds of that estimate or count (largest rank)
+    double flops;             // DIST: multiply-adds of the expansion (all ranks); -1 fused
     int64_t merge_peak_bytes; // DIST with SUMMA merge/binary: largest peak of the stage
                               // products and merged lists over the phases and ranks
     double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
@@ -1149,6 +1163,11 @@ typedef struct dsmm_mcl_params {
     dsmm_mcl_expand expand; // AUTO
     size_t per_process_mem; // budget of one rank for the expansion (0: unlimited) -> phases
     int phases;             // > 0: this many phases, whatever the budget (testing)
+    int estimate_keys;      // DIST: how the unpruned product is sized for the phases: 0 the exact
+                            // count (SUMMA's stage products counted, HipMCL's exact scheme),
+                            // >= 3 Cohen's estimator with that many keys, -1 (default) auto:
+                            // exact when its work (the flops) is below what the estimator's
+                            // passes cost (docs/mcl.md, "Phases"), else 8 keys
     dsmm_dist_opts dist;    // DIST: the distributed SpGEMM (alg, accumulate, pipeline, ...)
     void (*progress)(void *user, const dsmm_mcl_iter *it); // after each iteration (rank 0)
     void *progress_user;

@@ -44,7 +44,7 @@ typedef struct mcl_args {
     double p, c, pi, i;
     double infl[MAX_INFL];
     int ninfl;
-    const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand;
+    const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
     size_t mem, gpu_mem;
     int pipeline, gpu;
 } mcl_args;
@@ -218,16 +218,27 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
             (long long)r->garbage, a->mem);
     for (int k = 0; k < r->iterations; k++) {
         const dsmm_mcl_iter *it = &r->iters[k];
-        fprintf(
-            f,
-            "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
-            "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
-            "\"dense_cols\": %lld, \"phases\": %d, \"est_bytes\": %.0f, \"resident_bytes\": %.0f, "
-            "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f",
-            k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
-            (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
-            (long long)it->dense_cols, it->phases, it->est_bytes, it->resident_bytes,
-            (long long)it->peak_bytes, (long long)it->merge_peak_bytes, it->merge_seconds);
+        fprintf(f,
+                "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
+                "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
+                "\"dense_cols\": %lld, \"phases\": %d, \"expand\": \"%s\", \"est_bytes\": %.0f, "
+                "\"resident_bytes\": %.0f, "
+                "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f",
+                k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
+                (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
+                (long long)it->dense_cols, it->phases,
+                it->expand == DSMM_MCL_DIST         ? "dist"
+                : it->expand == DSMM_MCL_REPLICATED ? "replicated"
+                                                    : "fused",
+                it->est_bytes, it->resident_bytes, (long long)it->peak_bytes,
+                (long long)it->merge_peak_bytes, it->merge_seconds);
+        // How the distributed expansion was sized (not on the fused path).
+        if (it->estimate_keys >= 0)
+            fprintf(f,
+                    ", \"estimator\": \"%s\", \"estimate_keys\": %d, \"estimate_seconds\": %.6f, "
+                    "\"flops\": %.0f",
+                    it->estimate_keys ? "cohen" : "exact", it->estimate_keys, it->estimate_seconds,
+                    it->flops);
         // The pipeline's idle times (HipMCL-GPU's Table V), when it measured them.
         if (it->cpu_idle_seconds >= 0)
             fprintf(f, ", \"cpu_idle_seconds\": %.6f, \"gpu_products\": %lld", it->cpu_idle_seconds,
@@ -272,6 +283,7 @@ int cli_mcl(int argc, char **argv)
     a.algo = "summa";
     a.acc = "auto";
     a.expand = "auto";
+    a.estimate = "auto";
     a.p = -1.0;
     const opt table[] = {
         {"abc", NULL, "INPUT is abc label triples (label1 label2 [weight])", K_FLAG, &a.abc, 0, 0},
@@ -316,8 +328,13 @@ int cli_mcl(int argc, char **argv)
          K_STRING, &a.acc, 0, 0},
         {"pipeline", NULL, "Pipelined Sparse SUMMA (on with --gpu unless --accumulate fused)",
          K_FLAG, &a.pipeline, 0, 0},
-        {"expand", "auto|fused|dist", "expansion: fused on one rank, or distributed SpGEMM",
-         K_STRING, &a.expand, 0, 0},
+        {"expand", "auto|fused|replicated|dist",
+         "expansion: fused (one rank), replicated iterate, or distributed SpGEMM", K_STRING,
+         &a.expand, 0, 0},
+        {"estimate", "auto|exact|R",
+         "distributed runs: size the expansion by the exact count or Cohen's estimator with R "
+         "keys (auto: the cheaper)",
+         K_STRING, &a.estimate, 0, 0},
         {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
         {"gpu", NULL, "expand with the distributed SpGEMM, large tile products on the CUDA device",
          K_FLAG, &a.gpu, 0, 0},
@@ -364,14 +381,33 @@ int cli_mcl(int argc, char **argv)
         return CLI_OK;
     }
     if (a.gpu_mem) a.gpu = 1;
+    // Options of the distributed SpGEMM ask for it: auto then means the distributed expansion
+    // (the fused and replicated kernels are CPU-only and ignore them).
+    int dist_opts = a.gpu || a.pipeline || a.grid || a.phases || strcmp(a.algo, "summa") != 0 ||
+                    strcmp(a.acc, "auto") != 0 || strcmp(a.estimate, "auto") != 0;
     if (strcmp(a.expand, "auto") == 0)
-        p.expand = a.gpu ? DSMM_MCL_DIST : DSMM_MCL_AUTO; // the fused kernel is CPU-only
+        p.expand = dist_opts ? DSMM_MCL_DIST : DSMM_MCL_AUTO;
     else if (strcmp(a.expand, "fused") == 0)
         p.expand = DSMM_MCL_FUSED;
     else if (strcmp(a.expand, "dist") == 0)
         p.expand = DSMM_MCL_DIST;
+    else if (strcmp(a.expand, "replicated") == 0)
+        p.expand = DSMM_MCL_REPLICATED;
     else
-        return usage_err("--expand: '%s' is not auto|fused|dist", a.expand);
+        return usage_err("--expand: '%s' is not auto|fused|replicated|dist", a.expand);
+    if (strcmp(a.estimate, "auto") == 0) {
+        p.estimate_keys = -1;
+    } else if (strcmp(a.estimate, "exact") == 0) {
+        p.estimate_keys = 0;
+    } else {
+        char *end = NULL;
+        errno = 0;
+        long r = strtol(a.estimate, &end, 10);
+        if (end == a.estimate || *end || errno || r < 3 || r > 1024)
+            return usage_err("--estimate: '%s' is not auto, exact or a key count in 3..1024",
+                             a.estimate);
+        p.estimate_keys = (int)r;
+    }
     if (dsmm_dist_alg_from_name(a.algo, &p.dist.alg) != DSMM_OK || p.dist.alg == DSMM_DIST_AUTO)
         return usage_err("--algo: '%s' is not summa or a one-sided algorithm (rdma-c, ...)",
                          a.algo);

@@ -105,4 +105,14 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
                                   dsmmi_summa_run *r, const dsmm_spgemm_opts *lo,
                                   dsmm_status *local, dsmmi_rank_stats *rs);
 
+/* dsmmi_summa_count: the exact symbolic count of SUMMA's C = A * B without forming it (the
+ * "exact scheme" HipMCL's memory estimation uses, HipMCL-GPU §V): the stages' pieces are
+ * broadcast as for the product and each stage's pieces counted with the local symbolic count,
+ * so row_nnz (this rank's tile rows of C) receives, row by row, the sum over stages of the
+ * stage products' nnz: what the stage products hold before they are merged (nnz(C) of the row
+ * when there is one stage, an upper bound of it otherwise). flops gets this rank's
+ * multiply-adds. Peak memory: the pieces of one stage and nr counts. Collective. */
+dsmm_status dsmmi_summa_count(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                              double *row_nnz, double *flops);
+
 #endif // DSMM_DIST_SUMMA_H

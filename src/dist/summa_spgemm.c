@@ -60,6 +60,30 @@ static size_t b_bytes(const dsmm_dist *B, const run *r, int s)
     return dsmmi_piece_bytes(r->plan.hi[s] - r->plan.lo[s], r->b.all[owner * S + s], B->type);
 }
 
+// Both operands' pieces packed (a local failure, or one already in local, is agreed first),
+// everyone's piece sizes all-gathered, and the largest piece of A and of B this rank receives.
+// Collective.
+static dsmm_status sides_make(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r,
+                              dsmm_status local, size_t *amax, size_t *bmax)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmmi_grid *g = A->grid;
+    int S = r->plan.n;
+    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r->plan, &r->a);
+    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, B, 1, &r->plan, &r->b);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r->a.nnz, S, r->a.all));
+    DSMM_TRY(dsmmi_allgather_i64(ctx, r->b.nnz, S, r->b.all));
+    *amax = *bmax = 0;
+    for (int s = 0; s < S; s++) {
+        size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a.all, s), bb = b_bytes(B, r, s);
+        if (g->mycol != r->plan.kc[s] && ab > *amax) *amax = ab;
+        if (g->myrow != r->plan.kr[s] && bb > *bmax) *bmax = bb;
+    }
+cleanup:
+    return st;
+}
+
 // Where stage s's pieces are (or arrive).
 static char *a_at(const dsmm_dist *A, const run *r, int s, int slot)
 {
@@ -289,17 +313,8 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     if (local == DSMM_OK)
         local = dsmmi_merge_acc_init(ctx, binary ? DSMMI_MERGE_BINARY : DSMMI_MERGE_KWAY, S, nr, nc,
                                      o.spgemm.semiring, type, bits, &r.acc);
-    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r.plan, &r.a);
-    if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, B, 1, &r.plan, &r.b);
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    DSMM_TRY(dsmmi_allgather_i64(ctx, r.a.nnz, S, r.a.all));
-    DSMM_TRY(dsmmi_allgather_i64(ctx, r.b.nnz, S, r.b.all));
     size_t amax = 0, bmax = 0;
-    for (int s = 0; s < S; s++) {
-        size_t ab = dsmmi_summa_a_bytes(A, &r.plan, r.a.all, s);
-        if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
-        if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
-    }
+    DSMM_TRY(sides_make(ctx, A, B, &r, local, &amax, &bmax));
     // The accumulation is a local choice: the broadcasts are the same either way.
     size_t keep = 0;
     for (int s = 0; s < S; s++) {
@@ -400,6 +415,62 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
 cleanup:
     dsmm_csr_destroy(&tile);
     dsmm_dist_destroy(&Cd);
+    run_free(ctx, &r);
+    return st;
+}
+
+dsmm_status dsmmi_summa_count(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B,
+                              double *row_nnz, double *flops)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    dsmm_idx *rows = NULL;
+    run r;
+    memset(&r, 0, sizeof r);
+    DSMM_CHECK(ctx, row_nnz != NULL && flops != NULL, DSMM_ERR_ARG, "count: NULL output");
+    dsmm_dist_opts o;
+    dsmm_dist_opts_init(&o);
+    DSMM_TRY(check_args(ctx, A, B, &o));
+    const dsmmi_grid *g = A->grid;
+    dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow], nc = B->cb[g->mycol + 1] - B->cb[g->mycol];
+    for (dsmm_idx i = 0; i < nr; i++) row_nnz[i] = 0.0;
+    *flops = 0.0;
+
+    local = dsmmi_summa_plan_make(ctx, A->ncols, g->pr, g->pc, &r.plan);
+    int S = r.plan.n;
+    if (local == DSMM_OK) {
+        rows = dsmmi_malloc(ctx, nr ? (size_t)nr : 1, sizeof *rows);
+        if (rows == NULL)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "count: %lld rows",
+                                (long long)nr);
+    }
+    size_t amax = 0, bmax = 0;
+    DSMM_TRY(sides_make(ctx, A, B, &r, local, &amax, &bmax));
+    r.a.buf[0] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
+    r.b.buf[0] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
+    if (r.a.buf[0] == NULL || r.b.buf[0] == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                            "count: receive buffers of %zu + %zu bytes", amax, bmax);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+
+    // Stages: broadcast (blocking, as dsmmi_summa_stages without prefetch), count, add. A local
+    // failure stops counting, never communicating; the status is agreed at the end.
+    for (int s = 0; s < S; s++) {
+        DSMM_TRY(dsmmi_summa_post(ctx, A, B, &r, s, 0, 0));
+        int64_t an = r.a.all[(g->myrow * g->pc + r.plan.kc[s]) * S + s];
+        int64_t bn = r.b.all[(r.plan.kr[s] * g->pc + g->mycol) * S + s];
+        if (local != DSMM_OK || an == 0 || bn == 0) continue;
+        dsmm_idx w = r.plan.hi[s] - r.plan.lo[s], total = 0, f = 0;
+        dsmm_csr Av, Bv;
+        dsmmi_piece_view(a_at(A, &r, s, 0), nr, w, an, A->type, ctx, &Av);
+        dsmmi_piece_view(b_at(B, &r, s, 0), w, nc, bn, B->type, ctx, &Bv);
+        local = dsmmi_spgemm_count(ctx, &Av, &Bv, rows, &total, &f);
+        if (local != DSMM_OK) continue;
+        for (dsmm_idx i = 0; i < nr; i++) row_nnz[i] += (double)rows[i];
+        *flops += (double)f;
+    }
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+cleanup:
+    rows = dsmmi_free(ctx, rows);
     run_free(ctx, &r);
     return st;
 }

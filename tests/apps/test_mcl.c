@@ -3,9 +3,9 @@
 // recoveries, the emergency loop), the distributed top-k candidate set giving the same
 // column, the interpretation against a breadth-first reference on random limit-like
 // matrices, whole runs with the distributed expansion (SUMMA, phases, a one-sided algorithm,
-// binary merge) equal to the fused one-rank run, checkpoint + resume equal to one run, the
-// parameter and input errors, isolated vertices and empty graphs. mcl itself is compared
-// in tests/cli/test_cli_mcl.sh.
+// binary merge, exact count or Cohen estimate sizing the phases) equal to the fused one-rank
+// run, checkpoint + resume equal to one run, the parameter and input errors, isolated
+// vertices and empty graphs. mcl itself is compared in tests/cli/test_cli_mcl.sh.
 #include <math.h>
 #include <sys/stat.h>
 
@@ -933,6 +933,159 @@ static int test_phases_algos(void)
     return TEST_PASS;
 }
 
+// Sizing the distributed expansion: the exact count of SUMMA's stage products, Cohen's estimate
+// and auto's choice between them give the same clusters as the fused run; each iteration says
+// which ran, auto follows its rule (exact when flops < 4 * 8 keys * nnz of the iterate), and
+// the exact count bounds the unpruned product from above (equals it on one rank: one stage).
+static int test_estimate_modes(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    CHECK_ALL(p.estimate_keys == -1);
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 100, task_seed(15), &A));
+    const int modes[] = {0, 8, -1, 3};
+    dsmm_mcl_result r[4] = {{0}};
+    for (int m = 0; m < 4; m++) {
+        p.estimate_keys = modes[m];
+        if (run_compare(ctx, A, &p, "estimate modes", &r[m]) != TEST_PASS) return TEST_FAIL;
+    }
+    int exact_seen = 0, cohen_seen = 0;
+    for (int m = 0; m < 4; m++) {
+        CHECK_ALL(r[m].iterations == r[0].iterations && same_clusters(&r[0], &r[m]));
+        for (int k = 0; k < r[m].iterations; k++) {
+            const dsmm_mcl_iter *it = &r[m].iters[k], *e = &r[0].iters[k];
+            int want = modes[m];
+            if (want == -1) want = it->flops < 4.0 * 8.0 * (double)it->nnz_in ? 0 : 8;
+            CHECK_ALL_MSG(it->estimate_keys == want && it->flops == e->flops && it->flops > 0 &&
+                              it->nnz_expand == e->nnz_expand && it->estimate_seconds >= 0,
+                          "mode %d iteration %d: keys %d (want %d), flops %g (exact run %g)",
+                          modes[m], it->iteration, it->estimate_keys, want, it->flops, e->flops);
+            if (modes[m] == -1) {
+                exact_seen += want == 0;
+                cohen_seen += want == 8;
+            }
+        }
+    }
+    for (int k = 0; k < r[0].iterations; k++) {
+        const dsmm_mcl_iter *it = &r[0].iters[k];
+        double counted = it->est_bytes * g_size / 24.0;
+        CHECK_ALL_MSG(g_size == 1 ? counted == (double)it->nnz_expand
+                                  : counted >= (double)it->nnz_expand,
+                      "iteration %d: counted %.0f entries, the product has %lld", it->iteration,
+                      counted, (long long)it->nnz_expand);
+    }
+    // The graph's first iterations are heavy, its last ones light: auto took both.
+    CHECK_ALL_MSG(exact_seen > 0 && cohen_seen > 0, "auto: %d exact, %d estimated", exact_seen,
+                  cohen_seen);
+    // Phases sized by the exact count: a quarter of the heaviest product, the same clusters.
+    double budget = 0.0;
+    for (int k = 0; k < r[0].iterations; k++) {
+        double b = r[0].iters[k].resident_bytes + r[0].iters[k].est_bytes / 4;
+        if (b > budget) budget = b;
+    }
+    for (int m = 0; m < 4; m++) dsmm_mcl_result_free(&r[m]);
+    p.estimate_keys = 0;
+    p.per_process_mem = (size_t)budget;
+    dsmm_mcl_result b = {0};
+    if (run_compare(ctx, A, &p, "exact count, budget of a quarter", &b) != TEST_PASS)
+        return TEST_FAIL;
+    int most = 0;
+    for (int k = 0; k < b.iterations; k++)
+        if (b.iters[k].phases > most) most = b.iters[k].phases;
+    CHECK_ALL_MSG(most >= 3, "at most %d phases", most);
+    dsmm_mcl_result_free(&b);
+    p.per_process_mem = 0;
+    // Key counts Cohen's estimator cannot use: the same error on every rank.
+    dsmm_dist *G = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    const int bad[] = {1, 2, -2};
+    for (int m = 0; m < 3; m++) {
+        p.estimate_keys = bad[m];
+        CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &b), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "estimate_keys") != NULL);
+    }
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The replicated expansion: every rank gathers the iterate and expands a range of equal work
+// with the fused code, so every iteration is the one-rank run's (same counts, same clusters),
+// at any rank count; AUTO takes it when its working set fits the budget and SUMMA when not.
+static int test_replicated(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_csr *A = NULL;
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 150, task_seed(16), &A));
+    dsmm_mcl_result want = {0}, got = {0};
+    CHECK_ALL(fused_result(A, &p, &want) == DSMM_OK);
+    dsmm_dist *G = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    const dsmm_mcl_expand modes[] = {DSMM_MCL_REPLICATED, DSMM_MCL_AUTO};
+    for (int m = 0; m < 2; m++) {
+        p.expand = modes[m];
+        CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &got));
+        CHECK_ALL(same_clusters(&want, &got) && got.iterations == want.iterations);
+        for (int k = 0; k < got.iterations; k++) {
+            const dsmm_mcl_iter *a = &got.iters[k], *b = &want.iters[k];
+            dsmm_mcl_expand e =
+                g_size == 1 && modes[m] == DSMM_MCL_AUTO ? DSMM_MCL_FUSED : DSMM_MCL_REPLICATED;
+            CHECK_ALL_MSG(a->expand == e && a->nnz_expand == b->nnz_expand &&
+                              a->nnz_pruned == b->nnz_pruned && a->chaos == b->chaos &&
+                              a->phases == 1 && a->estimate_keys == -1,
+                          "mode %d iteration %d: expand %d, %lld/%lld expanded, chaos %g/%g",
+                          (int)modes[m], a->iteration, (int)a->expand, (long long)a->nnz_expand,
+                          (long long)b->nnz_expand, a->chaos, b->chaos);
+        }
+        dsmm_mcl_result_free(&got);
+    }
+    if (g_size > 1) {
+        // The budget SUMMA runs in with phases (a quarter of its heaviest product beside the
+        // iterates it holds, as in test_phases_algos). From 3 ranks on it is below the
+        // replicated working set in the heavy iterations, so AUTO takes SUMMA there; at 2
+        // ranks SUMMA's resident share (three copies of the iterate on the grid, halved, and
+        // the rank's rows) is as large as the whole iterate, so either may fit. The clusters
+        // are the same either way; REPLICATED alone fails with a clear message.
+        p.expand = DSMM_MCL_DIST;
+        CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &got));
+        double budget = 0.0;
+        for (int k = 0; k < got.iterations; k++) {
+            double b = got.iters[k].resident_bytes + got.iters[k].est_bytes / 4;
+            if (b > budget) budget = b;
+        }
+        dsmm_mcl_result_free(&got);
+        p.per_process_mem = (size_t)budget;
+        p.expand = DSMM_MCL_AUTO;
+        CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &got));
+        CHECK_ALL(same_clusters(&want, &got));
+        int dist = 0;
+        for (int k = 0; k < got.iterations; k++) dist += got.iters[k].expand == DSMM_MCL_DIST;
+        CHECK_ALL_MSG(g_size < 3 || dist > 0, "no SUMMA iteration under a budget of %zu",
+                      p.per_process_mem);
+        dsmm_mcl_result_free(&got);
+        if (dist > 0) {
+            p.expand = DSMM_MCL_REPLICATED;
+            CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &got), DSMM_ERR_NOMEM);
+            CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "too small") != NULL);
+        }
+    }
+    p.per_process_mem = 0;
+    p.expand = (dsmm_mcl_expand)7;
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &got), DSMM_ERR_ARG);
+    dsmm_mcl_result_free(&want);
+    dsmm_dist_destroy(&G);
+    dsmm_csr_destroy(&A);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 static int test_checkpoint_resume(void)
 {
     dsmm_ctx *ctx = dist_ctx();
@@ -1055,6 +1208,7 @@ int main(int argc, char **argv)
         TEST(test_expand_sparse_long), TEST(test_inflate_square),
         TEST(test_candidates_exact),   TEST(test_interpret_vs_reference),
         TEST(test_dist_equals_fused),  TEST(test_phases_algos),
+        TEST(test_estimate_modes),     TEST(test_replicated),
         TEST(test_checkpoint_resume),  TEST(test_errors_and_edges),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

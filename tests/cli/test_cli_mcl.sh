@@ -100,8 +100,36 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
     same p2.out ref.2.0
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$collins" --abc -I 4 -o p4.out -q --stats p4.json
     same p4.out ref.4.0
+    # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json
+    same d3.out ref.2.0
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o a2.out -q --accumulate merge --stats a2.json
+    same a2.out ref.2.0
+    if python3 -c 'import json,sys
+r,d,a=[json.load(open(f))["iters"] for f in sys.argv[1:4]]
+assert all(i["expand"]=="replicated" and "estimator" not in i for i in r)
+assert all(i["expand"]=="dist" and i["estimator"] in ("exact","cohen") for i in d+a)' p4.json d3.json a2.json 2>"$tmp/pyerr"; then
+        ok
+    else
+        bad "--expand stats: $(head -c 300 "$tmp/pyerr")"
+    fi
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o ph.out -q --phases 3 --accumulate binary
     same ph.out ref.2.0
+    # How the expansion is sized: the exact count, Cohen's estimator, auto's choice per iteration.
+    for e in exact 5 auto; do
+        expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o e$e.out -q --expand dist --estimate $e --stats e$e.json
+        same e$e.out ref.2.0
+    done
+    if python3 -c 'import json,sys
+x,c,a=[json.load(open(f))["iters"] for f in sys.argv[1:4]]
+assert all(i["estimator"]=="exact" and i["estimate_keys"]==0 and i["est_bytes"]*2/24 >= i["nnz_expand"] for i in x)
+assert all(i["estimator"]=="cohen" and i["estimate_keys"]==5 for i in c)
+assert all(i["estimate_keys"]==(0 if i["flops"] < 32*i["nnz_in"] else 8) for i in a)
+assert {i["estimator"] for i in a}=={"exact","cohen"}' eexact.json e5.json eauto.json 2>"$tmp/pyerr"; then
+        ok
+    else
+        bad "--estimate stats: $(head -c 300 "$tmp/pyerr")"
+    fi
     expect_rc 1 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o small.out --per-process-mem 10K
     expect_grep "$tmp/err" 'too small'
     expect_none small.out
@@ -128,6 +156,11 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc -I 0
 expect_rc 2 "$dsmm" mcl "$collins" --abc -I abc
 expect_rc 2 "$dsmm" mcl "$collins" --abc -scheme 8
 expect_rc 2 "$dsmm" mcl "$collins" --abc -pct 100
+expect_rc 2 "$dsmm" mcl "$collins" --abc --expand sideways -o est.out
+expect_grep "$tmp/err" "expand: 'sideways' is not auto|fused|replicated|dist"
+expect_rc 2 "$dsmm" mcl "$collins" --abc --estimate 2 -o est.out
+expect_grep "$tmp/err" "estimate: '2' is not auto, exact or a key count"
+expect_none est.out
 expect_rc 2 "$dsmm" mcl "$collins" --abc -I 1.4,2 -o -
 expect_rc 1 "$dsmm" mcl missing.abc --abc -o m.out
 expect_grep "$tmp/err" 'missing.abc'

@@ -3,11 +3,13 @@
 // random (Erdős–Rényi, R-MAT, rectangular, smaller than the grid, empty tiles and rows, all
 // zero) and real matrices, semirings, float and pattern inputs, SpMM with k = 1..128; errors
 // every rank reports alike; the statistics record; and the bytes and messages that SUMMA moves,
-// per rank and link class, equal to the count derived from the tile sizes.
+// per rank and link class, equal to the count derived from the tile sizes; and the exact count
+// of SUMMA's stage products (dsmmi_summa_count) against a stage-by-stage reference.
 #include <limits.h>
 
 #include "dist_common.h"
 
+#include "dist/summa.h"
 #include "dist_products.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -763,6 +765,121 @@ static int test_stats(void)
     return TEST_PASS;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The exact count of SUMMA's stage products (dsmmi_summa_count)                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static dsmm_idx gcol(const dsmm_csr *X, dsmm_idx q)
+{
+    return X->colidx32 ? X->colidx32[q] : X->colidx[q];
+}
+
+/* count_vs_reference: dsmmi_summa_count of A * B on pr x pc gives, for each row of this
+ * rank's C tile, the sum over SUMMA's stages of the nnz of that row of the stage product
+ * A(rows, lo:hi) * B(lo:hi, cols), and the stages' flops; the reference walks the global
+ * inputs with the same plan, one row, stage and column at a time. */
+static int count_vs_reference(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, int pr, int pc,
+                              const char *name)
+{
+    char what[200];
+    snprintf(what, sizeof what, "count %s on %d x %d", name, pr, pc);
+    dsmm_dist *DA = NULL, *DB = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, pr, pc, &DA));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, g_size - 1, B, pr, pc, &DB));
+    const dsmmi_grid *g = DA->grid;
+    dsmm_idx r0 = DA->rb[g->myrow], r1 = DA->rb[g->myrow + 1];
+    dsmm_idx c0 = DB->cb[g->mycol], c1 = DB->cb[g->mycol + 1];
+    double *got = calloc((size_t)(r1 - r0) + 1, sizeof *got), gotf = -1.0;
+    unsigned char *mark = calloc((size_t)B->ncols + 1, 1);
+    CHECK_ALL(got != NULL && mark != NULL);
+    CHECK_ALL_OK(ctx, dsmmi_summa_count(ctx, DA, DB, got, &gotf));
+    dsmmi_summa_plan plan;
+    CHECK_ALL_OK(ctx, dsmmi_summa_plan_make(ctx, A->ncols, pr, pc, &plan));
+    int bad = 0;
+    double wantf = 0.0;
+    for (dsmm_idx i = r0; i < r1 && !bad; i++) {
+        double want = 0.0;
+        for (int s = 0; s < plan.n; s++) {
+            for (dsmm_idx q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
+                dsmm_idx k = gcol(A, q);
+                if (k < plan.lo[s] || k >= plan.hi[s]) continue;
+                for (dsmm_idx t = B->rowptr[k]; t < B->rowptr[k + 1]; t++) {
+                    dsmm_idx j = gcol(B, t);
+                    if (j < c0 || j >= c1) continue;
+                    wantf += 1.0;
+                    if (!mark[j]) want += 1.0;
+                    mark[j] = 1;
+                }
+            }
+            memset(mark, 0, (size_t)B->ncols + 1);
+        }
+        if (got[i - r0] != want) {
+            fprintf(stderr, "rank %d: %s: row %lld counted %.0f, want %.0f\n", g_rank, what,
+                    (long long)i, got[i - r0], want);
+            bad = 1;
+        }
+    }
+    if (!bad && gotf != wantf) {
+        fprintf(stderr, "rank %d: %s: flops %.0f, want %.0f\n", g_rank, what, gotf, wantf);
+        bad = 1;
+    }
+    dsmmi_summa_plan_free(ctx, &plan);
+    free(got);
+    free(mark);
+    dsmm_dist_destroy(&DA);
+    dsmm_dist_destroy(&DB);
+    CHECK_ALL_MSG(!bad, "%s", what);
+    return TEST_PASS;
+}
+
+static int test_summa_count(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    int pr[MAX_SHAPES], pc[MAX_SHAPES], ns = grid_shapes(g_size, pr, pc);
+    pair p[16];
+    dsmm_status st;
+    int np = make_pairs(ctx, p, &st);
+    CHECK_ALL_OK(ctx, st);
+    dsmm_csr *H = NULL;
+    CHECK_ALL_OK(ctx, read_data(ctx, "hep-th.mtx.gz", &H)); // 751 empty rows
+    for (int s = 0; s < ns; s++) {
+        for (int i = 0; i < np; i++)
+            if (count_vs_reference(ctx, p[i].A, p[i].B, pr[s], pc[s], p[i].name)) return TEST_FAIL;
+        if (count_vs_reference(ctx, H, H, pr[s], pc[s], "hep-th")) return TEST_FAIL;
+    }
+    // One stage (1 x 1 grid on one rank): the count is nnz of each row of the product.
+    if (g_size == 1) {
+        dsmm_csr *C = NULL;
+        CHECK_ALL_OK(ctx, dsmm_csr_spgemm(ctx, H, H, &C));
+        dsmm_dist *DH = NULL;
+        CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, H, 1, 1, &DH));
+        double *got = calloc((size_t)H->nrows, sizeof *got), f = 0.0;
+        CHECK_ALL(got != NULL);
+        CHECK_ALL_OK(ctx, dsmmi_summa_count(ctx, DH, DH, got, &f));
+        for (dsmm_idx i = 0; i < H->nrows; i++)
+            CHECK_ALL_MSG(got[i] == (double)(C->rowptr[i + 1] - C->rowptr[i]),
+                          "hep-th row %lld: %.0f", (long long)i, got[i]);
+        free(got);
+        dsmm_dist_destroy(&DH);
+        dsmm_csr_destroy(&C);
+    }
+    // Mismatched inner dimensions: the same error on every rank, nothing leaked.
+    {
+        dsmm_dist *DA = NULL, *DB = NULL;
+        CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, p[2].A, pr[0], pc[0], &DA)); // 45 x 31
+        CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, p[2].A, pr[0], pc[0], &DB));
+        double row[64], f = 0.0;
+        CHECK_ALL(dsmmi_summa_count(ctx, DA, DB, row, &f) == DSMM_ERR_DIM);
+        dsmm_dist_destroy(&DA);
+        dsmm_dist_destroy(&DB);
+    }
+    dsmm_csr_destroy(&H);
+    free_pairs(p, np);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -770,6 +887,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_data),   TEST(test_spmm),
         TEST(test_errors),        TEST(test_counted_bytes),
         TEST(test_stats),         TEST(test_binary_pipeline),
+        TEST(test_summa_count),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

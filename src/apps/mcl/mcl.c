@@ -38,6 +38,7 @@ void dsmm_mcl_params_init(dsmm_mcl_params *p)
     p->prune_number = p->select_number = p->recover_number = -1;
     p->recover_pct = -1;
     p->expand = DSMM_MCL_AUTO;
+    p->estimate_keys = -1;
     dsmm_dist_opts_init(&p->dist);
     p->dist.alg = DSMM_DIST_SUMMA;
 }
@@ -188,6 +189,210 @@ cleanup:
 }
 
 // ------------------------------------------------------------------------------------------
+// The replicated expansion: the whole iterate on every rank.
+// ------------------------------------------------------------------------------------------
+
+// G (new): the whole iterate, rows in global order; the ranks hold consecutive row blocks in
+// rank order, so the all-to-all's receive order is the row order. Collective; fails together.
+static dsmm_status gather_all(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx N, dsmmi_mcl_mat *G)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    int P = dsmm_ctx_size(ctx);
+    size_t *sc = NULL, *sd = NULL, *rc = NULL;
+    int64_t *len = NULL;
+    char *lens = NULL, *cols = NULL, *vals = NULL;
+    memset(G, 0, sizeof *G);
+    sc = dsmmi_malloc(ctx, (size_t)P, sizeof *sc);
+    sd = dsmmi_calloc(ctx, (size_t)P, sizeof *sd); // every rank gets the same bytes: offset 0
+    rc = dsmmi_malloc(ctx, (size_t)P, sizeof *rc);
+    len = dsmmi_malloc(ctx, (size_t)M->nrows + 1, sizeof *len);
+    if (!sc || !sd || !rc || !len)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: gathering the iterate");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    for (dsmm_idx i = 0; i < M->nrows; i++) len[i] = M->rowptr[i + 1] - M->rowptr[i];
+    for (int q = 0; q < P; q++) sc[q] = (size_t)M->nrows * sizeof *len;
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)len, sc, sd, &lens, rc));
+    for (int q = 0; q < P; q++) sc[q] = (size_t)M->nnz * sizeof *M->col;
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)M->col, sc, sd, &cols, rc));
+    for (int q = 0; q < P; q++) sc[q] = (size_t)M->nnz * sizeof *M->val;
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)M->val, sc, sd, &vals, rc));
+    G->rowptr = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *G->rowptr);
+    if (G->rowptr == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: %lld row pointers",
+                            (long long)N);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    G->rowptr[0] = 0;
+    for (dsmm_idx v = 0; v < N; v++) {
+        int64_t l;
+        memcpy(&l, lens + (size_t)v * sizeof l, sizeof l);
+        G->rowptr[v + 1] = G->rowptr[v] + l;
+    }
+    G->nrows = N;
+    G->nnz = G->rowptr[N];
+    if (cols == NULL) cols = dsmmi_malloc(ctx, 1, sizeof *G->col);
+    if (vals == NULL) vals = dsmmi_malloc(ctx, 1, sizeof *G->val);
+    if (cols == NULL || vals == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: an empty iterate");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    G->col = (int32_t *)(void *)cols;
+    G->val = (float *)(void *)vals;
+    cols = vals = NULL;
+cleanup:
+    dsmmi_free(ctx, sc);
+    dsmmi_free(ctx, sd);
+    dsmmi_free(ctx, rc);
+    dsmmi_free(ctx, len);
+    dsmmi_free(ctx, lens);
+    dsmmi_free(ctx, cols);
+    dsmmi_free(ctx, vals);
+    if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, G);
+    return st;
+}
+
+// The rows [*b0, *b1) this rank expands in the replicated expansion: contiguous ranges of
+// equal work (a row's flops plus its length, as the fused threads weigh columns), computed
+// alike on every rank from the whole iterate W. Rows of equal count would leave a rank with the
+// heavy columns: hart_scores' iteration 2 took as long on 2 ranks as on one.
+static void work_split(const dsmmi_mcl_mat *W, int P, int me, dsmm_idx *b0, dsmm_idx *b1)
+{
+    double total = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        double acc = 0.0;
+        int q = 0;
+        *b0 = 0;
+        *b1 = W->nrows;
+        for (dsmm_idx v = 0; v < W->nrows; v++) {
+            double w = (double)(W->rowptr[v + 1] - W->rowptr[v]);
+            for (dsmm_idx p = W->rowptr[v]; p < W->rowptr[v + 1]; p++)
+                w += (double)(W->rowptr[W->col[p] + 1] - W->rowptr[W->col[p]]);
+            acc += w;
+            if (pass == 0) continue;
+            // Row v ends range q once the work so far reaches q+1 shares.
+            while (q < P - 1 && acc >= total * (q + 1) / P) {
+                if (q == me - 1) *b0 = v + 1;
+                if (q == me) *b1 = v + 1;
+                q++;
+            }
+        }
+        total = acc;
+    }
+    if (*b1 < *b0) *b1 = *b0;
+}
+
+// next (new): this rank's nrows rows of the iterate (its block of the equal split), sent by the
+// ranks that computed them (part: rows [b0, b0 + part->nrows)). Both splits are contiguous and in
+// rank order, so the rows arrive in order. Collective; fails together.
+static dsmm_status to_owners(dsmm_ctx *ctx, const dsmmi_mcl_mat *part, dsmm_idx b0, dsmm_idx nrows,
+                             dsmm_idx N, dsmmi_mcl_mat *next)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    int P = dsmm_ctx_size(ctx);
+    size_t *sc = NULL, *sd = NULL, *rc = NULL;
+    dsmm_idx *ob = NULL;
+    int64_t *len = NULL;
+    char *lens = NULL, *cols = NULL, *vals = NULL;
+    memset(next, 0, sizeof *next);
+    sc = dsmmi_malloc(ctx, (size_t)P, sizeof *sc);
+    sd = dsmmi_malloc(ctx, (size_t)P, sizeof *sd);
+    rc = dsmmi_malloc(ctx, (size_t)P, sizeof *rc);
+    ob = dsmmi_malloc(ctx, (size_t)P + 1, sizeof *ob);
+    len = dsmmi_malloc(ctx, (size_t)part->nrows + 1, sizeof *len);
+    next->rowptr = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *next->rowptr);
+    if (!sc || !sd || !rc || !ob || !len || !next->rowptr)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: sending the rows");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    dsmmi_equal_split(N, P, ob);
+    for (dsmm_idx i = 0; i < part->nrows; i++) len[i] = part->rowptr[i + 1] - part->rowptr[i];
+// Rows of part owned by q: [lo, hi) of part's own numbering.
+#define OWNED(q, lo, hi)                                                                           \
+    dsmm_idx lo = ob[q] - b0 > 0 ? ob[q] - b0 : 0;                                                 \
+    dsmm_idx hi = ob[(q) + 1] - b0 < part->nrows ? ob[(q) + 1] - b0 : part->nrows;                 \
+    if (lo > part->nrows) lo = part->nrows;                                                        \
+    if (hi < lo) hi = lo;
+    for (int q = 0; q < P; q++) {
+        OWNED(q, lo, hi)
+        sd[q] = (size_t)lo * sizeof *len;
+        sc[q] = (size_t)(hi - lo) * sizeof *len;
+    }
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)len, sc, sd, &lens, rc));
+    for (int q = 0; q < P; q++) {
+        OWNED(q, lo, hi)
+        sd[q] = (size_t)part->rowptr[lo] * sizeof *part->col;
+        sc[q] = (size_t)(part->rowptr[hi] - part->rowptr[lo]) * sizeof *part->col;
+    }
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)part->col, sc, sd, &cols, rc));
+    for (int q = 0; q < P; q++) {
+        OWNED(q, lo, hi)
+        sd[q] = (size_t)part->rowptr[lo] * sizeof *part->val;
+        sc[q] = (size_t)(part->rowptr[hi] - part->rowptr[lo]) * sizeof *part->val;
+    }
+#undef OWNED
+    DSMM_TRY(dsmmi_exchange(ctx, (const char *)part->val, sc, sd, &vals, rc));
+    next->rowptr[0] = 0;
+    for (dsmm_idx i = 0; i < nrows; i++) {
+        int64_t l;
+        memcpy(&l, lens + (size_t)i * sizeof l, sizeof l);
+        next->rowptr[i + 1] = next->rowptr[i] + l;
+    }
+    next->nrows = nrows;
+    next->nnz = next->rowptr[nrows];
+    if (cols == NULL) cols = dsmmi_malloc(ctx, 1, sizeof *next->col);
+    if (vals == NULL) vals = dsmmi_malloc(ctx, 1, sizeof *next->val);
+    if (cols == NULL || vals == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: empty rows");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    next->col = (int32_t *)(void *)cols;
+    next->val = (float *)(void *)vals;
+    cols = vals = NULL;
+cleanup:
+    dsmmi_free(ctx, sc);
+    dsmmi_free(ctx, sd);
+    dsmmi_free(ctx, rc);
+    dsmmi_free(ctx, ob);
+    dsmmi_free(ctx, len);
+    dsmmi_free(ctx, lens);
+    dsmmi_free(ctx, cols);
+    dsmmi_free(ctx, vals);
+    if (st != DSMM_OK) dsmmi_mcl_mat_free(ctx, next);
+    return st;
+}
+
+// Bytes the fused or replicated expansion holds on a rank: the whole iterate when replicated,
+// the rank's rows and the next iterate's (half as much again for growth), and each thread's
+// panel accumulator and scratch.
+static double fused_need(dsmm_ctx *ctx, int64_t nnz_all, int64_t nnz_rows, dsmm_idx N,
+                         int replicated)
+{
+    return (replicated ? 12.0 * (double)nnz_all + 8.0 * (double)N : 0.0) +
+           2.0 * 12.0 * (double)nnz_rows * 1.5 +
+           (double)dsmmi_threads(ctx) * (13.0 + 8.0 * DSMMI_MCL_PANEL) * (double)N;
+}
+
+// AUTO on several ranks: whether this iteration replicates. Its working set must fit the
+// per-rank budget, or without one the rank's share of the memory left on its node (the
+// context's budget is the machine's memory; ranks sharing a node share it). The same answer
+// on every rank.
+static dsmm_status replicate_fits(dsmm_ctx *ctx, const dsmm_mcl_params *p, int64_t nnz_all,
+                                  const dsmmi_mcl_mat *M, dsmm_idx N, int *yes)
+{
+    dsmm_status st = DSMM_OK;
+    int P = dsmm_ctx_size(ctx), me = dsmm_ctx_rank(ctx), on_node = 0;
+    for (int r = 0; r < P; r++)
+        on_node += dsmm_ctx_workgroup(ctx, r) == dsmm_ctx_workgroup(ctx, me);
+    double limit = (double)p->per_process_mem;
+    if (p->per_process_mem == 0) {
+        size_t budget = dsmm_ctx_mem_budget(ctx), used = dsmm_ctx_mem_in_use(ctx);
+        limit = budget == 0 ? INFINITY
+                            : (double)(budget > used ? budget - used : 0) / (on_node ? on_node : 1);
+    }
+    int64_t ok = fused_need(ctx, nnz_all, M->nnz, N, 1) <= limit;
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, &ok, 1, '<'));
+    *yes = ok != 0;
+cleanup:
+    return st;
+}
+
+// ------------------------------------------------------------------------------------------
 // The driver.
 // ------------------------------------------------------------------------------------------
 
@@ -222,9 +427,15 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                "mcl: initial inflation %g is not in [0.1, 30]", p->init_inflation);
     DSMM_CHECK(ctx, p->init_loop >= 0 && p->main_loop >= 0, DSMM_ERR_ARG,
                "mcl: loop lengths must be >= 0");
+    DSMM_CHECK(ctx, p->estimate_keys == -1 || p->estimate_keys == 0 || p->estimate_keys >= 3,
+               DSMM_ERR_ARG,
+               "mcl: estimate_keys %d: -1 (auto), 0 (exact count) or at least 3 Cohen keys",
+               p->estimate_keys);
+    DSMM_CHECK(ctx, (int)p->expand >= DSMM_MCL_AUTO && p->expand <= DSMM_MCL_REPLICATED,
+               DSMM_ERR_ARG, "mcl: unknown expansion %d", (int)p->expand);
     DSMM_CHECK(ctx, p->expand != DSMM_MCL_FUSED || P == 1, DSMM_ERR_ARG,
                "mcl: the fused expansion needs the whole iterate on one rank (%d ranks); use "
-               "the distributed expansion",
+               "the replicated or the distributed expansion",
                P);
     DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &rules));
     int fused = p->expand == DSMM_MCL_FUSED || (p->expand == DSMM_MCL_AUTO && P == 1);
@@ -251,21 +462,52 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
         dsmm_mcl_iter it = {0};
         it.cpu_idle_seconds = it.gpu_idle_seconds = -1; // not measured (yet)
         it.gpu_products = -1;
+        it.estimate_keys = -1; // set by the distributed expansion
+        it.flops = -1;
         double ti = dsmmi_wtime();
         int64_t nnz_in = M.nnz;
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_in, 1, '+'));
-        if (fused) {
-            // The fused expansion holds two iterates and each thread's accumulator; its unit
-            // is one column, so no phases: the budget either fits or is too small.
-            double need = 2.0 * 12.0 * (double)nnz_in * 1.5 +
-                          (double)dsmmi_threads(ctx) * (13.0 + 8.0 * DSMMI_MCL_PANEL) * (double)N;
+        int repl = 0;
+        if (!fused && p->expand == DSMM_MCL_REPLICATED) repl = 1;
+        // Forced phases and the pipeline are the distributed expansion's.
+        if (!fused && p->expand == DSMM_MCL_AUTO && p->phases == 0 && !p->dist.pipeline)
+            DSMM_TRY(replicate_fits(ctx, p, nnz_in, &M, N, &repl));
+        if (fused || repl) {
+            // The fused expansion holds two iterates (replicated: and the whole one) and each
+            // thread's accumulator; its unit is one column, so no phases: the budget either
+            // fits or is too small.
+            int64_t rows_max = M.nnz;
+            DSMM_TRY(dsmmi_allreduce_i64(ctx, &rows_max, 1, '>'));
+            double need = fused_need(ctx, nnz_in, fused ? nnz_in : rows_max, N, repl);
             DSMM_CHECK(ctx, p->per_process_mem == 0 || need <= (double)p->per_process_mem,
                        DSMM_ERR_NOMEM,
                        "mcl: --per-process-mem %zu bytes is too small: iterating needs about %.0f",
                        p->per_process_mem, need);
-            DSMM_TRY(dsmmi_mcl_iterate_local(ctx, &M, row0, N, &M, 0, &rules, power, &next, &s));
+            if (repl) {
+                // Each rank expands a range of equal work against the whole iterate W, then
+                // sends the pruned rows to their owners.
+                dsmmi_mcl_mat W = {0}, part = {0};
+                dsmm_idx b0, b1;
+                DSMM_TRY(gather_all(ctx, &M, N, &W));
+                work_split(&W, P, dsmm_ctx_rank(ctx), &b0, &b1);
+                dsmmi_mcl_mat V = W; // a view of W's rows [b0, b1)
+                V.nrows = b1 - b0;
+                V.rowptr = W.rowptr + b0;
+                V.nnz = W.rowptr[b1] - W.rowptr[b0];
+                st = dsmmi_mcl_iterate_local(ctx, &V, b0, N, &W, 0, &rules, power, &part, &s);
+                dsmmi_mcl_mat_free(ctx, &W);
+                st = dsmmi_comm_agree(ctx, st);
+                if (st == DSMM_OK) st = to_owners(ctx, &part, b0, M.nrows, N, &next);
+                dsmmi_mcl_mat_free(ctx, &part);
+                DSMM_TRY(st);
+            } else {
+                DSMM_TRY(
+                    dsmmi_mcl_iterate_local(ctx, &M, row0, N, &M, 0, &rules, power, &next, &s));
+            }
             it.phases = 1;
+            it.expand = fused ? DSMM_MCL_FUSED : DSMM_MCL_REPLICATED;
         } else {
+            it.expand = DSMM_MCL_DIST;
             DSMM_TRY(dsmmi_mcl_iterate_dist(ctx, p, &M, row0, N, &rules, power, &next, &s, &it));
         }
         dsmmi_mcl_mat_free(ctx, &M);

@@ -14,8 +14,12 @@
 #include <string.h>
 
 #include "apps/apps.h"
+#include "dist/summa.h"
 
 #define COHEN_KEYS 8
+// Auto (estimate_keys -1) counts exactly when the expansion's flops are below this many times
+// keys * nnz(T), the entries Cohen's estimator reads per key (docs/mcl.md, "Phases").
+#define EXACT_FLOPS_PER_KEY_NNZ 4.0
 
 // Record of one column piece: header, then ncand (int32 col, float val) pairs.
 typedef struct piece_hdr {
@@ -29,9 +33,10 @@ static int cmp_f_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-// Cohen's estimate of nnz of each local row of T * T (rows M), and exact flops per row.
+// Exact flops of each local row of T * T (rows M) and, with keys >= 3, Cohen's estimate of
+// its nnz (est; untouched when keys == 0).
 static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0, dsmm_idx N,
-                                 double *est, double *flops)
+                                 int keys, double *est, double *flops)
 {
     dsmm_status st = DSMM_OK;
     double *m1 = NULL;
@@ -48,19 +53,23 @@ static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx
         double f = 0.0;
         for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) f += (double)rownnz[M->col[k]];
         flops[i] = f;
-        est[i] = 0.0;
     }
-    for (int l = 0; l < COHEN_KEYS; l++) {
-        // m1[k] = min over the columns j of row k of key_l(j); keys are exponential(1).
+    if (keys == 0) goto cleanup;
+    for (dsmm_idx i = 0; i < M->nrows; i++) est[i] = 0.0;
+    for (int l = 0; l < keys; l++) {
+        // m1[k] = min over the columns j of row k of key_l(j); keys are exponential(1),
+        // key = -log((x + 0.5) 2^-53) of the hash's top 53 bits x. The key falls as x grows,
+        // so the row's smallest key is that of its largest x: one log a row, not an entry
+        // (the same value; pe_combined at 2 ranks spent 1.7 s of a 32 s run in the estimate).
         for (dsmm_idx v = 0; v < N; v++) m1[v] = INFINITY;
         for (dsmm_idx i = 0; i < M->nrows; i++) {
-            double m = INFINITY;
-            for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
-                uint64_t u = dsmm_rng_at(0x6d636c, (uint64_t)l, (uint64_t)M->col[k]);
-                double key = -log(((double)(u >> 11) + 0.5) * 0x1.0p-53);
-                if (key < m) m = key;
+            uint64_t xmax = 0;
+            dsmm_idx k0 = M->rowptr[i], k1 = M->rowptr[i + 1];
+            for (dsmm_idx k = k0; k < k1; k++) {
+                uint64_t x = dsmm_rng_at(0x6d636c, (uint64_t)l, (uint64_t)M->col[k]) >> 11;
+                if (x > xmax) xmax = x;
             }
-            m1[row0 + i] = m;
+            m1[row0 + i] = k1 > k0 ? -log(((double)xmax + 0.5) * 0x1.0p-53) : INFINITY;
         }
         for (dsmm_idx lo = 0; lo < N; lo += chunk)
             DSMM_TRY(
@@ -73,7 +82,7 @@ static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx
         }
     }
     for (dsmm_idx i = 0; i < M->nrows; i++) {
-        double e = est[i] > 0.0 && isfinite(est[i]) ? (COHEN_KEYS - 1) / est[i] : 0.0;
+        double e = est[i] > 0.0 && isfinite(est[i]) ? (keys - 1) / est[i] : 0.0;
         if (e > flops[i]) e = flops[i]; // never more than the flops (nor than N)
         if (e > (double)N) e = (double)N;
         est[i] = e;
@@ -213,7 +222,38 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     bounds = dsmmi_malloc(ctx, (size_t)P + 1, sizeof *bounds);
     DSMM_CHECK(ctx, est && flops && gest && bounds, DSMM_ERR_NOMEM, "mcl: phase planning");
     dsmmi_equal_split(N, P, bounds);
-    DSMM_TRY(estimate_rows(ctx, M, row0, N, est, flops));
+    DSMM_TRY(to_grid(ctx, M, row0, N, 0, N, &T));
+
+    // Sizing the unpruned product: the flops (exact, cheap), then either Cohen's estimate or
+    // the exact count of SUMMA's stage products, whichever costs less (HipMCL-GPU §V).
+    double t_est = dsmmi_wtime();
+    int64_t nnz_all = M->nnz;
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_all, 1, '+'));
+    int keys = p->estimate_keys;
+    DSMM_TRY(estimate_rows(ctx, M, row0, N, keys == -1 ? 0 : keys, est, flops));
+    double ftotal = 0.0;
+    for (dsmm_idx i = 0; i < nloc; i++) ftotal += flops[i];
+    DSMM_TRY(dsmmi_allreduce_f64(ctx, &ftotal, 1, '+'));
+    if (keys == -1) {
+        keys = ftotal < EXACT_FLOPS_PER_KEY_NNZ * COHEN_KEYS * (double)nnz_all ? 0 : COHEN_KEYS;
+        if (keys > 0) DSMM_TRY(estimate_rows(ctx, M, row0, N, keys, est, flops));
+    }
+    if (keys == 0) {
+        dsmm_idx r0 = T->rb[T->grid->myrow];
+        double f = 0.0;
+        // The tile's row counts go into gest by global row, summed over the grid row's ranks.
+        DSMM_TRY(dsmmi_summa_count(ctx, T, T, gest + r0, &f));
+        const dsmm_idx chunk = (dsmm_idx)1 << 26;
+        for (dsmm_idx lo = 0; lo < N; lo += chunk)
+            DSMM_TRY(
+                dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
+        for (dsmm_idx i = 0; i < nloc; i++) est[i] = gest[row0 + i];
+        memset(gest, 0, (size_t)N * sizeof *gest);
+    }
+    it->estimate_keys = keys;
+    it->flops = ftotal;
+    it->estimate_seconds = dsmmi_wtime() - t_est;
+    DSMM_TRY(dsmmi_allreduce_f64(ctx, &it->estimate_seconds, 1, '>'));
 
     // Phases: the unpruned product's bytes (C tile, plus as much again for the partial
     // products being merged) against what the budget leaves beside the iterate (2 copies on
@@ -235,8 +275,6 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
                 dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
         double per_rank = 24.0 * v[0] / (double)P;
         it->est_bytes = per_rank;
-        int64_t nnz_all = M->nnz;
-        DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_all, 1, '+'));
         double resident =
             3.0 * 12.0 * (double)nnz_all / (double)P + 24.0 * (double)M->nnz + 16.0 * (double)N;
         DSMM_TRY(dsmmi_allreduce_f64(ctx, &resident, 1, '>')); // one decision on every rank
@@ -271,7 +309,6 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         while (q <= h) pb[q++] = N;
     }
 
-    DSMM_TRY(to_grid(ctx, M, row0, N, 0, N, &T));
     bufs = dsmmi_calloc(ctx, (size_t)P, sizeof *bufs);
     scount = dsmmi_malloc(ctx, (size_t)P, sizeof *scount);
     sdispl = dsmmi_malloc(ctx, (size_t)P, sizeof *sdispl);
