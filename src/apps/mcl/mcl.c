@@ -192,6 +192,40 @@ cleanup:
 // The replicated expansion: the whole iterate on every rank.
 // ------------------------------------------------------------------------------------------
 
+// out (new, nrows rows): the rows whose lengths (int64_t each) are in lens and whose columns
+// and values were received into *cols and *vals, which out takes over (set to NULL). Collective;
+// fails together.
+static dsmm_status adopt_rows(dsmm_ctx *ctx, const char *lens, dsmm_idx nrows, char **cols,
+                              char **vals, dsmmi_mcl_mat *out)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    memset(out, 0, sizeof *out);
+    out->rowptr = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *out->rowptr);
+    if (*cols == NULL) *cols = dsmmi_malloc(ctx, 1, sizeof *out->col);
+    if (*vals == NULL) *vals = dsmmi_malloc(ctx, 1, sizeof *out->val);
+    if (out->rowptr == NULL || *cols == NULL || *vals == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: %lld received rows",
+                            (long long)nrows);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    out->rowptr[0] = 0;
+    for (dsmm_idx v = 0; v < nrows; v++) {
+        int64_t l;
+        memcpy(&l, lens + (size_t)v * sizeof l, sizeof l);
+        out->rowptr[v + 1] = out->rowptr[v] + l;
+    }
+    out->nrows = nrows;
+    out->nnz = out->rowptr[nrows];
+    out->col = (int32_t *)(void *)*cols;
+    out->val = (float *)(void *)*vals;
+    *cols = *vals = NULL;
+cleanup:
+    if (st != DSMM_OK) {
+        dsmmi_free(ctx, out->rowptr);
+        out->rowptr = NULL;
+    }
+    return st;
+}
+
 // G (new): the whole iterate, rows in global order; the ranks hold consecutive row blocks in
 // rank order, so the all-to-all's receive order is the row order. Collective; fails together.
 static dsmm_status gather_all(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx N, dsmmi_mcl_mat *G)
@@ -216,27 +250,7 @@ static dsmm_status gather_all(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx N,
     DSMM_TRY(dsmmi_exchange(ctx, (const char *)M->col, sc, sd, &cols, rc));
     for (int q = 0; q < P; q++) sc[q] = (size_t)M->nnz * sizeof *M->val;
     DSMM_TRY(dsmmi_exchange(ctx, (const char *)M->val, sc, sd, &vals, rc));
-    G->rowptr = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *G->rowptr);
-    if (G->rowptr == NULL)
-        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: %lld row pointers",
-                            (long long)N);
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    G->rowptr[0] = 0;
-    for (dsmm_idx v = 0; v < N; v++) {
-        int64_t l;
-        memcpy(&l, lens + (size_t)v * sizeof l, sizeof l);
-        G->rowptr[v + 1] = G->rowptr[v] + l;
-    }
-    G->nrows = N;
-    G->nnz = G->rowptr[N];
-    if (cols == NULL) cols = dsmmi_malloc(ctx, 1, sizeof *G->col);
-    if (vals == NULL) vals = dsmmi_malloc(ctx, 1, sizeof *G->val);
-    if (cols == NULL || vals == NULL)
-        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: an empty iterate");
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    G->col = (int32_t *)(void *)cols;
-    G->val = (float *)(void *)vals;
-    cols = vals = NULL;
+    DSMM_TRY(adopt_rows(ctx, lens, N, &cols, &vals, G));
 cleanup:
     dsmmi_free(ctx, sc);
     dsmmi_free(ctx, sd);
@@ -297,8 +311,7 @@ static dsmm_status to_owners(dsmm_ctx *ctx, const dsmmi_mcl_mat *part, dsmm_idx 
     rc = dsmmi_malloc(ctx, (size_t)P, sizeof *rc);
     ob = dsmmi_malloc(ctx, (size_t)P + 1, sizeof *ob);
     len = dsmmi_malloc(ctx, (size_t)part->nrows + 1, sizeof *len);
-    next->rowptr = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *next->rowptr);
-    if (!sc || !sd || !rc || !ob || !len || !next->rowptr)
+    if (!sc || !sd || !rc || !ob || !len)
         local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: sending the rows");
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     dsmmi_equal_split(N, P, ob);
@@ -328,22 +341,7 @@ static dsmm_status to_owners(dsmm_ctx *ctx, const dsmmi_mcl_mat *part, dsmm_idx 
     }
 #undef OWNED
     DSMM_TRY(dsmmi_exchange(ctx, (const char *)part->val, sc, sd, &vals, rc));
-    next->rowptr[0] = 0;
-    for (dsmm_idx i = 0; i < nrows; i++) {
-        int64_t l;
-        memcpy(&l, lens + (size_t)i * sizeof l, sizeof l);
-        next->rowptr[i + 1] = next->rowptr[i] + l;
-    }
-    next->nrows = nrows;
-    next->nnz = next->rowptr[nrows];
-    if (cols == NULL) cols = dsmmi_malloc(ctx, 1, sizeof *next->col);
-    if (vals == NULL) vals = dsmmi_malloc(ctx, 1, sizeof *next->val);
-    if (cols == NULL || vals == NULL)
-        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: empty rows");
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    next->col = (int32_t *)(void *)cols;
-    next->val = (float *)(void *)vals;
-    cols = vals = NULL;
+    DSMM_TRY(adopt_rows(ctx, lens, nrows, &cols, &vals, next));
 cleanup:
     dsmmi_free(ctx, sc);
     dsmmi_free(ctx, sd);
