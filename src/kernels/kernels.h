@@ -433,7 +433,8 @@ typedef float dsmmi_v8f __attribute__((vector_size(32)));
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
-    dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never)
+    dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never,
+                            // -1 = by CPU: dsmmi_spmm_buffer_k)
     size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
     dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
     double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
@@ -442,6 +443,10 @@ typedef struct dsmmi_spmm_tuning {
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;
+/* The row-wise kernel's row_buffer_k in effect: the tuning value, or for -1 the CPU's: 128 on
+ * AMD processors, where the L1 buffer was measured faster on wide k, 0 (register blocks only)
+ * elsewhere; on an Intel Xeon the buffer path ran 1.45-4.5x as long (docs/kernels.md). */
+dsmm_idx dsmmi_spmm_buffer_k(void);
 
 /* dsmmi_spmm_threads: the context's threads, fewer for a small product: each thread must get at
  * least min_thread_work (65536) multiply-adds and C entries ((nnz(A) + m) * k), below which

@@ -18,7 +18,7 @@
 #undef SPMM_TMPL
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
-    .row_buffer_k = 128,
+    .row_buffer_k = -1,
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
     .col_split_work = 256.0,
@@ -26,13 +26,22 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .min_thread_work = 65536.0,
 };
 
+dsmm_idx dsmmi_spmm_buffer_k(void)
+{
+    if (dsmmi_spmm_tune.row_buffer_k >= 0) return dsmmi_spmm_tune.row_buffer_k;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_is("amd")) return 128;
+#endif
+    return 0;
+}
+
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
-    dsmm_idx kbuf = dsmmi_spmm_tune.row_buffer_k, pfd = dsmmi_spmm_tune.row_prefetch;
+    dsmm_idx kbuf = dsmmi_spmm_buffer_k(), pfd = dsmmi_spmm_tune.row_prefetch;
     size_t w = dsmmi_type_size(a->type);
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
              (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&

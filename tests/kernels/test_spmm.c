@@ -800,13 +800,19 @@ static int test_streaming_stores(void)
 // entries ahead prefetched (0 = none): the same values at every distance, including 1 (the
 // next entry), past the end of a row (into the next rows) and past the thread's last entry;
 // k with an odd number of vectors (132 doubles, 136 floats: the unrolled loop's leftover)
-// and k over the 4 KiB buffer (600: two pieces of B's rows).
+// and k over the 4 KiB buffer (600: two pieces of B's rows). The buffer is forced on
+// (row_buffer_k = 128), whatever this CPU's default, and the same k run without it (0).
 static int test_row_prefetch(void)
 {
     dsmm_ctx *ctx = test_ctx();
     static const dsmm_idx ks[] = {128, 132, 136, 600};
     static const dsmm_idx dists[] = {0, 1, 3, 1000};
-    dsmm_idx keep = dsmmi_spmm_tune.row_prefetch;
+    dsmm_idx keep = dsmmi_spmm_tune.row_prefetch, keep_buf = dsmmi_spmm_tune.row_buffer_k;
+    // -1 resolves to one of the two measured choices (128 on AMD, else 0).
+    CHECK(keep_buf == -1);
+    CHECK(dsmmi_spmm_buffer_k() == 0 || dsmmi_spmm_buffer_k() == 128);
+    dsmmi_spmm_tune.row_buffer_k = 128;
+    CHECK(dsmmi_spmm_buffer_k() == 128);
     test_mat ma;
     test_mat_init(&ma, 53, 47, 0.2, seed_at(470));
     ma.empty_rows = 0.15;
@@ -821,9 +827,15 @@ static int test_row_prefetch(void)
                 case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
                 c.ldb_pad = (dsmm_idx)(i % 2);
                 dsmmi_spmm_tune.row_prefetch = dists[d];
+                dsmmi_spmm_tune.row_buffer_k = 128;
                 rc = check_spmm(ctx, A, &c, "row prefetch");
+                if (rc == TEST_PASS && d == 0) {
+                    dsmmi_spmm_tune.row_buffer_k = 0; // the register blocks on the same k
+                    rc = check_spmm(ctx, A, &c, "row wide k, no buffer");
+                }
             }
     dsmmi_spmm_tune.row_prefetch = keep;
+    dsmmi_spmm_tune.row_buffer_k = keep_buf;
     dsmm_csr_destroy(&A);
     if (rc != TEST_PASS) return rc;
     CHECK_NO_LEAK(ctx);
