@@ -444,7 +444,7 @@ typedef struct dsmmi_spmm_tuning {
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;
 /* The row-wise kernel's row_buffer_k in effect: the tuning value, or for -1 the CPU's: 128 on
- * AMD processors, where the L1 buffer was measured faster on wide k, 0 (register blocks only)
+ * AMD processors, where the L1 buffer path was chosen and tuned, 0 (register blocks only)
  * elsewhere; on an Intel Xeon the buffer path ran 1.45-4.5x as long (docs/kernels.md). */
 dsmm_idx dsmmi_spmm_buffer_k(void);
 
