@@ -97,6 +97,13 @@ dsmm_idx dsmmi_mcl_expand_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N,
 int dsmmi_mcl_dense_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
                         dsmm_idx g0);
 
+/* dsmmi_mcl_work_bounds: bnd[0..nb] cuts M's rows into nb contiguous ranges of equal work, a
+ * row weighing its flops against G (rows from g0) plus its entries: how the fused threads'
+ * blocks and the replicated expansion's ranks share an iteration. rflops (M->nrows entries, or
+ * NULL) receives each row's flops; without it they are counted twice. */
+void dsmmi_mcl_work_bounds(const dsmmi_mcl_mat *M, const dsmmi_mcl_mat *G, dsmm_idx g0, int nb,
+                           dsmm_idx *rflops, dsmm_idx *bnd);
+
 /* dsmmi_mcl_expand_panel: the w (2..DSMMI_MCL_PANEL) dense-path columns of local rows r0..r0+w
  * accumulated together into acc (N * DSMMI_MCL_PANEL doubles, all zero on entry; entry j of
  * column c at acc[j * DSMMI_MCL_PANEL + c]). dsmmi_mcl_panel_take then gives column c as

@@ -264,33 +264,24 @@ cleanup:
 }
 
 // The rows [*b0, *b1) this rank expands in the replicated expansion: contiguous ranges of
-// equal work (a row's flops plus its length, as the fused threads weigh columns), computed
-// alike on every rank from the whole iterate W. Rows of equal count would leave a rank with the
-// heavy columns: hart_scores' iteration 2 took as long on 2 ranks as on one.
-static void work_split(const dsmmi_mcl_mat *W, int P, int me, dsmm_idx *b0, dsmm_idx *b1)
+// equal work (dsmmi_mcl_work_bounds, as the fused threads share columns), computed alike on
+// every rank from the whole iterate W. Rows of equal count would leave a rank with the heavy
+// columns: hart_scores' iteration 2 took as long on 2 ranks as on one. Collective; fails
+// together.
+static dsmm_status work_split(dsmm_ctx *ctx, const dsmmi_mcl_mat *W, dsmm_idx *b0, dsmm_idx *b1)
 {
-    double total = 0.0;
-    for (int pass = 0; pass < 2; pass++) {
-        double acc = 0.0;
-        int q = 0;
-        *b0 = 0;
-        *b1 = W->nrows;
-        for (dsmm_idx v = 0; v < W->nrows; v++) {
-            double w = (double)(W->rowptr[v + 1] - W->rowptr[v]);
-            for (dsmm_idx p = W->rowptr[v]; p < W->rowptr[v + 1]; p++)
-                w += (double)(W->rowptr[W->col[p] + 1] - W->rowptr[W->col[p]]);
-            acc += w;
-            if (pass == 0) continue;
-            // Row v ends range q once the work so far reaches q+1 shares.
-            while (q < P - 1 && acc >= total * (q + 1) / P) {
-                if (q == me - 1) *b0 = v + 1;
-                if (q == me) *b1 = v + 1;
-                q++;
-            }
-        }
-        total = acc;
-    }
-    if (*b1 < *b0) *b1 = *b0;
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    int P = dsmm_ctx_size(ctx), me = dsmm_ctx_rank(ctx);
+    dsmm_idx *bnd = dsmmi_malloc(ctx, (size_t)P + 1, sizeof *bnd);
+    if (bnd == NULL)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: %d rank ranges", P);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    dsmmi_mcl_work_bounds(W, W, 0, P, NULL, bnd);
+    *b0 = bnd[me];
+    *b1 = bnd[me + 1];
+cleanup:
+    dsmmi_free(ctx, bnd);
+    return st;
 }
 
 // next (new): this rank's nrows rows of the iterate (its block of the equal split), sent by the
@@ -485,14 +476,16 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                 // Each rank expands a range of equal work against the whole iterate W, then
                 // sends the pruned rows to their owners.
                 dsmmi_mcl_mat W = {0}, part = {0};
-                dsmm_idx b0, b1;
+                dsmm_idx b0 = 0, b1 = 0;
                 DSMM_TRY(gather_all(ctx, &M, N, &W));
-                work_split(&W, P, dsmm_ctx_rank(ctx), &b0, &b1);
-                dsmmi_mcl_mat V = W; // a view of W's rows [b0, b1)
-                V.nrows = b1 - b0;
-                V.rowptr = W.rowptr + b0;
-                V.nnz = W.rowptr[b1] - W.rowptr[b0];
-                st = dsmmi_mcl_iterate_local(ctx, &V, b0, N, &W, 0, &rules, power, &part, &s);
+                st = work_split(ctx, &W, &b0, &b1);
+                if (st == DSMM_OK) {
+                    dsmmi_mcl_mat V = W; // a view of W's rows [b0, b1)
+                    V.nrows = b1 - b0;
+                    V.rowptr = W.rowptr + b0;
+                    V.nnz = W.rowptr[b1] - W.rowptr[b0];
+                    st = dsmmi_mcl_iterate_local(ctx, &V, b0, N, &W, 0, &rules, power, &part, &s);
+                }
                 dsmmi_mcl_mat_free(ctx, &W);
                 st = dsmmi_comm_agree(ctx, st);
                 if (st == DSMM_OK) st = to_owners(ctx, &part, b0, M.nrows, N, &next);

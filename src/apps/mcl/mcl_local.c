@@ -396,6 +396,26 @@ static dsmm_idx col_flops(const dsmmi_mcl_mat *M, dsmm_idx r, const dsmmi_mcl_ma
     return flops;
 }
 
+void dsmmi_mcl_work_bounds(const dsmmi_mcl_mat *M, const dsmmi_mcl_mat *G, dsmm_idx g0, int nb,
+                           dsmm_idx *rflops, dsmm_idx *bnd)
+{
+    dsmm_idx nrows = M->nrows;
+    double total = 0.0, acc = 0.0;
+    for (dsmm_idx r = 0; r < nrows; r++) {
+        dsmm_idx f = col_flops(M, r, G, g0);
+        if (rflops != NULL) rflops[r] = f;
+        total += (double)(f + M->rowptr[r + 1] - M->rowptr[r]);
+    }
+    bnd[0] = 0;
+    int q = 1;
+    for (dsmm_idx r = 0; r < nrows && q < nb; r++) {
+        dsmm_idx f = rflops != NULL ? rflops[r] : col_flops(M, r, G, g0);
+        acc += (double)(f + M->rowptr[r + 1] - M->rowptr[r]);
+        while (q < nb && acc >= total * q / nb) bnd[q++] = r + 1;
+    }
+    while (q <= nb) bnd[q++] = nrows;
+}
+
 int dsmmi_mcl_dense_col(const dsmmi_mcl_mat *M, dsmm_idx r, dsmm_idx N, const dsmmi_mcl_mat *G,
                         dsmm_idx g0)
 {
@@ -559,21 +579,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     DSMM_CHECK(ctx, out->rowptr != NULL, DSMM_ERR_NOMEM, "mcl: %lld row pointers",
                (long long)nrows);
     out->nrows = nrows;
-    {
-        // A column weighs its flops plus its entries.
-        double total = 0.0, acc = 0.0;
-        for (dsmm_idx r = 0; r < nrows; r++) {
-            rflops[r] = col_flops(M, r, G, g0);
-            total += (double)(rflops[r] + M->rowptr[r + 1] - M->rowptr[r]);
-        }
-        bnd[0] = 0;
-        int q = 1;
-        for (dsmm_idx r = 0; r < nrows && q < nb; r++) {
-            acc += (double)(rflops[r] + M->rowptr[r + 1] - M->rowptr[r]);
-            while (q < nb && acc >= total * q / nb) bnd[q++] = r + 1;
-        }
-        while (q <= nb) bnd[q++] = nrows;
-    }
+    dsmmi_mcl_work_bounds(M, G, g0, nb, rflops, bnd);
     for (int t = 0; t < nt; t++) {
         w[t].acc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // kept zero
         w[t].acc = w[t].acc_mem;
