@@ -33,6 +33,17 @@ static int cmp_f_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+// All-reduces the n doubles of v with op, in pieces of at most 2^26 (a count must fit an int).
+static dsmm_status allreduce_f64_long(dsmm_ctx *ctx, double *v, dsmm_idx n, char op)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmm_idx chunk = (dsmm_idx)1 << 26;
+    for (dsmm_idx lo = 0; lo < n; lo += chunk)
+        DSMM_TRY(dsmmi_allreduce_f64(ctx, v + lo, (int)(n - lo < chunk ? n - lo : chunk), op));
+cleanup:
+    return st;
+}
+
 // Exact flops of each local row of T * T (rows M) and, with keys >= 3, Cohen's estimate of
 // its nnz (est; untouched when keys == 0).
 static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0, dsmm_idx N,
@@ -71,9 +82,7 @@ static dsmm_status estimate_rows(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx
             }
             m1[row0 + i] = k1 > k0 ? -log(((double)xmax + 0.5) * 0x1.0p-53) : INFINITY;
         }
-        for (dsmm_idx lo = 0; lo < N; lo += chunk)
-            DSMM_TRY(
-                dsmmi_allreduce_f64(ctx, m1 + lo, (int)(N - lo < chunk ? N - lo : chunk), '<'));
+        DSMM_TRY(allreduce_f64_long(ctx, m1, N, '<'));
         for (dsmm_idx i = 0; i < M->nrows; i++) {
             double m = INFINITY;
             for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
@@ -241,14 +250,11 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
     if (keys == 0) {
         dsmm_idx r0 = T->rb[T->grid->myrow];
         double f = 0.0;
-        // The tile's row counts go into gest by global row, summed over the grid row's ranks.
+        // The tile's row counts go into gest by global row, summed over the grid row's ranks:
+        // every row's count on every rank, as the phase split below needs it.
         DSMM_TRY(dsmmi_summa_count(ctx, T, T, gest + r0, &f));
-        const dsmm_idx chunk = (dsmm_idx)1 << 26;
-        for (dsmm_idx lo = 0; lo < N; lo += chunk)
-            DSMM_TRY(
-                dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
+        DSMM_TRY(allreduce_f64_long(ctx, gest, N, '+'));
         for (dsmm_idx i = 0; i < nloc; i++) est[i] = gest[row0 + i];
-        memset(gest, 0, (size_t)N * sizeof *gest);
     }
     it->estimate_keys = keys;
     it->flops = ftotal;
@@ -263,16 +269,14 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         for (dsmm_idx i = 0; i < nloc; i++) {
             need += est[i];
             if (est[i] > biggest) biggest = est[i];
-            gest[row0 + i] = est[i];
+            if (keys > 0) gest[row0 + i] = est[i];
         }
         double v[2] = {need, biggest};
         DSMM_TRY(dsmmi_allreduce_f64(ctx, v, 2, '+'));
         double bmax = biggest;
         DSMM_TRY(dsmmi_allreduce_f64(ctx, &bmax, 1, '>'));
-        const dsmm_idx chunk = (dsmm_idx)1 << 26;
-        for (dsmm_idx lo = 0; lo < N; lo += chunk)
-            DSMM_TRY(
-                dsmmi_allreduce_f64(ctx, gest + lo, (int)(N - lo < chunk ? N - lo : chunk), '+'));
+        // Every row's estimate on every rank (the exact count put them there already).
+        if (keys > 0) DSMM_TRY(allreduce_f64_long(ctx, gest, N, '+'));
         double per_rank = 24.0 * v[0] / (double)P;
         it->est_bytes = per_rank;
         double resident =
