@@ -769,11 +769,6 @@ static int test_stats(void)
 /* The exact count of SUMMA's stage products (dsmmi_summa_count)                              */
 /* ------------------------------------------------------------------------------------------ */
 
-static dsmm_idx gcol(const dsmm_csr *X, dsmm_idx q)
-{
-    return X->colidx32 ? X->colidx32[q] : X->colidx[q];
-}
-
 /* count_vs_reference: dsmmi_summa_count of A * B on pr x pc gives, for each row of this
  * rank's C tile, the sum over SUMMA's stages of the nnz of that row of the stage product
  * A(rows, lo:hi) * B(lo:hi, cols), and the stages' flops; the reference walks the global
@@ -801,10 +796,10 @@ static int count_vs_reference(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *
         double want = 0.0;
         for (int s = 0; s < plan.n; s++) {
             for (dsmm_idx q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
-                dsmm_idx k = gcol(A, q);
+                dsmm_idx k = dsmm_csr_col(A, q);
                 if (k < plan.lo[s] || k >= plan.hi[s]) continue;
                 for (dsmm_idx t = B->rowptr[k]; t < B->rowptr[k + 1]; t++) {
-                    dsmm_idx j = gcol(B, t);
+                    dsmm_idx j = dsmm_csr_col(B, t);
                     if (j < c0 || j >= c1) continue;
                     wantf += 1.0;
                     if (!mark[j]) want += 1.0;
