@@ -846,6 +846,18 @@ static int test_dist_equals_fused(void)
     return TEST_PASS;
 }
 
+// A budget that makes a distributed run take phases: over the iterations of r, the largest of
+// a quarter of the estimated unpruned product beside the iterate's resident share.
+static double quarter_budget(const dsmm_mcl_result *r)
+{
+    double budget = 0.0;
+    for (int k = 0; k < r->iterations; k++) {
+        double b = r->iters[k].resident_bytes + r->iters[k].est_bytes / 4;
+        if (b > budget) budget = b;
+    }
+    return budget;
+}
+
 static int test_phases_algos(void)
 {
     dsmm_ctx *ctx = dist_ctx();
@@ -868,12 +880,8 @@ static int test_phases_algos(void)
     dsmm_mcl_result_free(&r);
     p.main_loop = 10000;
     CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &r));
-    double budget = 0.0;
-    for (int k = 0; k < r.iterations; k++) {
-        CHECK_ALL(r.iters[k].phases == 1);
-        double b = r.iters[k].resident_bytes + r.iters[k].est_bytes / 4;
-        if (b > budget) budget = b;
-    }
+    for (int k = 0; k < r.iterations; k++) CHECK_ALL(r.iters[k].phases == 1);
+    double budget = quarter_budget(&r);
     dsmm_mcl_result_free(&r);
     p.per_process_mem = (size_t)budget;
     dsmm_mcl_result b = {0};
@@ -981,11 +989,7 @@ static int test_estimate_modes(void)
     CHECK_ALL_MSG(exact_seen > 0 && cohen_seen > 0, "auto: %d exact, %d estimated", exact_seen,
                   cohen_seen);
     // Phases sized by the exact count: a quarter of the heaviest product, the same clusters.
-    double budget = 0.0;
-    for (int k = 0; k < r[0].iterations; k++) {
-        double b = r[0].iters[k].resident_bytes + r[0].iters[k].est_bytes / 4;
-        if (b > budget) budget = b;
-    }
+    double budget = quarter_budget(&r[0]);
     for (int m = 0; m < 4; m++) dsmm_mcl_result_free(&r[m]);
     p.estimate_keys = 0;
     p.per_process_mem = (size_t)budget;
@@ -1055,11 +1059,7 @@ static int test_replicated(void)
         // are the same either way; REPLICATED alone fails with a clear message.
         p.expand = DSMM_MCL_DIST;
         CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &got));
-        double budget = 0.0;
-        for (int k = 0; k < got.iterations; k++) {
-            double b = got.iters[k].resident_bytes + got.iters[k].est_bytes / 4;
-            if (b > budget) budget = b;
-        }
+        double budget = quarter_budget(&got);
         dsmm_mcl_result_free(&got);
         p.per_process_mem = (size_t)budget;
         p.expand = DSMM_MCL_AUTO;
