@@ -9,7 +9,8 @@
 // Usage: spgemm_tune [--threads N] [--rounds R] [--numeric] INPUT... -- SETTING...
 //   INPUT: as bench_spgemm's (raw CSR file, any file dsmm_read reads, rmat:SCALE, rmatd:SCALE)
 //   SETTING: comma-separated name=value pairs, "default" for none; names: rank (dense_rank_max),
-//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), prefetch,
+//   scan (dense_scan_ratio), sort (dense_sort_ratio), summary (dense_summary), sumreg
+//   (dense_summary_regs), rank_words (dense_rank_words), prefetch,
 //   prefetch_bp, one_pass, one_pass_max (bytes), one_pass_mt_max (bytes), one_pass_stage,
 //   slots (one_pass_slots), runs (one_pass_runs),
 //   one_pass_stream (bytes, 0: never), one_pass_threads, heap_k, heap_cf,
@@ -49,6 +50,10 @@ static int apply(const char *spec)
             t->dense_sort_ratio = v;
         else if (strcmp(tok, "summary") == 0)
             t->dense_summary = v;
+        else if (strcmp(tok, "rank_words") == 0)
+            t->dense_rank_words = v;
+        else if (strcmp(tok, "sumreg") == 0)
+            t->dense_summary_regs = (int)v;
         else if (strcmp(tok, "one_pass") == 0)
             t->one_pass = (int)v;
         else if (strcmp(tok, "one_pass_max") == 0)

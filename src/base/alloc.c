@@ -137,15 +137,21 @@ void dsmmi_move_release(void *dst, void *src, size_t n)
 
 // Freed blocks of CACHE_MIN to CACHE_SMALL_TOP bytes, and of CACHE_BIG or more, are kept for
 // the next allocation of about their size, at most CACHE_BIG_SLOTS of the big ones (SpGEMM
-// outputs of gigabytes); the smaller ones take the other slots (12 MiB at most). Below 32 MiB,
+// outputs of gigabytes); the smaller ones take the other slots (CACHE_SMALL_BYTES at most).
+// CACHE_MIN is 16 KiB: a product's workspaces and staging buffers (tens of KiB each) came
+// from glibc's heap, whose top was given back after each product when the process had not
+// freed a large block before (glibc then trims above 128 KiB): p2p-Gnutella08's A*A read
+// from a raw CSR file faulted ~50 pages a product, 0.53 against 0.42 ms on 2 threads
+// (measured 2026-11-23, eighteenth session; kept from 128 KiB up before). Below 32 MiB,
 // glibc serves a block from its heap and gives the heap's top back to the kernel when it exceeds a
 // threshold that follows the blocks it has seen, so a product repeated on 2 threads (C, then two
 // staging buffers above it) had its C faulted in afresh each time: p2p-Gnutella08's A*A took
 // 1.2-1.7 ms on 2 threads against 0.7-0.9 with glibc's trimming off (measured 2026-11-23).
-#define CACHE_MIN       ((size_t)128 << 10)
-#define CACHE_SMALL_TOP ((size_t)2 << 20) // below it and from CACHE_BIG up, not between
-#define CACHE_BIG       DSMMI_CACHE_BIG
-#define CACHE_BIG_SLOTS 2
+#define CACHE_MIN         ((size_t)16 << 10)
+#define CACHE_SMALL_TOP   ((size_t)2 << 20) // below it and from CACHE_BIG up, not between
+#define CACHE_BIG         DSMMI_CACHE_BIG
+#define CACHE_BIG_SLOTS   2
+#define CACHE_SMALL_BYTES ((size_t)12 << 20)
 
 size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes)
 {
@@ -221,15 +227,19 @@ static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
     cache_lock(ctx);
     size_t in_use = __atomic_load_n(&ctx->in_use, __ATOMIC_RELAXED);
     int big = 0, free_slots = 0;
+    size_t small = 0;
     for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
         if (ctx->cache[s] == NULL)
             free_slots++;
         else if (ctx->cache_bytes[s] >= CACHE_BIG)
             big++;
+        else
+            small += ctx->cache_bytes[s];
     }
     // A smaller block leaves the free slots the big ones may still take.
-    int room = bytes >= CACHE_BIG ? big < CACHE_BIG_SLOTS && free_slots > 0
-                                  : free_slots > CACHE_BIG_SLOTS - big;
+    int room = bytes >= CACHE_BIG
+                   ? big < CACHE_BIG_SLOTS && free_slots > 0
+                   : free_slots > CACHE_BIG_SLOTS - big && small + bytes <= CACHE_SMALL_BYTES;
     if (room && (ctx->budget == 0 || in_use + ctx->cached + bytes <= ctx->budget)) {
         for (int s = 0; s < DSMMI_CACHE_SLOTS && !kept; s++) {
             if (ctx->cache[s] == NULL) {

@@ -20,7 +20,7 @@
 #define DSMMI_CTX_MAGIC   0x64736d6d63747831ULL // "dsmmctx1"
 #define DSMMI_FREED_MAGIC 0x0defaced0defacedULL
 #define DSMMI_ERRMSG_MAX  1024
-#define DSMMI_CACHE_SLOTS 8 // freed blocks a context keeps (alloc.c)
+#define DSMMI_CACHE_SLOTS 16 // freed blocks a context keeps (alloc.c)
 
 struct dsmm_ctx {
     uint64_t magic;
@@ -36,13 +36,13 @@ struct dsmm_ctx {
     size_t budget; // 0 = unlimited
     size_t in_use; // updated atomically
     size_t peak;
-    // Freed blocks of 128 KiB to 2 MiB and of 32 MiB and more, kept for the next allocation
+    // Freed blocks of 16 KiB to 2 MiB and of 32 MiB and more, kept for the next allocation
     // of about their size (alloc.c): repeated products (MCL iterations, GNN layers) then skip
     // the kernel's page zeroing.
     void *cache[DSMMI_CACHE_SLOTS];
     size_t cache_bytes[DSMMI_CACHE_SLOTS]; // block sizes; cached bytes are not in in_use
     size_t cached;                         // sum of cache_bytes
-    size_t cache_min;                      // smallest block kept (0: 128 KiB; dsmmi_cache_min)
+    size_t cache_min;                      // smallest block kept (0: 16 KiB; dsmmi_cache_min)
     int cache_lock;
     long alloc_count; // allocations so far (atomic)
     long fail_at;     // allocation number that fails, -1 = none
@@ -140,7 +140,7 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p);
  * allocator change, budget pressure). */
 void dsmmi_cache_drop(dsmm_ctx *ctx);
 /* dsmmi_cache_min: from now on dsmmi_free keeps only blocks of at least bytes (0: the default,
- * 128 KiB; DSMMI_CACHE_BIG: only the big ones); returns the previous setting. A caller whose
+ * 16 KiB; DSMMI_CACHE_BIG: only the big ones); returns the previous setting. A caller whose
  * peak resident memory is its measure (MCL) keeps small blocks out. NULL-safe. */
 size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes);
 #define DSMMI_CACHE_BIG ((size_t)32 << 20)

@@ -213,7 +213,9 @@ dsmm_idx dsmmi_numeric_known(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const 
  * k = nnz(A(i,:)) = 1; dense when cached and nz * fill_dense_cached >= ncols, or when
  * ncols <= dense_max_cols and nz * fill_dense >= ncols; heap when k <= heap_k and
  * flops <= heap_cf * nz; else hash. A dense row is put in order by ranking its columns when
- * nz <= dense_rank_max (32-bit columns), by walking its span's stamps when
+ * nz <= 32, or (AVX-512) nz <= dense_rank_max where the stamp walk does not apply and its
+ * span has nz / dense_rank_words 64-bit words or more (32-bit columns), by walking its span's
+ * stamps when
  * nz * dense_scan_ratio >= its span, by sorting when nz * dense_sort_ratio < its span in
  * 64-bit words, else through the bitmap (walking the span's words when they hold nz /
  * dense_summary columns or more, else only the non-zero ones, through a summary bit per
@@ -229,6 +231,8 @@ typedef struct dsmmi_spgemm_tuning {
     double sym_dense, fill_dense, fill_dense_cached, heap_cf, dense_sort_ratio, dense_scan_ratio;
     dsmm_idx dense_rank_max;
     double dense_summary;       // bitmap rows with span words * this > nz walk a summary level
+    double dense_rank_words;    // rows of 33+ columns are ranked when span words * this >= nz
+    int dense_summary_regs;     // 1: a summary of one or two words is kept in registers
     int one_pass;               // fill without the symbolic count (see above)
     size_t one_pass_max;        // ... when C at the bound takes at most this many bytes
     int one_pass_threads;       // ... and on at most this many threads
@@ -245,8 +249,9 @@ typedef struct dsmmi_spgemm_tuning {
     double fill_mark_ratio;     // dense fill: marks and a walk of the span, not stamps and
                                 // a list, for plus-semiring rows with flops * this >= ncols
                                 // (0: never)
-    int dense_rank_vec;         // rank rows of <= 32 columns by vectors: 2 eight columns (AVX2
-                                // CPUs, else four), 1 four (SSE2), 0 one column at a time
+    int dense_rank_vec;         // rank rows by vectors: 3 sixteen columns (AVX-512 CPUs, rows
+                                // up to 64 columns; else as 2), 2 eight (AVX2 CPUs, else four),
+                                // 1 four (SSE2), 0 one column at a time
     dsmm_idx heap_k;
     dsmm_idx pos_max_cols;
     dsmm_idx min_thread_flops; // flops a thread must get (waking one costs tens of us)

@@ -203,16 +203,89 @@ __attribute__((target("avx2"))) static void rank_cols8(const int32_t *l, dsmm_id
 }
 #endif
 
-// Eight at a time where the CPU has AVX2 (and dense_rank_vec asks for it), else four.
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+// AVX-512: sixteen columns a vector, rows of up to 64 columns.
+__attribute__((target("avx512f"))) static void rank_cols16(const int32_t *l, dsmm_idx n,
+                                                           int32_t *rank)
+{
+    switch ((n + 15) / 16) {
+    case 1:
+        RANK_BLOCKS(v16i, 16, 1);
+        return;
+    case 2:
+        RANK_BLOCKS(v16i, 16, 2);
+        return;
+    case 3:
+        RANK_BLOCKS(v16i, 16, 3);
+        return;
+    case 4:
+        RANK_BLOCKS(v16i, 16, 4);
+        return;
+    case 5:
+        RANK_BLOCKS(v16i, 16, 5);
+        return;
+    case 6:
+        RANK_BLOCKS(v16i, 16, 6);
+        return;
+    case 7:
+        RANK_BLOCKS(v16i, 16, 7);
+        return;
+    default:
+        RANK_BLOCKS(v16i, 16, 8);
+        return;
+    }
+}
+#endif
+
+// The longest row rank_cols takes: 128 columns by AVX-512 (dense_rank_vec 3 and the CPU has
+// it; dense_rank_max, 64, is the default limit), else 32.
+static dsmm_idx rank_vec_max(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (dsmmi_spgemm_tune.dense_rank_vec >= 3 && __builtin_cpu_supports("avx512f")) return 128;
+#endif
+    return 32;
+}
+
+// Sixteen at a time where the CPU has AVX-512 and dense_rank_vec asks for it, eight where it
+// has AVX2, else four. n <= rank_vec_max().
 static void rank_cols(const int32_t *l, dsmm_idx n, int32_t *rank)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
+    if (dsmmi_spgemm_tune.dense_rank_vec >= 3 && __builtin_cpu_supports("avx512f")) {
+        rank_cols16(l, n, rank);
+        return;
+    }
     if (dsmmi_spgemm_tune.dense_rank_vec >= 2 && __builtin_cpu_supports("avx2")) {
         rank_cols8(l, n, rank);
         return;
     }
 #endif
     rank_cols4(l, n, rank);
+}
+
+// Writes out, in order, the columns of the bitmap words that summary word sw's bits name
+// (each word non-zero), clearing them; *o counts the entries written.
+DSMMI_INLINE void emit_words(uint64_t *bm, uint64_t words, dsmm_idx sw, void *ccol, void *cval,
+                             double *dv, dsmm_idx *o, const int w32, const int kind, const int vt)
+{
+    dsmm_idx p = *o;
+    while (words) {
+        dsmm_idx wd = (sw << 6) + __builtin_ctzll(words);
+        words &= words - 1;
+        uint64_t bits = bm[wd];
+        bm[wd] = 0;
+        do {
+            dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            DSMMI_SET_COL(ccol, p, c, w32);
+            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, p, take(dv, c, kind), vt);
+            p++;
+        } while (bits);
+    }
+    *o = p;
 }
 
 DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *ccol, void *cval,
@@ -225,17 +298,21 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
     *written = n;
     if (n == 0) return;
     const dsmmi_spgemm_tuning *tu = &dsmmi_spgemm_tune;
-    if (w32 && n <= tu->dense_rank_max) {
-        // Short row: each column's place is the number of smaller columns (n^2 compares with
-        // no branch; a sort mispredicts about once per entry). Up to 32 columns, eight
-        // (AVX2) or four (SSE2) at a time in rank_cols; longer rows one at a time. Against
-        // the compiler's vectorised count per column (dense_rank_vec = 0), 2 threads, median
-        // of 11 interleaved rounds: fe_4elt2 0.85, p2p-Gnutella08 0.89, ct2010 0.89,
-        // delaunay_n16 0.88 by eight (0.90, 0.89, 0.95, 0.93 by four); ca-condmat, cit-HepTh,
-        // krogan-ext, bcsstk13 0.99-1.02.
+    // Short row: each column's place is the number of smaller columns (n^2 compares with no
+    // branch; a sort mispredicts about once per entry), counted by rank_cols for 16 (AVX-512),
+    // 8 (AVX2) or 4 (SSE2) columns at a time: rows of up to dense_rank_max (64) columns with
+    // AVX-512, else 32;
+    // above 32, only when the stamp walk below does not apply. dense_rank_vec 0: one column
+    // at a time, any row of up to dense_rank_max (tests and tuning). Measurements in
+    // docs/kernels.md.
+    dsmm_idx span = hi - lo + 1;
+    dsmm_idx span_words = (hi >> 6) - (lo >> 6) + 1;
+    if (w32 && n <= tu->dense_rank_max &&
+        (n <= 32 || ((double)n * tu->dense_scan_ratio < span &&
+                     (double)span_words * tu->dense_rank_words >= (double)n))) {
         const int32_t *l32 = list;
-        if (tu->dense_rank_vec > 0 && n <= 32) {
-            int32_t rank[32];
+        if (tu->dense_rank_vec > 0 && n <= rank_vec_max()) {
+            int32_t rank[128];
             rank_cols(l32, n, rank);
             for (dsmm_idx t = 0; t < n; t++) {
                 int32_t c = l32[t];
@@ -244,16 +321,18 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
             }
             return;
         }
-        for (dsmm_idx t = 0; t < n; t++) {
-            int32_t c = l32[t];
-            int32_t r = 0;
-            for (dsmm_idx u = 0; u < n; u++) r += l32[u] < c;
-            DSMMI_SET_COL(ccol, r, c, w32);
-            if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, r, take(dv, c, kind), vt);
+        if (tu->dense_rank_vec == 0) {
+            for (dsmm_idx t = 0; t < n; t++) {
+                int32_t c = l32[t];
+                int32_t r = 0;
+                for (dsmm_idx u = 0; u < n; u++) r += l32[u] < c;
+                DSMMI_SET_COL(ccol, r, c, w32);
+                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, r, take(dv, c, kind), vt);
+            }
+            return;
         }
-        return;
     }
-    if (n * tu->dense_scan_ratio >= (double)(hi - lo + 1)) {
+    if (n * tu->dense_scan_ratio >= (double)span) {
         // The row fills a good part of its span: walk the span's stamps and keep the row's
         // columns with a branch-free compaction (the last column, hi, is the row's, so the
         // writes stay inside the row).
@@ -307,28 +386,32 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
         return;
     }
     uint64_t *sm = bm + ((m->ncols + 63) >> 6);
+    dsmm_idx o = 0, s0 = lo >> 12;
+    if ((hi >> 12) - s0 < 2 && tu->dense_summary_regs) {
+        // The span's summary is one or two words (8192 columns): kept in registers. In
+        // memory, each column's summary bit was a load and store on the same word as the
+        // column before, a store-forwarding chain through the whole list.
+        uint64_t lo_w = 0, hi_w = 0;
+        for (dsmm_idx t = 0; t < n; t++) {
+            dsmm_idx c = DSMMI_COL(list, t, w32);
+            bm[c >> 6] |= (uint64_t)1 << (c & 63);
+            uint64_t bit = (uint64_t)1 << ((c >> 6) & 63), up = -(uint64_t)((c >> 12) != s0);
+            lo_w |= bit & ~up;
+            hi_w |= bit & up;
+        }
+        emit_words(bm, lo_w, s0, ccol, cval, dv, &o, w32, kind, vt);
+        emit_words(bm, hi_w, s0 + 1, ccol, cval, dv, &o, w32, kind, vt);
+        return;
+    }
     for (dsmm_idx t = 0; t < n; t++) {
         dsmm_idx c = DSMMI_COL(list, t, w32);
         bm[c >> 6] |= (uint64_t)1 << (c & 63);
         sm[c >> 12] |= (uint64_t)1 << ((c >> 6) & 63);
     }
-    dsmm_idx o = 0;
     for (dsmm_idx sw = lo >> 12; sw <= hi >> 12; sw++) {
         uint64_t words = sm[sw];
         sm[sw] = 0;
-        while (words) {
-            dsmm_idx wd = (sw << 6) + __builtin_ctzll(words);
-            words &= words - 1;
-            uint64_t bits = bm[wd];
-            bm[wd] = 0;
-            do {
-                dsmm_idx c = (wd << 6) + __builtin_ctzll(bits);
-                bits &= bits - 1;
-                DSMMI_SET_COL(ccol, o, c, w32);
-                if (kind != DSMMI_K_PATTERN) DSMMI_SET_VAL(cval, o, take(dv, c, kind), vt);
-                o++;
-            } while (bits);
-        }
+        emit_words(bm, words, sw, ccol, cval, dv, &o, w32, kind, vt);
     }
 }
 

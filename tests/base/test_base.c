@@ -397,15 +397,15 @@ static int test_block_cache_best_fit(void)
     return TEST_PASS;
 }
 
-// Blocks of 128 KiB to 2 MiB are kept too (glibc would give a repeated product's pages back to
-// the kernel), calloc'd ones come back zeroed, blocks of 2 to 32 MiB are not kept, and the
-// smaller blocks leave two slots free for big ones.
+// Blocks of 16 KiB to 2 MiB are kept too (glibc would give a repeated product's pages back to
+// the kernel), calloc'd ones come back zeroed, blocks of 2 to 32 MiB are not kept, the smaller
+// blocks leave two slots free for big ones and keep 12 MiB at most.
 static int test_block_cache_small(void)
 {
     dsmm_ctx *ctx = test_ctx();
     CHECK(ctx != NULL);
     size_t mid = (size_t)1 << 20;
-    char *p = dsmmi_malloc(ctx, 64 << 10, 1); // below 128 KiB: not kept
+    char *p = dsmmi_malloc(ctx, 8 << 10, 1); // below 16 KiB: not kept
     CHECK(p != NULL);
     p = dsmmi_free(ctx, p);
     CHECK(ctx->cached == 0);
@@ -413,6 +413,11 @@ static int test_block_cache_small(void)
     CHECK(p != NULL);
     p = dsmmi_free(ctx, p);
     CHECK(ctx->cached == 0);
+    p = dsmmi_malloc(ctx, 16 << 10, 1); // 16 KiB: kept
+    CHECK(p != NULL);
+    p = dsmmi_free(ctx, p);
+    CHECK(ctx->cached >= (16 << 10));
+    dsmmi_cache_drop(ctx);
     p = dsmmi_malloc(ctx, mid, 1);
     CHECK(p != NULL);
     memset(p, 7, mid);
@@ -423,17 +428,29 @@ static int test_block_cache_small(void)
     CHECK((char *)z == keep);
     for (size_t i = 0; i < mid - 100; i++) CHECK_MSG(z[i] == 0, "byte %zu is %d", i, z[i]);
     z = dsmmi_free(ctx, z);
-    // Eight smaller blocks: six are kept (two slots stay free for big blocks).
-    char *b[8];
-    for (int i = 0; i < 8; i++) {
-        b[i] = dsmmi_malloc(ctx, (mid / 2) << (i % 2), 1); // 0.5 and 1 MiB
+    // As many smaller blocks as slots (0.25 and 0.5 MiB): all but two are kept (two slots
+    // stay free for big blocks).
+    char *b[DSMMI_CACHE_SLOTS];
+    for (int i = 0; i < DSMMI_CACHE_SLOTS; i++) {
+        b[i] = dsmmi_malloc(ctx, (mid / 4) << (i % 2), 1);
         CHECK(b[i] != NULL);
     }
     dsmmi_cache_drop(ctx);
-    for (int i = 0; i < 8; i++) b[i] = dsmmi_free(ctx, b[i]);
+    for (int i = 0; i < DSMMI_CACHE_SLOTS; i++) b[i] = dsmmi_free(ctx, b[i]);
     int kept = 0;
     for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) kept += ctx->cache[s] != NULL;
     CHECK_MSG(kept == DSMMI_CACHE_SLOTS - 2, "%d blocks kept", kept);
+    // Blocks just under 2 MiB: six fit in the 12 MiB the smaller blocks may hold.
+    dsmmi_cache_drop(ctx);
+    for (int i = 0; i < 8; i++) {
+        b[i] = dsmmi_malloc(ctx, 2 * mid - 4096, 1);
+        CHECK(b[i] != NULL);
+    }
+    for (int i = 0; i < 8; i++) b[i] = dsmmi_free(ctx, b[i]);
+    kept = 0;
+    for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) kept += ctx->cache[s] != NULL;
+    CHECK_MSG(kept == 6 && ctx->cached <= (size_t)12 << 20, "%d blocks kept, %zu bytes", kept,
+              ctx->cached);
     size_t big = (size_t)40 << 20;
     char *g1 = dsmmi_malloc(ctx, big, 1), *g2 = dsmmi_malloc(ctx, big, 1);
     CHECK(g1 != NULL && g2 != NULL);

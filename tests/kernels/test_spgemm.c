@@ -306,20 +306,33 @@ static int dense_orders(void)
     mb.empty_cols = 0.2;
     mb.zeros = 1;
     if (rand_pair(ctx, &ma, &mb, &A, &B) != TEST_PASS) return TEST_FAIL;
-    static const char *names[] = {"rank",      "rank one by one", "rank by four",   "stamp walk",
-                                  "sort",      "bitmap walk",     "bitmap summary", "wrapping tags",
+    static const char *names[] = {"rank",
+                                  "rank one by one",
+                                  "rank by four",
+                                  "rank by sixteen",
+                                  "stamp walk",
+                                  "sort",
+                                  "bitmap walk",
+                                  "bitmap summary",
+                                  "bitmap summary in memory",
+                                  "wrapping tags",
                                   "marks walk"};
     enum { NV = sizeof names / sizeof names[0] };
     for (int vv = 0; vv < 2 * NV; vv++) {
         int v = vv % NV, one_pass = vv < NV; // each ordering with and without the symbolic count
         dsmmi_spgemm_tune = saved;
         dsmmi_spgemm_tuning *t = &dsmmi_spgemm_tune;
-        t->dense_rank_max = v <= 2 ? (dsmm_idx)1 << 40 : 0;
-        // rows of up to 32 columns by eight (AVX2 CPUs, else four), one by one, by four
-        t->dense_rank_vec = v == 0 ? 2 : v == 1 ? 0 : 1;
-        t->dense_scan_ratio = v == 3 ? 1e18 : 0.0;
-        t->dense_sort_ratio = v == 4 ? 1e18 : 0.0;
-        t->dense_summary = v == 6 ? 1e18 : 0.0; // bitmap: always / never through the summary
+        t->dense_rank_max = v <= 3 ? (dsmm_idx)1 << 40 : 0;
+        // rows of up to 32 columns by eight (AVX2 CPUs, else four), one by one (any row), by
+        // four; up to 64 by sixteen (AVX-512 CPUs, else 32 by eight), wherever the span
+        // allows it
+        t->dense_rank_vec = v == 0 ? 2 : v == 1 ? 0 : v == 2 ? 1 : 3;
+        t->dense_rank_words = v == 3 ? 1e18 : t->dense_rank_words;
+        t->dense_scan_ratio = v == 4 ? 1e18 : 0.0;
+        t->dense_sort_ratio = v == 5 ? 1e18 : 0.0;
+        // bitmap: always / never through the summary, the summary in registers or in memory
+        t->dense_summary = v == 7 || v == 8 ? 1e18 : 0.0;
+        t->dense_summary_regs = v != 8;
         if (v == NV - 2) {
             dsmmi_spgemm_tune = saved;
             t->dense_first_tag = UINT32_MAX - 2; // wraps at each workspace's third row
