@@ -53,8 +53,9 @@ DSMMI_INLINE void prefetch_b(const dsmmi_rw *m, dsmm_idx k, dsmm_idx end, dsmm_i
     }
 }
 
-DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, const int w32)
+DSMMI_INLINE dsmm_idx count_row(dsmmi_acc *w, const dsmmi_rw *mp, dsmm_idx i, const int w32)
 {
+    const dsmmi_rw local = *mp, *m = &local; // as in accumulate
     uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
     dsmm_idx n = 0, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
     for (dsmm_idx k = m->ap[i]; k < end; k++) {
@@ -77,10 +78,14 @@ dsmm_idx dsmmi_dense_count(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i)
 // Accumulates row i: stamps, values in dv (a column's first product is stored, later ones
 // added with the semiring), and, when list != NULL, the columns in order of first touch.
 // Returns the number of columns reached; lo/hi get their bounds.
-DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *list,
+DSMMI_INLINE dsmm_idx accumulate(dsmmi_acc *w, const dsmmi_rw *mp, dsmm_idx i, void *list,
                                  dsmm_idx *plo, dsmm_idx *phi, const int w32, const int kind,
                                  const int vt)
 {
+    // A local copy of the row's inputs: the list's and stamps' 32-bit stores could alias the
+    // int fields of *mp, which made the compiler reload them (and A's type and column width
+    // tests) at every entry of A.
+    const dsmmi_rw local = *mp, *m = &local;
     uint32_t *st = w->stamp, tag = next_tag(w, m->ncols);
     double *dv = w->dvals;
     dsmm_idx n = 0, lo = m->ncols, hi = -1, end = m->ap[i + 1], pd = dsmmi_spgemm_tune.prefetch;
