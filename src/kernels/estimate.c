@@ -9,7 +9,10 @@
 // Rows that reach at most one column, copy one row of B, or have at most r products are
 // counted exactly instead. Work O(r (nnz(A) + nnz(B) + ncols(B) + nrows(A))), memory r floats
 // per column and per row of B. Keys depend on (seed, column, slot) only and rows are summed in
-// fixed blocks, so the result is bit-identical at any thread count.
+// fixed blocks, so the result is bit-identical at any thread count. The loops over columns and
+// rows are compiled for AVX-512, AVX2 and the baseline (the loader picks one); the r = 4, 8, 16
+// slots of a row are one vector variable, and nothing is contracted into multiply-adds, so
+// every clone computes the same bits.
 #include <math.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -107,35 +110,52 @@ static ALWAYS_INLINE void gather_min(float *restrict out, const float *restrict 
     }
 }
 
-// Row i of A: its minima m (scratch of r floats), X_i = (r - 1) / S_i added to the block's
-// sums p with its variance term and its r leave-one-slot-out estimates; returns X_i.
-static ALWAYS_INLINE double row_estimate(float *restrict m, const float *restrict mb, size_t r,
-                                         const dsmm_csr *A, dsmm_idx i, double *restrict p)
-{
-    gather_min(m, mb, r, A, i);
-    for (size_t t = 0; t < r; t++) m[t] = neg_log1m(m[t]);
-    double s = 0.0;
-    for (size_t t = 0; t < r; t++) s += (double)m[t];
-    double rm1 = (double)r - 1.0, rm2 = (double)r - 2.0, x = rm1 / s;
-    p[P_EST] += x;
-    p[P_VAR] += x * x / rm1;
-    for (size_t t = 0; t < r; t++) p[P_JACK + t] += rm2 / (s - (double)m[t]);
-    return x;
-}
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef int32_t v16i __attribute__((vector_size(64)));
 
-// The usual key counts compiled as constants.
-static void gather_min_r(float *restrict out, const float *restrict src, size_t r,
-                         const dsmm_csr *X, dsmm_idx row)
+// gather_min with the r slots in one vector variable VT (GCC vector extensions: one
+// instruction an entry where the clone's ISA has VT's width, else a few). GCC left the
+// array form's unrolled slots scalar, one min each, even in the AVX-512 clone.
+#define GATHER_MIN_VEC(VT, VI)                                                                     \
+    do {                                                                                           \
+        dsmm_idx lo_ = X->rowptr[row], hi_ = X->rowptr[row + 1];                                   \
+        VT a_ = (VT){0} + INFINITY;                                                                \
+        if (X->colidx32) {                                                                         \
+            for (dsmm_idx q = lo_; q < hi_; q++) {                                                 \
+                VT v_;                                                                             \
+                memcpy(&v_, src + (size_t)X->colidx32[q] * sizeof(VT) / 4, sizeof v_);             \
+                VI m_ = v_ < a_;                                                                   \
+                a_ = (VT)(((VI)v_ & m_) | ((VI)a_ & ~m_));                                         \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (dsmm_idx q = lo_; q < hi_; q++) {                                                 \
+                VT v_;                                                                             \
+                memcpy(&v_, src + (size_t)X->colidx[q] * sizeof(VT) / 4, sizeof v_);               \
+                VI m_ = v_ < a_;                                                                   \
+                a_ = (VT)(((VI)v_ & m_) | ((VI)a_ & ~m_));                                         \
+            }                                                                                      \
+        }                                                                                          \
+        memcpy(out, &a_, sizeof a_);                                                               \
+    } while (0)
+
+// The usual key counts as vectors.
+// The usual key counts as vectors.
+static ALWAYS_INLINE void gather_min_r(float *restrict out, const float *restrict src, size_t r,
+                                       const dsmm_csr *X, dsmm_idx row)
 {
     switch (r) {
     case 4:
-        gather_min(out, src, 4, X, row);
+        GATHER_MIN_VEC(v4f, v4i);
         break;
     case 8:
-        gather_min(out, src, 8, X, row);
+        GATHER_MIN_VEC(v8f, v8i);
         break;
     case 16:
-        gather_min(out, src, 16, X, row);
+        GATHER_MIN_VEC(v16f, v16i);
         break;
     default:
         gather_min(out, src, r, X, row);
@@ -143,8 +163,34 @@ static void gather_min_r(float *restrict out, const float *restrict src, size_t 
     }
 }
 
-static double row_estimate_r(float *restrict m, const float *restrict mb, size_t r,
-                             const dsmm_csr *A, dsmm_idx i, double *restrict p)
+// Row i of A: its minima m (scratch of r floats), X_i = (r - 1) / S_i added to the block's
+// sums p with its variance term and its r leave-one-slot-out estimates; returns X_i.
+static ALWAYS_INLINE double row_estimate(float *restrict m, const float *restrict mb, size_t r,
+                                         const dsmm_csr *A, dsmm_idx i, double *restrict p)
+{
+    gather_min_r(m, mb, r, A, i);
+    for (size_t t = 0; t < r; t++) m[t] = neg_log1m(m[t]);
+    // S_i: r = 4, 8, 16 summed pairwise in a fixed order (halves added, as vectors), else in
+    // slot order; either way the same sum at any thread count and on any CPU.
+    double s = 0.0;
+    if (r == 4 || r == 8 || r == 16) {
+        double d[16];
+        for (size_t t = 0; t < r; t++) d[t] = (double)m[t];
+        for (size_t w = r / 2; w >= 1; w /= 2)
+            for (size_t t = 0; t < w; t++) d[t] += d[t + w];
+        s = d[0];
+    } else {
+        for (size_t t = 0; t < r; t++) s += (double)m[t];
+    }
+    double rm1 = (double)r - 1.0, rm2 = (double)r - 2.0, x = rm1 / s;
+    p[P_EST] += x;
+    p[P_VAR] += x * x / rm1;
+    for (size_t t = 0; t < r; t++) p[P_JACK + t] += rm2 / (s - (double)m[t]);
+    return x;
+}
+
+static ALWAYS_INLINE double row_estimate_r(float *restrict m, const float *restrict mb, size_t r,
+                                           const dsmm_csr *A, dsmm_idx i, double *restrict p)
 {
     switch (r) {
     case 4:
@@ -209,6 +255,81 @@ cleanup:
     return st;
 }
 
+// Clones of the two loops over rows (GCC function multiversioning, as the SpMM kernels):
+// AVX-512 where the CPU has it (the 16 slots of r = 16 are one vector), AVX2, or the
+// baseline's SSE2, where the slot loops cost r / 4 operations an entry.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
+    !defined(DSMM_NO_CLONES)
+#define ESTIMATE_CLONES                                                                            \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ESTIMATE_CLONES
+#endif
+
+// The r keys of columns j0..j1: slots 2p and 2p+1 of column j are the halves of
+// splitmix64(dsmm_rng_at(seed, j, 0) + (p + 1) g).
+ESTIMATE_CLONES static void column_keys(float *restrict keys, size_t r, uint64_t seed, dsmm_idx j0,
+                                        dsmm_idx j1)
+{
+    for (dsmm_idx j = j0; j < j1; j++) {
+        float *kj = keys + (size_t)j * r;
+        uint64_t x = dsmm_rng_at(seed, (uint64_t)j, 0);
+        for (size_t t = 0; t < r; t += 2) {
+            x += 0x9e3779b97f4a7c15ULL;
+            uint64_t z = splitmix64(x);
+            kj[t] = uniform_key((uint32_t)z);
+            if (t + 1 < r) kj[t + 1] = uniform_key((uint32_t)(z >> 32));
+        }
+    }
+}
+
+// Rows k0..k1 of B: their slot-wise minima of the keys of their columns.
+ESTIMATE_CLONES static void b_minima(float *restrict mins, const float *restrict keys, size_t r,
+                                     const dsmm_csr *B, dsmm_idx k0, dsmm_idx k1)
+{
+    for (dsmm_idx k = k0; k < k1; k++) gather_min_r(mins + (size_t)k * r, keys, r, B, k);
+}
+
+// Block blk of A's rows: exact rows counted, the others estimated, into the block's sums p
+// (and row_nnz when not NULL); m is r floats of scratch. Returns the block's flops.
+ESTIMATE_CLONES static dsmm_idx a_block(const dsmm_csr *A, const dsmm_csr *B, size_t r,
+                                        const float *restrict mins, dsmm_idx blk,
+                                        double *restrict p, float *restrict m, dsmm_idx small,
+                                        double *row_nnz)
+{
+    const dsmm_idx ncols = B->ncols;
+    const int b_sorted = B->sorted;
+    dsmm_idx flops = 0;
+    dsmm_idx tab[EXACT_TABLE];
+    int used[EXACT_TABLE / 2];
+    for (int h = 0; h < EXACT_TABLE; h++) tab[h] = -1;
+    dsmm_idx i1 = (blk + 1) * ROWS_PER_BLOCK < A->nrows ? (blk + 1) * ROWS_PER_BLOCK : A->nrows;
+    for (dsmm_idx i = blk * ROWS_PER_BLOCK; i < i1; i++) {
+        dsmm_idx lo = A->rowptr[i], hi = A->rowptr[i + 1], f = 0;
+        for (dsmm_idx q = lo; q < hi; q++) {
+            dsmm_idx c = dsmm_csr_col(A, q);
+            f += B->rowptr[c + 1] - B->rowptr[c];
+        }
+        flops += f;
+        dsmm_idx cap = f < ncols ? f : ncols;
+        // Exact rows: nothing or one product reachable, a single row of B copied, or few
+        // enough products to count.
+        if (cap <= 1 || (hi - lo == 1 && b_sorted) || f <= small) {
+            dsmm_idx n = cap <= 1                   ? cap
+                         : hi - lo == 1 && b_sorted ? f
+                                                    : count_row_small(A, B, i, tab, used);
+            p[P_EXACT] += (double)n;
+            if (row_nnz) row_nnz[i] = (double)n;
+            continue;
+        }
+        double x = row_estimate_r(m, mins, r, A, i, p);
+        p[P_CAP] += (double)cap;
+        p[P_NEST] += 1.0;
+        if (row_nnz) row_nnz[i] = x < 1.0 ? 1.0 : x > (double)cap ? (double)cap : x;
+    }
+    return flops;
+}
+
 static dsmm_status estimate_cohen(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, size_t r,
                                   uint64_t seed, double *row_nnz, dsmm_spgemm_estimate_result *res)
 {
@@ -220,7 +341,6 @@ static dsmm_status estimate_cohen(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_c
     const dsmm_idx nblocks = (A->nrows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
     const dsmm_idx ncols = B->ncols;
     const double rm1 = (double)r - 1.0, rm2 = (double)r - 2.0;
-    const int b_sorted = B->sorted;
     const dsmm_idx small = EXACT_FLOPS_PER_KEY * (dsmm_idx)r < EXACT_TABLE / 2
                                ? EXACT_FLOPS_PER_KEY * (dsmm_idx)r
                                : EXACT_TABLE / 2;
@@ -246,25 +366,19 @@ static dsmm_status estimate_cohen(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_c
     DSMM_CHECK(ctx, part != NULL, DSMM_ERR_NOMEM, "estimate: %lld partial sums",
                (long long)nblocks);
 
-    // Slots 2p and 2p+1 of column j: the halves of splitmix64(dsmm_rng_at(seed, j, 0) + (p+1) g).
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1024) num_threads(nt)
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
 #endif
-    for (dsmm_idx j = 0; j < ncols; j++) {
-        float *kj = keys + (size_t)j * r;
-        uint64_t x = dsmm_rng_at(seed, (uint64_t)j, 0);
-        for (size_t t = 0; t < r; t += 2) {
-            x += 0x9e3779b97f4a7c15ULL;
-            uint64_t z = splitmix64(x);
-            kj[t] = uniform_key((uint32_t)z);
-            if (t + 1 < r) kj[t + 1] = uniform_key((uint32_t)(z >> 32));
-        }
-    }
+    for (dsmm_idx j0 = 0; j0 < ncols; j0 += 1024)
+        column_keys(keys, r, seed, j0, j0 + 1024 < ncols ? j0 + 1024 : ncols);
 
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 512) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
-    for (dsmm_idx k = 0; k < B->nrows; k++) gather_min_r(mins + (size_t)k * r, keys, r, B, k);
+    for (dsmm_idx k0 = 0; k0 < B->nrows; k0 += 512) {
+        dsmm_idx k1 = k0 + 512 < B->nrows ? k0 + 512 : B->nrows;
+        b_minima(mins, keys, r, B, k0, k1);
+    }
 
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : flops) num_threads(nt)
@@ -275,34 +389,7 @@ static dsmm_status estimate_cohen(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_c
 #else
         float *m = scratch;
 #endif
-        double *p = part + (size_t)blk * stride;
-        dsmm_idx tab[EXACT_TABLE];
-        int used[EXACT_TABLE / 2];
-        for (int h = 0; h < EXACT_TABLE; h++) tab[h] = -1;
-        dsmm_idx i1 = (blk + 1) * ROWS_PER_BLOCK < A->nrows ? (blk + 1) * ROWS_PER_BLOCK : A->nrows;
-        for (dsmm_idx i = blk * ROWS_PER_BLOCK; i < i1; i++) {
-            dsmm_idx lo = A->rowptr[i], hi = A->rowptr[i + 1], f = 0;
-            for (dsmm_idx q = lo; q < hi; q++) {
-                dsmm_idx c = dsmm_csr_col(A, q);
-                f += B->rowptr[c + 1] - B->rowptr[c];
-            }
-            flops += f;
-            dsmm_idx cap = f < ncols ? f : ncols;
-            // Exact rows: nothing or one product reachable, a single row of B copied, or few
-            // enough products to count.
-            if (cap <= 1 || (hi - lo == 1 && b_sorted) || f <= small) {
-                dsmm_idx n = cap <= 1                   ? cap
-                             : hi - lo == 1 && b_sorted ? f
-                                                        : count_row_small(A, B, i, tab, used);
-                p[P_EXACT] += (double)n;
-                if (row_nnz) row_nnz[i] = (double)n;
-                continue;
-            }
-            double x = row_estimate_r(m, mins, r, A, i, p);
-            p[P_CAP] += (double)cap;
-            p[P_NEST] += 1.0;
-            if (row_nnz) row_nnz[i] = x < 1.0 ? 1.0 : x > (double)cap ? (double)cap : x;
-        }
+        flops += a_block(A, B, r, mins, blk, part + (size_t)blk * stride, m, small, row_nnz);
     }
 
     double sum[P_JACK] = {0};
