@@ -117,6 +117,14 @@ typedef int32_t v4i __attribute__((vector_size(16)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef int32_t v16i __attribute__((vector_size(64)));
 
+// One slot-wise minimum an entry of the row, columns read from COLS (X's 32- or 64-bit array).
+#define MIN_OVER(VT, VI, COLS)                                                                     \
+    for (dsmm_idx q = lo_; q < hi_; q++) {                                                         \
+        VT v_;                                                                                     \
+        memcpy(&v_, src + (size_t)(COLS)[q] * (sizeof(VT) / sizeof(float)), sizeof v_);            \
+        VI m_ = v_ < a_;                                                                           \
+        a_ = (VT)(((VI)v_ & m_) | ((VI)a_ & ~m_));                                                 \
+    }
 // gather_min with the r slots in one vector variable VT (GCC vector extensions: one
 // instruction an entry where the clone's ISA has VT's width, else a few). GCC left the
 // array form's unrolled slots scalar, one min each, even in the AVX-512 clone.
@@ -125,24 +133,13 @@ typedef int32_t v16i __attribute__((vector_size(64)));
         dsmm_idx lo_ = X->rowptr[row], hi_ = X->rowptr[row + 1];                                   \
         VT a_ = (VT){0} + INFINITY;                                                                \
         if (X->colidx32) {                                                                         \
-            for (dsmm_idx q = lo_; q < hi_; q++) {                                                 \
-                VT v_;                                                                             \
-                memcpy(&v_, src + (size_t)X->colidx32[q] * sizeof(VT) / 4, sizeof v_);             \
-                VI m_ = v_ < a_;                                                                   \
-                a_ = (VT)(((VI)v_ & m_) | ((VI)a_ & ~m_));                                         \
-            }                                                                                      \
+            MIN_OVER(VT, VI, X->colidx32)                                                          \
         } else {                                                                                   \
-            for (dsmm_idx q = lo_; q < hi_; q++) {                                                 \
-                VT v_;                                                                             \
-                memcpy(&v_, src + (size_t)X->colidx[q] * sizeof(VT) / 4, sizeof v_);               \
-                VI m_ = v_ < a_;                                                                   \
-                a_ = (VT)(((VI)v_ & m_) | ((VI)a_ & ~m_));                                         \
-            }                                                                                      \
+            MIN_OVER(VT, VI, X->colidx)                                                            \
         }                                                                                          \
         memcpy(out, &a_, sizeof a_);                                                               \
     } while (0)
 
-// The usual key counts as vectors.
 // The usual key counts as vectors.
 static ALWAYS_INLINE void gather_min_r(float *restrict out, const float *restrict src, size_t r,
                                        const dsmm_csr *X, dsmm_idx row)
