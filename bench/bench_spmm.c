@@ -305,7 +305,7 @@ static void usage(void)
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-split-work W] [--row-stream MIB]\n"
-            "                  [--row-buffer-k K] [--row-prefetch D]\n"
+            "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -380,6 +380,10 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.row_prefetch (docs/kernels.md): 0 never prefetches
             if (!parse_int(s, argv[++a], 0, 1024, &x)) return 2;
             dsmmi_spmm_tune.row_prefetch = (dsmm_idx)x;
+        } else if (v && strcmp(s, "--row-odd-mask") == 0) {
+            // dsmmi_spmm_tune.row_odd_mask (docs/kernels.md): 0 branches on a row's odd entry
+            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
+            dsmmi_spmm_tune.row_odd_mask = (int)x;
         } else if (v && strcmp(s, "--k-block") == 0) {
             if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
             o.k_block = (dsmm_idx)x;

@@ -435,6 +435,8 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
  * stores go through memcpy, so B and C need no alignment. */
 typedef double dsmmi_v4d __attribute__((vector_size(32)));
 typedef float dsmmi_v8f __attribute__((vector_size(32)));
+typedef int64_t dsmmi_v4l __attribute__((vector_size(32))); // masks of the same widths
+typedef int32_t dsmmi_v8i __attribute__((vector_size(32)));
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
@@ -442,6 +444,7 @@ typedef struct dsmmi_spmm_tuning {
                             // -1 = by CPU: dsmmi_spmm_buffer_k)
     size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
     dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
+    int row_odd_mask;       // row-wise, k = 1: a row's odd entry added under a mask, not a branch
     double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
                             // S's rows into private copies of C instead of owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread

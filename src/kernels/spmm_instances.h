@@ -5,7 +5,9 @@
 // its own: no include guard; spmm_row.c and spmm_col.c include it once each.
 // clang-format off
 #define T double
+#define SPMV_UINT uint64_t
 #define V dsmmi_v4d
+#define VI dsmmi_v4l
 #define VSPLAT(x) ((V){(x), (x), (x), (x)})
 #define VL 4
 #define PAT 0
@@ -34,11 +36,15 @@
 #undef PAT
 #undef VL
 #undef V
+#undef VI
 #undef VSPLAT
+#undef SPMV_UINT
 #undef T
 
 #define T float
+#define SPMV_UINT uint32_t
 #define V dsmmi_v8f
+#define VI dsmmi_v8i
 #define VSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define VL 8
 #define PAT 0
@@ -67,6 +73,8 @@
 #undef PAT
 #undef VL
 #undef V
+#undef VI
 #undef VSPLAT
+#undef SPMV_UINT
 #undef T
 // clang-format on

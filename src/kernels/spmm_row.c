@@ -21,6 +21,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = -1,
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
+    .row_odd_mask = 1,
     .col_split_work = 256.0,
     .col_private_max = (size_t)16 << 20,
     .min_thread_work = 65536.0,

@@ -47,14 +47,30 @@
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        for (; p < p1; p++) {                                                                      \
-            const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
-            V v = VSPLAT(AVAL(p));                                                                 \
+        if (U == 2 && odd_mask && plast >= 0) {                                                    \
+            /* The odd entry without a branch, as in the SpMV below: formed from entry      */     \
+            /* min(p, plast) and kept where the row has one (its parity mispredicted).      */     \
+            dsmm_idx q = p < plast ? p : plast;                                                    \
+            const T *b = B + (dsmm_idx)ci[q] * ldb + j;                                            \
+            V v = VSPLAT(AVAL(q));                                                                 \
+            VI keep = (VI){0} - (p < p1);                                                          \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                 \
             {                                                                                      \
                 V x;                                                                               \
                 memcpy(&x, b + t * VL, sizeof x);                                                  \
-                acc[0][t] += v * x;                                                                \
+                V n = acc[0][t] + v * x;                                                           \
+                acc[0][t] = (V)(((VI)n & keep) | ((VI)acc[0][t] & ~keep));                         \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (; p < p1; p++) {                                                                  \
+                const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                        \
+                V v = VSPLAT(AVAL(p));                                                             \
+                _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                             \
+                {                                                                                  \
+                    V x;                                                                           \
+                    memcpy(&x, b + t * VL, sizeof x);                                              \
+                    acc[0][t] += v * x;                                                            \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
         T *c = C + i * ldc + j;                                                                    \
@@ -121,6 +137,9 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
                 dsmm_idx r0, dsmm_idx r1)
 {
     (void)av;
+    // The last entry of the range (the odd entry's stand-in below).
+    const dsmm_idx plast = rp[r1] - 1;
+    const int odd_mask = dsmmi_spmm_tune.row_odd_mask;
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx p = rp[i], p1 = rp[i + 1];
         T s0 = 0, s1 = 0;
@@ -129,7 +148,22 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
             s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
             s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
         }
-        if (p < p1) s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+        if (odd_mask && plast >= 0) {
+            // Branch-free: a row's parity is random on most graphs, and the branch on it
+            // mispredicted about every other row. The odd entry's sum is always formed, from
+            // entry min(p, plast), and kept only where the row has one: the same sum, rounded
+            // the same way, as the branch (the product of another row's entry, maybe NaN, is
+            // dropped with the sum, not multiplied by 0).
+            dsmm_idx q = p < plast ? p : plast;
+            T s0n = s0 + AVAL(q) * B[(dsmm_idx)ci[q] * ldb];
+            SPMV_UINT nb, ob, keep = (SPMV_UINT)0 - (SPMV_UINT)(p < p1);
+            memcpy(&nb, &s0n, sizeof nb);
+            memcpy(&ob, &s0, sizeof ob);
+            ob = (nb & keep) | (ob & ~keep);
+            memcpy(&s0, &ob, sizeof s0);
+        } else if (p < p1) {
+            s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
+        }
         T sum = s0 + s1, *c = C + i * ldc;
         *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
     }
@@ -141,7 +175,8 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
                               dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
 {
     const V vzero = {0};
-    const dsmm_idx pend = rp[r1];
+    const dsmm_idx pend = rp[r1], plast = pend - 1;
+    const int odd_mask = dsmmi_spmm_tune.row_odd_mask;
     (void)av;
     if (k == 1) {
         SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);

@@ -730,6 +730,105 @@ static int test_threads(void)
     return TEST_PASS;
 }
 
+// The row-wise kernel adds a row's odd entry under a mask (row_odd_mask; k = 1 and k of one
+// vector, 4 doubles or 8 floats): the sum is always formed, from the next row's first entry
+// where the row has none, and dropped. Rows of 0 to 7 entries, one column of B all NaN that
+// is the stand-in of even rows: the same bits as the branch (row_odd_mask = 0), NaN exactly in
+// the rows that hold that column, the reference's values elsewhere; 32- and 64-bit columns,
+// float and double, 1 and 2 threads.
+static int test_odd_entry(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    const dsmm_idx m = 40, n = 20, nan_col = 19;
+    int keep = dsmmi_spmm_tune.row_odd_mask;
+    for (int t = 0; t < 2; t++)
+        for (int bits = 32; bits <= 64; bits += 32) {
+            dsmm_type type = t ? DSMM_DOUBLE : DSMM_FLOAT;
+            dsmm_idx nnz = 0;
+            for (dsmm_idx i = 0; i < m; i++) nnz += i % 8;
+            dsmm_csr *A = NULL;
+            CHECK_OK(ctx, dsmm_csr_create(ctx, m, n, nnz, type, &A));
+            dsmm_idx q = 0;
+            A->rowptr[0] = 0;
+            for (dsmm_idx i = 0; i < m; i++) {
+                for (dsmm_idx e = 0; e < i % 8; e++, q++) { // first column (3 i) % 20: 19 at i 13
+                    A->colidx[q] = (i * 3 + e * 5) % n;
+                    double v = 0.25 * (double)((i + e) % 7) - 0.75;
+                    if (type == DSMM_DOUBLE)
+                        ((double *)A->val)[q] = v;
+                    else
+                        ((float *)A->val)[q] = (float)v;
+                }
+                A->rowptr[i + 1] = q;
+            }
+            A->nnz = nnz;
+            A->sorted = 0;
+            if (bits == 32) CHECK_OK(ctx, dsmm_csr_set_col_width(A, 32));
+            CHECK_OK(ctx, dsmm_csr_check(ctx, A));
+            static const dsmm_idx ks[] = {1, 4, 8};
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                dsmm_idx k = ks[ki];
+                dsmm_dense *B = NULL, *C0 = NULL, *C1 = NULL;
+                CHECK_OK(ctx, dsmm_dense_create(ctx, n, k, type, &B));
+                CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C0));
+                CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C1));
+                for (dsmm_idx r = 0; r < n; r++)
+                    for (dsmm_idx j = 0; j < k; j++) {
+                        double v = r == nan_col ? NAN : 0.5 * (double)((r * 7 + j) % 9) - 2.0;
+                        if (type == DSMM_DOUBLE)
+                            ((double *)B->val)[r * k + j] = v;
+                        else
+                            ((float *)B->val)[r * k + j] = (float)v;
+                    }
+                double *want = malloc(sizeof *want * (size_t)(m * k));
+                double *scale = malloc(sizeof *scale * (size_t)(m * k));
+                CHECK(want != NULL && scale != NULL);
+                CHECK_OK(ctx, ref_spmm(A, 0, 1.0, B, 0.0, C0, want, scale, NULL));
+                for (int th = 1; th <= 2; th++) {
+                    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
+                    dsmm_spmm_opts o;
+                    dsmm_spmm_opts_init(&o);
+                    o.alg = DSMM_SPMM_ROW;
+                    dsmmi_spmm_tune.row_odd_mask = 0;
+                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C0, &o, NULL));
+                    dsmmi_spmm_tune.row_odd_mask = 1;
+                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C1, &o, NULL));
+                    size_t bytes = (size_t)(m * k) * dsmmi_type_size(type);
+                    CHECK_MSG(memcmp(C0->val, C1->val, bytes) == 0,
+                              "%s, %d-bit, k %lld, %d threads: masked odd entry differs from the "
+                              "branch",
+                              dsmm_type_name(type), bits, (long long)k, th);
+                    for (dsmm_idx i = 0; i < m; i++) {
+                        int has_nan = 0;
+                        for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                            has_nan |= dsmm_csr_col(A, p) == nan_col;
+                        for (dsmm_idx j = 0; j < k; j++) {
+                            double got = type == DSMM_DOUBLE ? ((double *)C1->val)[i * k + j]
+                                                             : ((float *)C1->val)[i * k + j];
+                            double w = want[i * k + j], tol = 1e-5 * (scale[i * k + j] + 1);
+                            CHECK_MSG(has_nan ? isnan(got) : fabs(got - w) <= tol,
+                                      "%s, %d-bit, k %lld, row %lld (%lld entries%s), col %lld: "
+                                      "%g, expected %g",
+                                      dsmm_type_name(type), bits, (long long)k, (long long)i,
+                                      (long long)(i % 8), has_nan ? ", column 19" : "",
+                                      (long long)j, got, has_nan ? NAN : w);
+                        }
+                    }
+                }
+                CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+                free(want);
+                free(scale);
+                dsmm_dense_destroy(&B);
+                dsmm_dense_destroy(&C0);
+                dsmm_dense_destroy(&C1);
+            }
+            dsmm_csr_destroy(&A);
+        }
+    dsmmi_spmm_tune.row_odd_mask = keep;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // Streaming stores for C (beta = 0, C aligned, at least row_stream_min bytes; here every
 // size): the reference's values, padding untouched, unaligned C and leading dimensions taking
 // plain stores, and the same bits as without streaming at 1 and 2 threads.
@@ -1232,14 +1331,23 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),
-        TEST(test_alpha_beta),   TEST(test_shapes),
-        TEST(test_generators),   TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_streaming_stores),
-        TEST(test_row_prefetch), TEST(test_threads),
-        TEST(test_info),         TEST(test_bad_input),
-        TEST(test_names),        TEST(test_budget),
-        TEST(test_stream_triad), TEST(test_checks_catch_errors),
+        TEST(test_ks),
+        TEST(test_k_block),
+        TEST(test_alpha_beta),
+        TEST(test_shapes),
+        TEST(test_generators),
+        TEST(test_value_types),
+        TEST(test_leading_dims),
+        TEST(test_streaming_stores),
+        TEST(test_odd_entry),
+        TEST(test_row_prefetch),
+        TEST(test_threads),
+        TEST(test_info),
+        TEST(test_bad_input),
+        TEST(test_names),
+        TEST(test_budget),
+        TEST(test_stream_triad),
+        TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
