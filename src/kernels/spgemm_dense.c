@@ -306,9 +306,9 @@ DSMMI_INLINE void fill_row(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, void *cc
     // Short row: each column's place is the number of smaller columns (n^2 compares with no
     // branch; a sort mispredicts about once per entry), counted by rank_cols for 16 (AVX-512),
     // 8 (AVX2) or 4 (SSE2) columns at a time: rows of up to dense_rank_max (64) columns with
-    // AVX-512, else 32;
-    // above 32, only when the stamp walk below does not apply. dense_rank_vec 0: one column
-    // at a time, any row of up to dense_rank_max (tests and tuning). Measurements in
+    // AVX-512, else 32; above 32 only where the stamp walk below does not apply and the span
+    // has a 64-bit word a column or more (dense_rank_words). dense_rank_vec 0: one column at
+    // a time, any row of up to dense_rank_max (tests and tuning). Measurements in
     // docs/kernels.md.
     dsmm_idx span = hi - lo + 1;
     dsmm_idx span_words = (hi >> 6) - (lo >> 6) + 1;
