@@ -435,8 +435,6 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
  * stores go through memcpy, so B and C need no alignment. */
 typedef double dsmmi_v4d __attribute__((vector_size(32)));
 typedef float dsmmi_v8f __attribute__((vector_size(32)));
-typedef int64_t dsmmi_v4l __attribute__((vector_size(32))); // masks of the same widths
-typedef int32_t dsmmi_v8i __attribute__((vector_size(32)));
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {

@@ -7,7 +7,6 @@
 #define T double
 #define SPMV_UINT uint64_t
 #define V dsmmi_v4d
-#define VI dsmmi_v4l
 #define VSPLAT(x) ((V){(x), (x), (x), (x)})
 #define VL 4
 #define PAT 0
@@ -36,7 +35,6 @@
 #undef PAT
 #undef VL
 #undef V
-#undef VI
 #undef VSPLAT
 #undef SPMV_UINT
 #undef T
@@ -44,7 +42,6 @@
 #define T float
 #define SPMV_UINT uint32_t
 #define V dsmmi_v8f
-#define VI dsmmi_v8i
 #define VSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define VL 8
 #define PAT 0
@@ -73,7 +70,6 @@
 #undef PAT
 #undef VL
 #undef V
-#undef VI
 #undef VSPLAT
 #undef SPMV_UINT
 #undef T

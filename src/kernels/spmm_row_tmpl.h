@@ -47,30 +47,14 @@
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        if (U == 2 && odd_mask && plast >= 0) {                                                    \
-            /* The odd entry without a branch, as in the SpMV below: formed from entry      */     \
-            /* min(p, plast) and kept where the row has one (its parity mispredicted).      */     \
-            dsmm_idx q = p < plast ? p : plast;                                                    \
-            const T *b = B + (dsmm_idx)ci[q] * ldb + j;                                            \
-            V v = VSPLAT(AVAL(q));                                                                 \
-            VI keep = (VI){0} - (p < p1);                                                          \
+        for (; p < p1; p++) {                                                                      \
+            const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
+            V v = VSPLAT(AVAL(p));                                                                 \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                 \
             {                                                                                      \
                 V x;                                                                               \
                 memcpy(&x, b + t * VL, sizeof x);                                                  \
-                V n = acc[0][t] + v * x;                                                           \
-                acc[0][t] = (V)(((VI)n & keep) | ((VI)acc[0][t] & ~keep));                         \
-            }                                                                                      \
-        } else {                                                                                   \
-            for (; p < p1; p++) {                                                                  \
-                const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                        \
-                V v = VSPLAT(AVAL(p));                                                             \
-                _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                             \
-                {                                                                                  \
-                    V x;                                                                           \
-                    memcpy(&x, b + t * VL, sizeof x);                                              \
-                    acc[0][t] += v * x;                                                            \
-                }                                                                                  \
+                acc[0][t] += v * x;                                                                \
             }                                                                                      \
         }                                                                                          \
         T *c = C + i * ldc + j;                                                                    \
@@ -175,8 +159,7 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
                               dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
 {
     const V vzero = {0};
-    const dsmm_idx pend = rp[r1], plast = pend - 1;
-    const int odd_mask = dsmmi_spmm_tune.row_odd_mask;
+    const dsmm_idx pend = rp[r1];
     (void)av;
     if (k == 1) {
         SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);

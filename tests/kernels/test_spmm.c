@@ -730,12 +730,12 @@ static int test_threads(void)
     return TEST_PASS;
 }
 
-// The row-wise kernel adds a row's odd entry under a mask (row_odd_mask; k = 1 and k of one
-// vector, 4 doubles or 8 floats): the sum is always formed, from the next row's first entry
-// where the row has none, and dropped. Rows of 0 to 7 entries, one column of B all NaN that
-// is the stand-in of even rows: the same bits as the branch (row_odd_mask = 0), NaN exactly in
-// the rows that hold that column, the reference's values elsewhere; 32- and 64-bit columns,
-// float and double, 1 and 2 threads.
+// The row-wise kernel adds a row's odd entry under a mask at k = 1 (row_odd_mask): the sum is
+// always formed, from the next row's first entry where the row has none, and dropped; k = 4
+// and 8 (the other loops with two sets of sums) check the branch beside it. Rows of 0 to 7 entries,
+// one column of B all NaN that is the stand-in of even rows: the same bits as the branch
+// (row_odd_mask = 0), NaN exactly in the rows that hold that column, the reference's values
+// elsewhere; 32- and 64-bit columns, float and double, 1 and 2 threads.
 static int test_odd_entry(void)
 {
     dsmm_ctx *ctx = test_ctx();
