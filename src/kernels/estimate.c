@@ -252,20 +252,13 @@ cleanup:
     return st;
 }
 
-// Clones of the two loops over rows (GCC function multiversioning, as the SpMM kernels):
+// The loops over columns and rows below are cloned (DSMMI_CLONES_V4, as the SpMM kernels):
 // AVX-512 where the CPU has it (the 16 slots of r = 16 are one vector), AVX2, or the
 // baseline's SSE2, where the slot loops cost r / 4 operations an entry.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(DSMM_NO_CLONES)
-#define ESTIMATE_CLONES                                                                            \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ESTIMATE_CLONES
-#endif
 
 // The r keys of columns j0..j1: slots 2p and 2p+1 of column j are the halves of
 // splitmix64(dsmm_rng_at(seed, j, 0) + (p + 1) g).
-ESTIMATE_CLONES static void column_keys(float *restrict keys, size_t r, uint64_t seed, dsmm_idx j0,
+DSMMI_CLONES_V4 static void column_keys(float *restrict keys, size_t r, uint64_t seed, dsmm_idx j0,
                                         dsmm_idx j1)
 {
     for (dsmm_idx j = j0; j < j1; j++) {
@@ -281,7 +274,7 @@ ESTIMATE_CLONES static void column_keys(float *restrict keys, size_t r, uint64_t
 }
 
 // Rows k0..k1 of B: their slot-wise minima of the keys of their columns.
-ESTIMATE_CLONES static void b_minima(float *restrict mins, const float *restrict keys, size_t r,
+DSMMI_CLONES_V4 static void b_minima(float *restrict mins, const float *restrict keys, size_t r,
                                      const dsmm_csr *B, dsmm_idx k0, dsmm_idx k1)
 {
     for (dsmm_idx k = k0; k < k1; k++) gather_min_r(mins + (size_t)k * r, keys, r, B, k);
@@ -289,7 +282,7 @@ ESTIMATE_CLONES static void b_minima(float *restrict mins, const float *restrict
 
 // Block blk of A's rows: exact rows counted, the others estimated, into the block's sums p
 // (and row_nnz when not NULL); m is r floats of scratch. Returns the block's flops.
-ESTIMATE_CLONES static dsmm_idx a_block(const dsmm_csr *A, const dsmm_csr *B, size_t r,
+DSMMI_CLONES_V4 static dsmm_idx a_block(const dsmm_csr *A, const dsmm_csr *B, size_t r,
                                         const float *restrict mins, dsmm_idx blk,
                                         double *restrict p, float *restrict m, dsmm_idx small,
                                         double *row_nnz)

@@ -393,12 +393,16 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 
 /* DSMMI_CLONES: the SpMM inner loops are compiled twice, for x86-64-v3 (AVX2 + FMA) and for
  * the baseline, and the loader picks the clone the CPU runs (GCC function multiversioning),
- * so one binary vectorises 4 doubles / 8 floats wide where it can and still runs anywhere. */
+ * so one binary vectorises 4 doubles / 8 floats wide where it can and still runs anywhere.
+ * DSMMI_CLONES_V4 adds an x86-64-v4 (AVX-512) clone (Cohen's estimator's 16-key vectors). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(DSMM_NO_CLONES)
 #define DSMMI_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define DSMMI_CLONES_V4                                                                            \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define DSMMI_CLONES
+#define DSMMI_CLONES_V4
 #endif
 
 /* DSMMI_NO_VECTORIZE (GCC: on a function) and DSMMI_LOOP_SCALAR (clang: before a loop) keep

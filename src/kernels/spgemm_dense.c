@@ -156,35 +156,41 @@ typedef int32_t v8i __attribute__((vector_size(32)));
         }                                                                                          \
     } while (0)
 
+// RANK_BLOCKS for the 1 to 8 blocks of VW columns the row needs (n <= 8 VW).
+#define RANK_SWITCH(VT, VW)                                                                        \
+    do {                                                                                           \
+        switch ((n + (VW)-1) / (VW)) {                                                             \
+        case 1:                                                                                    \
+            RANK_BLOCKS(VT, VW, 1);                                                                \
+            break;                                                                                 \
+        case 2:                                                                                    \
+            RANK_BLOCKS(VT, VW, 2);                                                                \
+            break;                                                                                 \
+        case 3:                                                                                    \
+            RANK_BLOCKS(VT, VW, 3);                                                                \
+            break;                                                                                 \
+        case 4:                                                                                    \
+            RANK_BLOCKS(VT, VW, 4);                                                                \
+            break;                                                                                 \
+        case 5:                                                                                    \
+            RANK_BLOCKS(VT, VW, 5);                                                                \
+            break;                                                                                 \
+        case 6:                                                                                    \
+            RANK_BLOCKS(VT, VW, 6);                                                                \
+            break;                                                                                 \
+        case 7:                                                                                    \
+            RANK_BLOCKS(VT, VW, 7);                                                                \
+            break;                                                                                 \
+        default:                                                                                   \
+            RANK_BLOCKS(VT, VW, 8);                                                                \
+            break;                                                                                 \
+        }                                                                                          \
+    } while (0)
+
 // SSE2 (the baseline): four columns a vector.
 static void rank_cols4(const int32_t *l, dsmm_idx n, int32_t *rank)
 {
-    switch ((n + 3) / 4) {
-    case 1:
-        RANK_BLOCKS(v4i, 4, 1);
-        return;
-    case 2:
-        RANK_BLOCKS(v4i, 4, 2);
-        return;
-    case 3:
-        RANK_BLOCKS(v4i, 4, 3);
-        return;
-    case 4:
-        RANK_BLOCKS(v4i, 4, 4);
-        return;
-    case 5:
-        RANK_BLOCKS(v4i, 4, 5);
-        return;
-    case 6:
-        RANK_BLOCKS(v4i, 4, 6);
-        return;
-    case 7:
-        RANK_BLOCKS(v4i, 4, 7);
-        return;
-    default:
-        RANK_BLOCKS(v4i, 4, 8);
-        return;
-    }
+    RANK_SWITCH(v4i, 4);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -211,36 +217,11 @@ __attribute__((target("avx2"))) static void rank_cols8(const int32_t *l, dsmm_id
 #if defined(__x86_64__) && defined(__GNUC__)
 typedef int32_t v16i __attribute__((vector_size(64)));
 
-// AVX-512: sixteen columns a vector, rows of up to 64 columns.
+// AVX-512: sixteen columns a vector, rows of up to 128 columns.
 __attribute__((target("avx512f"))) static void rank_cols16(const int32_t *l, dsmm_idx n,
                                                            int32_t *rank)
 {
-    switch ((n + 15) / 16) {
-    case 1:
-        RANK_BLOCKS(v16i, 16, 1);
-        return;
-    case 2:
-        RANK_BLOCKS(v16i, 16, 2);
-        return;
-    case 3:
-        RANK_BLOCKS(v16i, 16, 3);
-        return;
-    case 4:
-        RANK_BLOCKS(v16i, 16, 4);
-        return;
-    case 5:
-        RANK_BLOCKS(v16i, 16, 5);
-        return;
-    case 6:
-        RANK_BLOCKS(v16i, 16, 6);
-        return;
-    case 7:
-        RANK_BLOCKS(v16i, 16, 7);
-        return;
-    default:
-        RANK_BLOCKS(v16i, 16, 8);
-        return;
-    }
+    RANK_SWITCH(v16i, 16);
 }
 #endif
 

@@ -121,9 +121,9 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
                 dsmm_idx r0, dsmm_idx r1)
 {
     (void)av;
-    // The last entry of the range (the odd entry's stand-in below).
+    // The last entry of the range (the odd entry's stand-in below; the mask needs one).
     const dsmm_idx plast = rp[r1] - 1;
-    const int odd_mask = dsmmi_spmm_tune.row_odd_mask;
+    const int odd_mask = dsmmi_spmm_tune.row_odd_mask && plast >= 0;
     for (dsmm_idx i = r0; i < r1; i++) {
         dsmm_idx p = rp[i], p1 = rp[i + 1];
         T s0 = 0, s1 = 0;
@@ -132,7 +132,7 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
             s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
             s1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb];
         }
-        if (odd_mask && plast >= 0) {
+        if (odd_mask) {
             // Branch-free: a row's parity is random on most graphs, and the branch on it
             // mispredicted about every other row. The odd entry's sum is always formed, from
             // entry min(p, plast), and kept only where the row has one: the same sum, rounded
