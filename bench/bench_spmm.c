@@ -306,6 +306,7 @@ static void usage(void)
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-split-work W] [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1]\n"
+            "                  [--vec-bytes 32|64]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -384,6 +385,13 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.row_odd_mask (docs/kernels.md): 0 branches on a row's odd entry
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             dsmmi_spmm_tune.row_odd_mask = (int)x;
+        } else if (v && strcmp(s, "--vec-bytes") == 0) {
+            // dsmmi_spmm_tune.vec_bytes (docs/kernels.md): 32 keeps to AVX2 on AVX-512 CPUs
+            if (!parse_int(s, argv[++a], 32, 64, &x) || (x != 32 && x != 64)) {
+                fprintf(stderr, "bench_spmm: --vec-bytes must be 32 or 64\n");
+                return 2;
+            }
+            dsmmi_spmm_tune.vec_bytes = (int)x;
         } else if (v && strcmp(s, "--k-block") == 0) {
             if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
             o.k_block = (dsmm_idx)x;

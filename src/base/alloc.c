@@ -1,8 +1,11 @@
 // src/base/alloc.c: host allocation with overflow checks, a memory budget, peak tracking,
 // a user allocator and k-th-failure injection.
-// Each block carries a 16-byte header: the bytes it counts against the budget, then the
+// Each block carries a 64-byte header: the bytes it counts against the budget, then the
 // bytes it holds (larger after dsmmi_shrink_account), so frees are accounted exactly and the
-// block cache knows what a kept block can hold.
+// block cache knows what a kept block can hold. Blocks come from posix_memalign(64) (unless the
+// user gave an allocator), so the user part is 64-byte aligned, a cache line and an AVX-512
+// vector: the SpMM kernels' 64-byte loads and stores of dense rows then split no line
+// (docs/kernels.md). dsmmi_realloc keeps malloc's 16-byte alignment only.
 #ifdef __linux__
 #define _DEFAULT_SOURCE // madvise
 #include <sys/mman.h>
@@ -13,7 +16,8 @@
 
 #include "base/base.h"
 
-#define HDR 16 // keeps malloc's 16-byte alignment for the user part
+#define HDR   64 // keeps the block's alignment for the user part
+#define ALIGN 64
 
 static void hdr_set(unsigned char *base, size_t counted, size_t held)
 {
@@ -45,7 +49,8 @@ bool dsmmi_mul_ok(size_t a, size_t b, size_t *out)
 static void *raw_malloc(dsmm_ctx *ctx, size_t n)
 {
     if (ctx && ctx->have_alloc) return ctx->alloc.malloc_fn(ctx->alloc.user, n);
-    return malloc(n);
+    void *p = NULL;
+    return posix_memalign(&p, ALIGN, n) == 0 ? p : NULL;
 }
 
 static void *raw_realloc(dsmm_ctx *ctx, void *p, size_t n)

@@ -440,6 +440,19 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 typedef double dsmmi_v4d __attribute__((vector_size(32)));
 typedef float dsmmi_v8f __attribute__((vector_size(32)));
 
+/* 64-byte vectors for the SpMM inner loops' AVX-512 instances (DSMMI_WIDE: compiled for
+ * x86-64-v4 only, called only where the CPU has it, dsmmi_spmm_wide). */
+typedef double dsmmi_v8d __attribute__((vector_size(64)));
+typedef float dsmmi_v16f __attribute__((vector_size(64)));
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
+    !defined(DSMM_NO_CLONES)
+#define DSMMI_HAVE_WIDE 1
+#define DSMMI_WIDE      __attribute__((target("arch=x86-64-v4")))
+#else
+#define DSMMI_HAVE_WIDE 0
+#define DSMMI_WIDE
+#endif
+
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
     dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never,
@@ -447,6 +460,7 @@ typedef struct dsmmi_spmm_tuning {
     size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
     dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
     int row_odd_mask;       // row-wise, k = 1: a row's odd entry added under a mask, not a branch
+    int vec_bytes;          // both: widest vectors used (64: AVX-512 where the CPU has it; 32)
     double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
                             // S's rows into private copies of C instead of owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
@@ -457,6 +471,13 @@ extern dsmmi_spmm_tuning dsmmi_spmm_tune;
  * AMD processors, where the L1 buffer path was chosen and tuned, 0 (register blocks only)
  * elsewhere; on an Intel Xeon the buffer path ran 1.45-4.5x as long (docs/kernels.md). */
 dsmm_idx dsmmi_spmm_buffer_k(void);
+
+/* dsmmi_spmm_wide: whether the product runs the 64-byte vector (AVX-512) instances: the CPU
+ * has x86-64-v4, vec_bytes allows it, a row of B holds min_bytes at least (the kernels pass
+ * what they measured: row-wise 128, column-wise 64), and B's and C's rows start on 64-byte
+ * boundaries (else every vector splits a cache line: 1.4-1.6x as long as 32-byte vectors on
+ * facebook). */
+int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes);
 
 /* dsmmi_spmm_threads: the context's threads, fewer for a small product: each thread must get at
  * least min_thread_work (65536) multiply-adds and C entries ((nnz(A) + m) * k), below which

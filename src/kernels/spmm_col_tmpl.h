@@ -117,11 +117,11 @@
 #define COL_CONTRACT
 #define COL_CONTRACT_BODY
 #endif
-DSMMI_CLONES COL_CONTRACT static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
-                                           const T *restrict av, const T *restrict B, dsmm_idx ldb,
-                                           T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha,
-                                           dsmm_idx r0, dsmm_idx r1, dsmm_idx c0, dsmm_idx c1,
-                                           int sorted, int full, int tail)
+SPMM_ATTR COL_CONTRACT static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
+                                        const T *restrict av, const T *restrict B, dsmm_idx ldb,
+                                        T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha,
+                                        dsmm_idx r0, dsmm_idx r1, dsmm_idx c0, dsmm_idx c1,
+                                        int sorted, int full, int tail)
 {
     COL_CONTRACT_BODY
     const int PF = k * (dsmm_idx)sizeof(T) >= PF_BYTES; // prefetch C's rows only when long

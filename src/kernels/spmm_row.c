@@ -13,7 +13,14 @@
 
 #define SPMM_TMPL       "kernels/spmm_row_tmpl.h"
 #define SPMM_FN(suffix) row_##suffix
+#define SPMM_WIDE       0
 #include "kernels/spmm_instances.h"
+#if DSMMI_HAVE_WIDE
+#undef SPMM_WIDE
+#define SPMM_WIDE 1
+#include "kernels/spmm_instances.h"
+#endif
+#undef SPMM_WIDE
 #undef SPMM_FN
 #undef SPMM_TMPL
 
@@ -22,7 +29,8 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
     .row_odd_mask = 1,
-    .col_split_work = 256.0,
+    .vec_bytes = 64,
+    .col_split_work = 512.0,
     .col_private_max = (size_t)16 << 20,
     .min_thread_work = 65536.0,
 };
@@ -36,6 +44,32 @@ dsmm_idx dsmmi_spmm_buffer_k(void)
     return 0;
 }
 
+int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
+{
+#if DSMMI_HAVE_WIDE
+    size_t w = dsmmi_type_size(a->type);
+    return dsmmi_spmm_tune.vec_bytes >= 64 && (double)a->k * (double)w >= (double)min_bytes &&
+           (uintptr_t)a->B % 64 == 0 && (uintptr_t)a->C % 64 == 0 && (size_t)a->ldb * w % 64 == 0 &&
+           (size_t)a->ldc * w % 64 == 0 && __builtin_cpu_supports("x86-64-v4");
+#else
+    (void)a;
+    (void)min_bytes;
+    return 0;
+#endif
+}
+
+/* The instance for value type TY (d, f) and column width CW (32, 64): pattern or values,
+ * 64- or 32-byte vectors. */
+#if DSMMI_HAVE_WIDE
+#define ROW_PICK(TY, CW)                                                                           \
+    (wide ? (pat ? row_##TY##CW##p_w : row_##TY##CW##_w) : (pat ? row_##TY##CW##p : row_##TY##CW))
+#else
+#define ROW_PICK(TY, CW) (pat ? row_##TY##CW##p : row_##TY##CW)
+#endif
+// That instance run on the rows at hand, A's columns in the CIX array.
+#define ROW_RUN(TY, CW, CIX)                                                                       \
+    ROW_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
+
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
 {
@@ -44,6 +78,10 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
     int pat = a->av == NULL;
     dsmm_idx kbuf = dsmmi_spmm_buffer_k(), pfd = dsmmi_spmm_tune.row_prefetch;
     size_t w = dsmmi_type_size(a->type);
+    // k = 8 double as one 64-byte vector (two sets of sums) against two 32-byte ones: 0.77x
+    // on facebook, 1.11-1.26x on as-caida and ca-condmat (short rows), so 32-byte vectors there.
+    int wide = dsmmi_spmm_wide(a, 128);
+    (void)wide;
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
              (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&
              (uintptr_t)a->C % 16 == 0 && (size_t)a->ldc * w % 16 == 0;
@@ -53,11 +91,9 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         double *C = a->C;
         double al = a->alpha, be = a->beta;
         if (A->colidx32) {
-            (pat ? row_d32p : row_d32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, pfd, nt);
+            ROW_RUN(d, 32, colidx32);
         } else {
-            (pat ? row_d64p : row_d64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, pfd, nt);
+            ROW_RUN(d, 64, colidx);
         }
     } else {
         const float *av = a->av;
@@ -65,11 +101,9 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
         float *C = a->C;
         float al = (float)a->alpha, be = (float)a->beta;
         if (A->colidx32) {
-            (pat ? row_f32p : row_f32)(rp, A->colidx32, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, pfd, nt);
+            ROW_RUN(f, 32, colidx32);
         } else {
-            (pat ? row_f64p : row_f64)(rp, A->colidx, av, B, a->ldb, C, a->ldc, a->k, al, be, r0,
-                                       r1, kbuf, pfd, nt);
+            ROW_RUN(f, 64, colidx);
         }
     }
 }

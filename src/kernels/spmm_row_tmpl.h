@@ -15,7 +15,8 @@
 #define STOREC(dst, y)                                                                             \
     do {                                                                                           \
         if (nt) {                                                                                  \
-            dsmmi_stream32((dst), &(y));                                                           \
+            for (size_t o_ = 0; o_ < sizeof(y); o_ += 32)                                          \
+                dsmmi_stream32((char *)(dst) + o_, (const char *)&(y) + o_);                       \
         } else {                                                                                   \
             memcpy((dst), &(y), sizeof(y));                                                        \
         }                                                                                          \
@@ -105,6 +106,7 @@
         j += (W);                                                                                  \
     }
 
+#if !SPMM_WIDE // k = 1 never takes the wide instances
 #ifndef SPMV_NAME
 #define SPMV_CAT(n)  n##_spmv
 #define SPMV_NAME(n) SPMV_CAT(n)
@@ -152,19 +154,22 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
         *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
     }
 }
+#endif
 
-DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,
-                              const T *restrict av, const T *restrict B, dsmm_idx ldb,
-                              T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
-                              dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
+SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
+                           const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc,
+                           dsmm_idx k, T alpha, T beta, dsmm_idx r0, dsmm_idx r1, dsmm_idx kbuf,
+                           dsmm_idx pfd, int nt)
 {
     const V vzero = {0};
     const dsmm_idx pend = rp[r1];
     (void)av;
+#if !SPMM_WIDE
     if (k == 1) {
         SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);
         return;
     }
+#endif
     // k of 1, 2 or 4 vectors also gets loops of its own, with the blocks the general loop
     // would run, so the same sums (k = 8 and 16 were 1.2-1.6x faster so; k = 64 as 8-vector
     // blocks gained nothing).
@@ -227,12 +232,15 @@ DSMMI_CLONES static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci
             }
             j += w;
         }
-        ROW_VBLOCK(8)
+        // At most 256 bytes of a row of B per pass over A's row, 4 cache lines (8 vectors of 32
+        // bytes, 4 of 64): with 8 lines of 64-byte vectors, as-caida at k = 64 double (B 13 MB
+        // read at random) ran 1.12x as long as the 32-byte vectors' two passes of 4 lines.
+        if (!SPMM_WIDE) ROW_VBLOCK(8)
         ROW_VBLOCK(4)
         ROW_VBLOCK(2)
         ROW_VBLOCK(1)
         // Fewer than VL columns left (k = 1, 2, 3 ... is the SpMV-like case): scalar sums.
-        if (VL > 4 && k - j >= 4) ROW_SBLOCK(4)
+        while (k - j >= 4) ROW_SBLOCK(4)
         if (k - j >= 2) ROW_SBLOCK(2)
         if (k - j >= 1) ROW_SBLOCK(1)
     }

@@ -5,7 +5,9 @@
 // sub-blocks (padding must stay untouched), edge shapes and random inputs from several
 // generators, every value type and column width of A, unsorted rows with repeated columns;
 // results bitwise the same at every thread count; exact info counts; bad input, memory
-// budgets and allocation failures; the STREAM triad; kernel names.
+// budgets and allocation failures; the STREAM triad; kernel names; the 64-byte-vector (AVX-512)
+// instances against the 32-byte ones.
+#define _DEFAULT_SOURCE // posix_memalign
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +31,10 @@ static uint64_t seed_at(uint64_t k)
 
 /* A dense operand in a buffer of exactly the values its entries span, (rows - 1) * ld + cols
  * after `off` leading values, so ASan and valgrind flag any access past the last entry and
- * off > 0 gives a pointer that is not vector-aligned. ld - cols padding values follow every
- * row but the last. val is NULL when rows * ld == 0 (allowed by dsmm_dense_wrap). */
+ * off > 0 gives a pointer that is not vector-aligned. The buffer starts on a 64-byte boundary:
+ * with off = 0 and 64-byte rows, AVX-512 CPUs run the 64-byte-vector instances. ld - cols padding
+ * values follow every row but the last. val is NULL when rows * ld == 0 (allowed by
+ * dsmm_dense_wrap). */
 typedef struct buf {
     dsmm_idx rows, cols, ld, off;
     dsmm_type type;
@@ -56,8 +60,9 @@ static int buf_make(buf *b, dsmm_idx rows, dsmm_idx cols, dsmm_idx ld, dsmm_idx 
     size_t span = rows > 0 && cols > 0 ? (size_t)((rows - 1) * ld + cols) : 0;
     b->count = (size_t)off + span;
     // one value at least, so that a k = 0 operand with padding still has an address
-    b->base = malloc((b->count ? b->count : 1) * type_size(type));
-    CHECK(b->base != NULL);
+    void *base = NULL;
+    CHECK(posix_memalign(&base, 64, (b->count ? b->count : 1) * type_size(type)) == 0);
+    b->base = base;
     b->val = (char *)b->base + (size_t)off * type_size(type);
     return TEST_PASS;
 }
@@ -829,6 +834,160 @@ static int test_odd_entry(void)
     return TEST_PASS;
 }
 
+// The 64-byte-vector (AVX-512) instances: dsmmi_spmm_wide's choice (the CPU, 64-byte aligned
+// B and C rows, each kernel's least k), and, where the CPU has them, the same bits as the
+// 32-byte instances (beta = 0; within a rounding otherwise) for row and column-wise products
+// (owned ranges and private copies), at 1 and 2 threads, with and without streaming stores. k where
+// both instances run the same blocks (a block of 2 vectors or more per row, or a whole vector per
+// entry of S): the sums are then formed in the same order. Other k (tails after the vectors)
+// against the reference.
+static int test_wide_vectors(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    int cpu = 0;
+#if DSMMI_HAVE_WIDE
+    cpu = __builtin_cpu_supports("x86-64-v4") != 0;
+#endif
+    if (!cpu) printf("  (no AVX-512 here: the 64-byte instances are not run, only the choice)\n");
+    int keep_vec = dsmmi_spmm_tune.vec_bytes;
+    size_t keep_stream = dsmmi_spmm_tune.row_stream_min;
+    double keep_split = dsmmi_spmm_tune.col_split_work;
+    // The choice, on hand-made arguments.
+    static double dummy[64] __attribute__((aligned(64)));
+    dsmmi_spmm_args a;
+    memset(&a, 0, sizeof a);
+    a.type = DSMM_DOUBLE;
+    a.k = 16;
+    a.B = dummy;
+    a.C = dummy;
+    a.ldb = a.ldc = 16;
+    dsmmi_spmm_tune.vec_bytes = 64;
+    CHECK_MSG(dsmmi_spmm_wide(&a, 128) == cpu, "k 16 double, aligned: wide %d, CPU %d",
+              dsmmi_spmm_wide(&a, 128), cpu);
+    a.k = 8;
+    a.ldb = a.ldc = 8;
+    CHECK(dsmmi_spmm_wide(&a, 128) == 0); // 64 bytes, under the row-wise kernel's 128
+    CHECK(dsmmi_spmm_wide(&a, 64) == cpu);
+    a.ldb = 12; // rows 96 bytes apart: every other row splits a line
+    CHECK(dsmmi_spmm_wide(&a, 64) == 0);
+    a.ldb = 8;
+    a.C = dummy + 2;
+    CHECK(dsmmi_spmm_wide(&a, 64) == 0);
+    a.C = dummy;
+    a.type = DSMM_FLOAT;
+    CHECK(dsmmi_spmm_wide(&a, 64) == 0); // 8 floats: 32 bytes
+    a.k = a.ldb = a.ldc = 16;
+    CHECK(dsmmi_spmm_wide(&a, 64) == cpu);
+    dsmmi_spmm_tune.vec_bytes = 32;
+    CHECK(dsmmi_spmm_wide(&a, 64) == 0);
+
+    test_mat ma;
+    test_mat_init(&ma, 97, 83, 0.09, seed_at(470));
+    ma.empty_rows = 0.1;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    static const struct {
+        dsmm_type type;
+        dsmm_idx k;
+    } ks[] = {{DSMM_DOUBLE, 8}, {DSMM_DOUBLE, 16}, {DSMM_DOUBLE, 64}, {DSMM_DOUBLE, 256},
+              {DSMM_FLOAT, 16}, {DSMM_FLOAT, 32},  {DSMM_FLOAT, 64},  {DSMM_FLOAT, 256}};
+    int rc = TEST_PASS;
+    // k that leaves a tail after the 64-byte vectors (up to 15 floats), with B's and C's rows
+    // padded to 64 bytes so that the wide instances run: every kernel against the reference.
+    static const dsmm_idx tails[] = {17, 31, 33, 47, 63, 100};
+    dsmmi_spmm_tune.vec_bytes = 64;
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0] && rc == TEST_PASS; i++)
+        for (int t = 0; t < 2 && rc == TEST_PASS; t++) {
+            spmm_case c;
+            const double *ab = alpha_beta[(i + (size_t)t) % NAB];
+            case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, tails[i], ab[0], ab[1]);
+            c.ldb_pad = c.ldc_pad = (16 - tails[i] % 16) % 16;
+            rc = check_spmm(ctx, A, &c, "64-byte rows with a tail");
+        }
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++) {
+        dsmm_type type = ks[i].type;
+        dsmm_idx k = ks[i].k;
+        // 8 doubles and 16 floats: the row-wise kernel keeps 32-byte vectors (two sets of sums
+        // in the 64-byte one), so only the column-wise ones compare there.
+        int row_wide = k * (dsmm_idx)type_size(type) >= 128;
+        for (int trans = 0; trans < 2; trans++) {
+            dsmm_idx m = trans ? A->ncols : A->nrows, n = trans ? A->nrows : A->ncols;
+            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
+            CHECK_OK(ctx, dsmm_dense_create(ctx, n, k, type, &B));
+            for (dsmm_idx e = 0; e < n * k; e++) {
+                double x = (double)((e * 37) % 101) / 17.0 - 3.0;
+                if (type == DSMM_DOUBLE)
+                    ((double *)B->val)[e] = x;
+                else
+                    ((float *)B->val)[e] = (float)x;
+            }
+            for (int alg = 0; alg < 2 && rc == TEST_PASS; alg++) {
+                if (alg == 0 && !row_wide) continue;
+                for (int mode = 0; mode < 6 && rc == TEST_PASS; mode++) {
+                    // mode: threads 1 or 2; column-wise: owned ranges (split work 0) or
+                    // private copies (split work huge); row-wise: streaming stores or not;
+                    // modes 4 and 5 with beta != 0
+                    int th = 1 + mode % 2;
+                    double beta = mode >= 4 ? -0.5 : 0.0;
+                    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
+                    dsmmi_spmm_tune.col_split_work = mode < 2 ? 0 : 1e30;
+                    dsmmi_spmm_tune.row_stream_min = mode == 2 || mode == 3 ? 1 : 0;
+                    for (int w = 0; w < 2; w++) {
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C[w]));
+                        for (dsmm_idx e = 0; e < m * k; e++) {
+                            double x = (double)((e * 13) % 29) / 7.0 - 2.0;
+                            if (type == DSMM_DOUBLE)
+                                ((double *)C[w]->val)[e] = x;
+                            else
+                                ((float *)C[w]->val)[e] = (float)x;
+                        }
+                        dsmm_spmm_opts o;
+                        dsmm_spmm_opts_init(&o);
+                        o.alg = alg ? DSMM_SPMM_COL : DSMM_SPMM_ROW;
+                        o.transpose_a = trans;
+                        o.alpha = 1.5;
+                        o.beta = beta;
+                        dsmmi_spmm_tune.vec_bytes = w ? 64 : 32;
+                        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[w], &o, NULL));
+                    }
+                    // The same bits with beta = 0. With beta != 0 the compiler may fuse
+                    // alpha * sum + beta * C either way in each instance: the last bit may
+                    // differ, no more (16 units of roundoff of the result's size, 2^-48 and
+                    // 2^-20 relative, is far above one rounding and far below an error).
+                    double tol = type == DSMM_DOUBLE ? 0x1p-48 : 0x1p-20;
+                    for (dsmm_idx e = 0; e < m * k && rc == TEST_PASS; e++) {
+                        double x0 = type == DSMM_DOUBLE ? ((double *)C[0]->val)[e]
+                                                        : ((float *)C[0]->val)[e];
+                        double x1 = type == DSMM_DOUBLE ? ((double *)C[1]->val)[e]
+                                                        : ((float *)C[1]->val)[e];
+                        int same = beta == 0 ? memcmp(&x0, &x1, sizeof x0) == 0
+                                             : fabs(x0 - x1) <= tol * (fabs(x0) + 1);
+                        if (!same) {
+                            fprintf(stderr,
+                                    "FAIL: %s k %lld %s, %s, %d threads, mode %d, entry %lld: "
+                                    "64-byte instances %.17g, 32-byte %.17g\n",
+                                    alg ? "col" : "row", (long long)k, dsmm_type_name(type),
+                                    trans ? "A^T B" : "A B", th, mode, (long long)e, x1, x0);
+                            rc = TEST_FAIL;
+                        }
+                    }
+                    dsmm_dense_destroy(&C[0]);
+                    dsmm_dense_destroy(&C[1]);
+                }
+            }
+            dsmm_dense_destroy(&B);
+        }
+    }
+    dsmmi_spmm_tune.vec_bytes = keep_vec;
+    dsmmi_spmm_tune.row_stream_min = keep_stream;
+    dsmmi_spmm_tune.col_split_work = keep_split;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_csr_destroy(&A);
+    if (rc != TEST_PASS) return rc;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // Streaming stores for C (beta = 0, C aligned, at least row_stream_min bytes; here every
 // size): the reference's values, padding untouched, unaligned C and leading dimensions taking
 // plain stores, and the same bits as without streaming at 1 and 2 threads.
@@ -1331,23 +1490,12 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),
-        TEST(test_k_block),
-        TEST(test_alpha_beta),
-        TEST(test_shapes),
-        TEST(test_generators),
-        TEST(test_value_types),
-        TEST(test_leading_dims),
-        TEST(test_streaming_stores),
-        TEST(test_odd_entry),
-        TEST(test_row_prefetch),
-        TEST(test_threads),
-        TEST(test_info),
-        TEST(test_bad_input),
-        TEST(test_names),
-        TEST(test_budget),
-        TEST(test_stream_triad),
-        TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),          TEST(test_alpha_beta),
+        TEST(test_shapes),       TEST(test_generators),       TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_streaming_stores), TEST(test_odd_entry),
+        TEST(test_wide_vectors), TEST(test_row_prefetch),     TEST(test_threads),
+        TEST(test_info),         TEST(test_bad_input),        TEST(test_names),
+        TEST(test_budget),       TEST(test_stream_triad),     TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
