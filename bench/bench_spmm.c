@@ -304,7 +304,7 @@ static void usage(void)
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
-            "                  [--k-block KB] [--col-split-work W] [--row-stream MIB]\n"
+            "                  [--k-block KB] [--col-split-bytes W] [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1]\n"
             "                  [--vec-bytes 32|64]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
@@ -365,10 +365,10 @@ int main(int argc, char **argv)
             if (!bench_parse_min_time("bench_spmm", argv[++a], &o.min_time)) return 2;
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
-        } else if (v && strcmp(s, "--col-split-work") == 0) {
-            // dsmmi_spmm_tune.col_split_work (docs/kernels.md): 0 never splits S's rows
+        } else if (v && strcmp(s, "--col-split-bytes") == 0) {
+            // dsmmi_spmm_tune.col_split_bytes (docs/kernels.md): 0 never splits S's rows
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
-            dsmmi_spmm_tune.col_split_work = (double)x;
+            dsmmi_spmm_tune.col_split_bytes = (double)x;
         } else if (v && strcmp(s, "--row-stream") == 0) {
             // dsmmi_spmm_tune.row_stream_min in MiB (docs/kernels.md): 0 never streams
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;

@@ -2,22 +2,27 @@
 // a user allocator and k-th-failure injection.
 // Each block carries a 64-byte header: the bytes it counts against the budget, then the
 // bytes it holds (larger after dsmmi_shrink_account), so frees are accounted exactly and the
-// block cache knows what a kept block can hold. Blocks come from posix_memalign(64) (unless the
-// user gave an allocator), so the user part is 64-byte aligned, a cache line and an AVX-512
-// vector: the SpMM kernels' 64-byte loads and stores of dense rows then split no line
-// (docs/kernels.md). dsmmi_realloc keeps malloc's 16-byte alignment only.
+// block cache knows what a kept block can hold, then how far the header sits into what the
+// system (or the user's allocator) returned. That offset (0-63 bytes, PAD asked for on top)
+// puts the user part on a 64-byte boundary, a cache line and an AVX-512 vector: the SpMM
+// kernels' 64-byte loads and stores of dense rows then split no line (docs/kernels.md).
+// posix_memalign would align too, but glibc then served the 13.5 MB private copies of a
+// column-wise SpMM from fresh pages on the first calls (faulted in as huge pages, 15-35 ms a
+// call against 2 ms), where malloc's blocks are reused; and no realloc keeps its alignment.
 #ifdef __linux__
 #define _DEFAULT_SOURCE // madvise
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 
-#define HDR   64 // keeps the block's alignment for the user part
 #define ALIGN 64
+#define HDR   64          // a multiple of ALIGN: the user part is aligned when the header is
+#define PAD   (ALIGN - 1) // asked for on top of HDR + bytes, for the offset
 
 static void hdr_set(unsigned char *base, size_t counted, size_t held)
 {
@@ -39,6 +44,22 @@ static size_t hdr_held(const unsigned char *base)
     return v;
 }
 
+static size_t hdr_off(const unsigned char *base)
+{
+    size_t v;
+    memcpy(&v, base + 2 * sizeof v, sizeof v);
+    return v;
+}
+
+// The header's place in a raw block: the first byte from raw whose user part is aligned.
+static unsigned char *hdr_place(unsigned char *raw)
+{
+    size_t off = (size_t)(-(uintptr_t)(raw + HDR) & (ALIGN - 1));
+    unsigned char *base = raw + off;
+    memcpy(base + 2 * sizeof off, &off, sizeof off);
+    return base;
+}
+
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out)
 {
     if (a != 0 && b > SIZE_MAX / a) return false;
@@ -49,8 +70,7 @@ bool dsmmi_mul_ok(size_t a, size_t b, size_t *out)
 static void *raw_malloc(dsmm_ctx *ctx, size_t n)
 {
     if (ctx && ctx->have_alloc) return ctx->alloc.malloc_fn(ctx->alloc.user, n);
-    void *p = NULL;
-    return posix_memalign(&p, ALIGN, n) == 0 ? p : NULL;
+    return malloc(n);
 }
 
 static void *raw_realloc(dsmm_ctx *ctx, void *p, size_t n)
@@ -65,6 +85,12 @@ static void raw_free(dsmm_ctx *ctx, void *p)
         ctx->alloc.free_fn(ctx->alloc.user, p);
     else
         free(p);
+}
+
+// Frees a block by its header.
+static void block_free(dsmm_ctx *ctx, unsigned char *base)
+{
+    raw_free(ctx, base - hdr_off(base));
 }
 
 // Counts one allocation attempt; true if this one must fail (injection).
@@ -191,7 +217,7 @@ void dsmmi_cache_drop(dsmm_ctx *ctx)
     if (ctx == NULL) return;
     cache_lock(ctx);
     for (int s = 0; s < DSMMI_CACHE_SLOTS; s++) {
-        if (ctx->cache[s]) raw_free(ctx, ctx->cache[s]);
+        if (ctx->cache[s]) block_free(ctx, ctx->cache[s]);
         ctx->cache[s] = NULL;
         ctx->cache_bytes[s] = 0;
     }
@@ -262,7 +288,7 @@ static bool cache_put(dsmm_ctx *ctx, unsigned char *base, size_t bytes)
 static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
 {
     size_t bytes;
-    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR) {
+    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR - PAD) {
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                     "allocation of %zu x %zu bytes overflows", n, size);
         return NULL;
@@ -282,7 +308,7 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                 if (zero) memset(c + HDR, 0, bytes); // resident pages: cheaper than faults
                 return c + HDR;
             }
-            raw_free(ctx, c);
+            block_free(ctx, c);
         }
     }
     // Kept blocks count against the budget too: drop them before failing.
@@ -295,15 +321,16 @@ static void *alloc_common(dsmm_ctx *ctx, size_t n, size_t size, bool zero)
                     bytes, ctx->in_use, ctx->budget);
         return NULL;
     }
-    unsigned char *p = raw_malloc(ctx, bytes + HDR);
-    if (p == NULL) {
+    unsigned char *raw = raw_malloc(ctx, bytes + HDR + PAD);
+    if (raw == NULL) {
         unreserve(ctx, bytes);
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "out of memory allocating %zu bytes",
                     bytes);
         return NULL;
     }
+    unsigned char *p = hdr_place(raw);
     hdr_set(p, bytes, bytes);
-    advise_huge(p, bytes + HDR);
+    advise_huge(raw, bytes + HDR + PAD);
     if (zero) memset(p + HDR, 0, bytes);
     return p + HDR;
 }
@@ -322,7 +349,7 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
 {
     if (p == NULL) return dsmmi_malloc(ctx, n, size);
     size_t bytes;
-    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR) {
+    if (!dsmmi_mul_ok(n, size, &bytes) || bytes > SIZE_MAX - HDR - PAD) {
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                     "reallocation to %zu x %zu bytes overflows", n, size);
         return NULL;
@@ -341,7 +368,8 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
                     bytes - old, ctx->in_use, ctx->budget);
         return NULL;
     }
-    unsigned char *q = raw_realloc(ctx, base, bytes + HDR);
+    size_t off = hdr_off(base);
+    unsigned char *q = raw_realloc(ctx, base - off, bytes + HDR + PAD);
     if (q == NULL) {
         if (bytes > old) unreserve(ctx, bytes - old);
         dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
@@ -349,8 +377,12 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
         return NULL;
     }
     if (bytes < old) unreserve(ctx, old - bytes);
-    hdr_set(q, bytes, bytes);
-    return q + HDR;
+    // The new block may sit differently against 64 bytes: move header and data to its place.
+    unsigned char *nb = q + (size_t)(-(uintptr_t)(q + HDR) & (ALIGN - 1));
+    if (nb != q + off) memmove(nb, q + off, HDR + (bytes < old ? bytes : old));
+    nb = hdr_place(q);
+    hdr_set(nb, bytes, bytes);
+    return nb + HDR;
 }
 
 void dsmmi_shrink_account(dsmm_ctx *ctx, void *p, size_t n, size_t size)
@@ -374,7 +406,7 @@ void *dsmmi_free(dsmm_ctx *ctx, void *p)
     unsigned char *base = (unsigned char *)p - HDR;
     size_t held = hdr_held(base);
     unreserve(ctx, hdr_counted(base));
-    if (!cache_fits(ctx, held) || !cache_put(ctx, base, held)) raw_free(ctx, base);
+    if (!cache_fits(ctx, held) || !cache_put(ctx, base, held)) block_free(ctx, base);
     return NULL;
 }
 

@@ -461,8 +461,9 @@ typedef struct dsmmi_spmm_tuning {
     dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
     int row_odd_mask;       // row-wise, k = 1: a row's odd entry added under a mask, not a branch
     int vec_bytes;          // both: widest vectors used (64: AVX-512 where the CPU has it; 32)
-    double col_split_work;  // column-wise: multiply-adds per row of S below which threads split
-                            // S's rows into private copies of C instead of owning C's rows
+    double col_split_bytes; // column-wise: bytes of a row of B (k * value size) up to which
+                            // threads split S's rows into private copies of C instead of
+                            // owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;

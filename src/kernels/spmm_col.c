@@ -128,7 +128,7 @@ static dsmm_idx split_rows(const dsmm_csr *S, int t, int threads)
     return t == threads ? S->nrows : lo;
 }
 
-/* Short rows of S (under col_split_work multiply-adds): threads split S's rows by entries
+/* Short rows of B (up to col_split_bytes): threads split S's rows by entries
  * instead. Thread 0 scatters into C (scaled by beta first), thread t > 0 into a zeroed private
  * m x k buffer; then each thread adds the buffers' rows of its share of C, in buffer order. */
 static dsmm_status col_private(dsmm_ctx *ctx, const dsmmi_spmm_args *a, int threads,
@@ -203,11 +203,14 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     info->threads = threads;
     info->workspace_bytes = 0;
     // With owned ranges of C every thread walks all of S's rows (to find the entries of its
-    // columns), which pays off only when a row brings enough work (docs/kernels.md: 2 threads
-    // were slower than 1 below about 256 multiply-adds per row of S). Below that, threads
-    // split S's rows and scatter into private copies of C, when those copies are small.
+    // columns) and mispredicts the end of each row's walk: a cost per row of S and thread,
+    // which short rows of B (k * w bytes) do not repay. Private copies of C cost per row of C
+    // and byte of B's row instead (cleared, then added). Measured (docs/kernels.md): private
+    // copies were faster at k = 8 on all four inputs tried, owned ranges at k = 64 on seven of
+    // eight; so threads split S's rows when B's rows hold col_split_bytes (64) or fewer, and
+    // the copies are small.
     if (threads > 1 && S->nrows > 0 &&
-        (double)S->nnz / (double)S->nrows * (double)a->k < dsmmi_spmm_tune.col_split_work) {
+        (double)a->k * (double)dsmmi_type_size(a->type) <= dsmmi_spmm_tune.col_split_bytes) {
         double copies =
             (double)(threads - 1) * (double)m * (double)a->k * (double)dsmmi_type_size(a->type);
         if (copies <= (double)dsmmi_spmm_tune.col_private_max &&

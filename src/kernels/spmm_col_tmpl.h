@@ -1,6 +1,7 @@
 // src/kernels/spmm_col_tmpl.h: the column-wise SpMM inner loop, instantiated by spmm_col.c
-// once per (value type T with its 32-byte vector V of VL lanes, column type CI, pattern PAT)
-// under the name NAME. Not a header of its own: no include guard, included only there.
+// once per (value type T with its vector V of VL lanes, 32 or 64 bytes by SPMM_WIDE, column
+// type CI, pattern PAT) under the name NAME. Not a header of its own: no include guard,
+// included only there.
 //
 // The sparse operand S is op(A)^T in CSR: row r of S is column r of op(A). Row r scatters
 // alpha * S(r, c) * B(r, :) into row c of C for each of its entries, so each row of B is read

@@ -1,11 +1,12 @@
 // src/kernels/spmm_instances.h: instantiates an SpMM inner-loop template once per value type
-// (double with 4-lane vectors, float with 8), column width (64- and 32-bit) and pattern A
-// (values, or all 1). The includer defines SPMM_TMPL (the template's path) and SPMM_FN(suffix)
-// (the function name for suffix d64, d32, d64p, d32p, f64, f32, f64p, f32p). Not a header of
-// its own: no include guard; spmm_row.c and spmm_col.c include it once or twice each.
-// With SPMM_WIDE defined to 1, the instances take 64-byte vectors (8 doubles, 16 floats) and
-// are compiled for AVX-512 only (DSMMI_WIDE), named SPMM_FN(d64_w) etc.; else 32-byte vectors
-// under DSMMI_CLONES.
+// (double with 4-lane vectors, float with 8; 8 and 16 when wide), column width (64- and
+// 32-bit) and pattern A (values, or all 1). The includer defines SPMM_TMPL (the template's
+// path) and SPMM_FN(suffix) (the function name for suffix d64, d32, d64p, d32p, f64, f32,
+// f64p, f32p). Not a header of its own: no include guard; spmm_row.c and spmm_col.c include
+// it once or twice each.
+// With SPMM_WIDE defined to 1, the instances take 64-byte vectors and are compiled for
+// AVX-512 only (DSMMI_WIDE), named SPMM_FN(d64_w) etc.; with 0, 32-byte vectors under
+// DSMMI_CLONES. The templates read SPMM_ATTR (the function attribute) and SPMM_WIDE.
 // clang-format off
 #if SPMM_WIDE
 #define SPMM_ATTR DSMMI_WIDE

@@ -30,7 +30,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_prefetch = 2,
     .row_odd_mask = 1,
     .vec_bytes = 64,
-    .col_split_work = 512.0,
+    .col_split_bytes = 64.0,
     .col_private_max = (size_t)16 << 20,
     .min_thread_work = 65536.0,
 };

@@ -1,6 +1,7 @@
 // src/kernels/spmm_row_tmpl.h: the row-wise SpMM inner loops, instantiated by spmm_row.c once
-// per (value type T with its 32-byte vector V of VL lanes, column type CI, pattern PAT) under
-// the name NAME. Not a header of its own: no include guard, included only there.
+// per (value type T with its vector V of VL lanes, 32 or 64 bytes by SPMM_WIDE, column type
+// CI, pattern PAT) under the name NAME. Not a header of its own: no include guard, included
+// only there.
 //
 // Row i of C is alpha * sum_p A(i, col_p) * B(col_p, :) + beta * C(i, :). The k columns are
 // cut into blocks of 8, 4, 2 and 1 vectors (32, 16, 8, 4 doubles or twice as many floats) and a

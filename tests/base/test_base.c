@@ -75,6 +75,10 @@ static int test_alloc_accounting(void)
     CHECK(b != NULL);
     for (int i = 0; i < 10; i++) CHECK_EQ_IDX(b[i], 0);
     CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 8040);
+    // Blocks are 64-byte aligned (the SpMM kernels' 64-byte vectors need it), small and large
+    // (below), fresh and taken from the block cache.
+    CHECK_MSG((uintptr_t)a % 64 == 0 && (uintptr_t)b % 64 == 0, "blocks at %p and %p",
+              (void *)a, (void *)b);
     a = dsmmi_realloc(ctx, a, 2000, sizeof *a);
     CHECK(a != NULL);
     CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 16040);
@@ -94,6 +98,25 @@ static int test_alloc_accounting(void)
     size_t out = 0;
     CHECK(!dsmmi_mul_ok(SIZE_MAX, 2, &out));
     CHECK(dsmmi_mul_ok(1u << 20, 1u << 10, &out) && out == (size_t)1 << 30);
+    // dsmmi_realloc keeps the alignment and the values, growing (the block moves) and shrinking.
+    int *g = dsmmi_malloc(ctx, 100, sizeof *g);
+    CHECK(g != NULL);
+    for (int i = 0; i < 100; i++) g[i] = 3 * i + 1;
+    static const size_t sizes[] = {1000, 300000, 50, 5000000, 100};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        g = dsmmi_realloc(ctx, g, sizes[z], sizeof *g);
+        CHECK(g != NULL);
+        CHECK_MSG((uintptr_t)g % 64 == 0, "reallocated to %zu ints at %p", sizes[z], (void *)g);
+        for (int i = 0; i < 50; i++) CHECK_EQ_IDX(g[i], 3 * i + 1);
+        for (size_t i = 50; i < sizes[z] && i < 100; i++) g[i] = 3 * (int)i + 1;
+    }
+    g = dsmmi_free(ctx, g);
+    for (int r = 0; r < 2; r++) {
+        char *big = dsmmi_malloc(ctx, (size_t)3 << 20, 1);
+        CHECK(big != NULL);
+        CHECK_MSG((uintptr_t)big % 64 == 0, "3 MiB block at %p, round %d", (void *)big, r);
+        dsmmi_free(ctx, big);
+    }
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }

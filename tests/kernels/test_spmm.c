@@ -230,14 +230,14 @@ static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spm
 }
 
 // The column-wise kernel, on a slice of k columns at `threads` threads, splits S's rows into
-// private copies of C (spmm_col.c) rather than owning ranges of C's rows: short rows of S,
+// private copies of C (spmm_col.c) rather than owning ranges of C's rows: short rows of B,
 // small copies.
 static int col_private_k(const dsmm_csr *A, int trans, dsmm_idx k, dsmm_type type, int threads)
 {
     dsmm_idx srows = trans ? A->nrows : A->ncols, m = trans ? A->ncols : A->nrows;
     if (threads < 2 || srows == 0 || k == 0) return 0;
     double copies = (double)(threads - 1) * (double)m * (double)k * (double)type_size(type);
-    return (double)A->nnz / (double)srows * (double)k < dsmmi_spmm_tune.col_split_work &&
+    return (double)k * (double)type_size(type) <= dsmmi_spmm_tune.col_split_bytes &&
            copies <= (double)dsmmi_spmm_tune.col_private_max;
 }
 
@@ -338,12 +338,12 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
                 CHECK_MSG(buf_same_bits(&got, &again), "%s: C differs bitwise between two runs",
                           label);
                 buf_free(&again);
-                // With owned ranges of C forced (col_split_work 0): the 1-thread bits.
-                double keep = dsmmi_spmm_tune.col_split_work;
-                dsmmi_spmm_tune.col_split_work = 0;
+                // With owned ranges of C forced (col_split_bytes 0): the 1-thread bits.
+                double keep = dsmmi_spmm_tune.col_split_bytes;
+                dsmmi_spmm_tune.col_split_bytes = 0;
                 int rc = run_checked(ctx, A, c, trans, algs[a], t, Bd, &c0, want, scale, terms,
                                      &again, NULL, label);
-                dsmmi_spmm_tune.col_split_work = keep;
+                dsmmi_spmm_tune.col_split_bytes = keep;
                 if (rc != TEST_PASS) return TEST_FAIL;
                 CHECK_MSG(buf_same_bits(&again, &first[a]),
                           "%s: C (owned ranges) differs bitwise from the 1-thread result", label);
@@ -851,7 +851,7 @@ static int test_wide_vectors(void)
     if (!cpu) printf("  (no AVX-512 here: the 64-byte instances are not run, only the choice)\n");
     int keep_vec = dsmmi_spmm_tune.vec_bytes;
     size_t keep_stream = dsmmi_spmm_tune.row_stream_min;
-    double keep_split = dsmmi_spmm_tune.col_split_work;
+    double keep_split = dsmmi_spmm_tune.col_split_bytes;
     // The choice, on hand-made arguments.
     static double dummy[64] __attribute__((aligned(64)));
     dsmmi_spmm_args a;
@@ -930,7 +930,7 @@ static int test_wide_vectors(void)
                     int th = 1 + mode % 2;
                     double beta = mode >= 4 ? -0.5 : 0.0;
                     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
-                    dsmmi_spmm_tune.col_split_work = mode < 2 ? 0 : 1e30;
+                    dsmmi_spmm_tune.col_split_bytes = mode < 2 ? 0 : 1e30;
                     dsmmi_spmm_tune.row_stream_min = mode == 2 || mode == 3 ? 1 : 0;
                     for (int w = 0; w < 2; w++) {
                         CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C[w]));
@@ -980,7 +980,7 @@ static int test_wide_vectors(void)
     }
     dsmmi_spmm_tune.vec_bytes = keep_vec;
     dsmmi_spmm_tune.row_stream_min = keep_stream;
-    dsmmi_spmm_tune.col_split_work = keep_split;
+    dsmmi_spmm_tune.col_split_bytes = keep_split;
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
     dsmm_csr_destroy(&A);
     if (rc != TEST_PASS) return rc;
