@@ -77,8 +77,8 @@ static int test_alloc_accounting(void)
     CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 8040);
     // Blocks are 64-byte aligned (the SpMM kernels' 64-byte vectors need it), small and large
     // (below), fresh and taken from the block cache.
-    CHECK_MSG((uintptr_t)a % 64 == 0 && (uintptr_t)b % 64 == 0, "blocks at %p and %p",
-              (void *)a, (void *)b);
+    CHECK_MSG((uintptr_t)a % 64 == 0 && (uintptr_t)b % 64 == 0, "blocks at %p and %p", (void *)a,
+              (void *)b);
     a = dsmmi_realloc(ctx, a, 2000, sizeof *a);
     CHECK(a != NULL);
     CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), 16040);
