@@ -23,14 +23,7 @@
 
 #define SPMM_TMPL       "kernels/spmm_col_tmpl.h"
 #define SPMM_FN(suffix) col_##suffix
-#define SPMM_WIDE       0
 #include "kernels/spmm_instances.h"
-#if DSMMI_HAVE_WIDE
-#undef SPMM_WIDE
-#define SPMM_WIDE 1
-#include "kernels/spmm_instances.h"
-#endif
-#undef SPMM_WIDE
 #undef SPMM_FN
 #undef SPMM_TMPL
 

@@ -1,107 +1,12 @@
-// src/kernels/spmm_instances.h: instantiates an SpMM inner-loop template once per value type
-// (double with 4-lane vectors, float with 8; 8 and 16 when wide), column width (64- and
-// 32-bit) and pattern A (values, or all 1). The includer defines SPMM_TMPL (the template's
-// path) and SPMM_FN(suffix) (the function name for suffix d64, d32, d64p, d32p, f64, f32,
-// f64p, f32p). Not a header of its own: no include guard; spmm_row.c and spmm_col.c include
-// it once or twice each.
-// With SPMM_WIDE defined to 1, the instances take 64-byte vectors and are compiled for
-// AVX-512 only (DSMMI_WIDE), named SPMM_FN(d64_w) etc.; with 0, 32-byte vectors under
-// DSMMI_CLONES. The templates read SPMM_ATTR (the function attribute) and SPMM_WIDE.
-// clang-format off
-#if SPMM_WIDE
-#define SPMM_ATTR DSMMI_WIDE
-#define SPMM_NAME(s) SPMM_FN(s##_w)
-#define VD dsmmi_v8d
-#define VDL 8
-#define VDSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
-#define VF dsmmi_v16f
-#define VFL 16
-#define VFSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x)})
-#else
-#define SPMM_ATTR DSMMI_CLONES
-#define SPMM_NAME(s) SPMM_FN(s)
-#define VD dsmmi_v4d
-#define VDL 4
-#define VDSPLAT(x) ((V){(x), (x), (x), (x)})
-#define VF dsmmi_v8f
-#define VFL 8
-#define VFSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
+// src/kernels/spmm_instances.h: every instance of an SpMM inner-loop template, the 32-byte-vector
+// set and, where the compiler builds AVX-512 code (DSMMI_HAVE_WIDE), the 64-byte one
+// (spmm_instance_set.h says what a set holds). The includer defines SPMM_TMPL and SPMM_FN.
+// Not a header of its own: no include guard; spmm_row.c and spmm_col.c include it once each.
+#define SPMM_WIDE 0
+#include "kernels/spmm_instance_set.h"
+#undef SPMM_WIDE
+#if DSMMI_HAVE_WIDE
+#define SPMM_WIDE 1
+#include "kernels/spmm_instance_set.h"
+#undef SPMM_WIDE
 #endif
-#define T double
-#define SPMV_UINT uint64_t
-#define V VD
-#define VSPLAT(x) VDSPLAT(x)
-#define VL VDL
-#define PAT 0
-#define CI dsmm_idx
-#define NAME SPMM_NAME(d64)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME SPMM_NAME(d32)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME SPMM_NAME(d64p)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME SPMM_NAME(d32p)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef VSPLAT
-#undef SPMV_UINT
-#undef T
-
-#define T float
-#define SPMV_UINT uint32_t
-#define V VF
-#define VSPLAT(x) VFSPLAT(x)
-#define VL VFL
-#define PAT 0
-#define CI dsmm_idx
-#define NAME SPMM_NAME(f64)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME SPMM_NAME(f32)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#undef PAT
-#define PAT 1
-#define CI dsmm_idx
-#define NAME SPMM_NAME(f64p)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#define CI int32_t
-#define NAME SPMM_NAME(f32p)
-#include SPMM_TMPL
-#undef CI
-#undef NAME
-#undef PAT
-#undef VL
-#undef V
-#undef VSPLAT
-#undef SPMV_UINT
-#undef T
-#undef VD
-#undef VDL
-#undef VDSPLAT
-#undef VF
-#undef VFL
-#undef VFSPLAT
-#undef SPMM_NAME
-#undef SPMM_ATTR
-// clang-format on
