@@ -11,7 +11,7 @@
 // result does not depend on the thread count (nor does the order: it is fixed by the row).
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
-#define BUFV    128 // vectors in the wide-k buffer: 4 KiB
+#define BUFV    128 // vectors in the wide-k buffer: 4 KiB (8 KiB of 64-byte vectors)
 // C's vector at dst gets y: a streaming store when nt (beta = 0, C 16-byte aligned, rows too).
 #define STOREC(dst, y)                                                                             \
     do {                                                                                           \
