@@ -51,10 +51,16 @@ static size_t hdr_off(const unsigned char *base)
     return v;
 }
 
-// The header's place in a raw block: the first byte from raw whose user part is aligned.
+// How far into a raw block the header goes: to the first byte whose user part is aligned.
+static size_t place_off(const unsigned char *raw)
+{
+    return (size_t)(-(uintptr_t)(raw + HDR) & (ALIGN - 1));
+}
+
+// The header's place in a raw block (place_off), recorded in the header.
 static unsigned char *hdr_place(unsigned char *raw)
 {
-    size_t off = (size_t)(-(uintptr_t)(raw + HDR) & (ALIGN - 1));
+    size_t off = place_off(raw);
     unsigned char *base = raw + off;
     memcpy(base + 2 * sizeof off, &off, sizeof off);
     return base;
@@ -378,9 +384,9 @@ void *dsmmi_realloc(dsmm_ctx *ctx, void *p, size_t n, size_t size)
     }
     if (bytes < old) unreserve(ctx, old - bytes);
     // The new block may sit differently against 64 bytes: move header and data to its place.
-    unsigned char *nb = q + (size_t)(-(uintptr_t)(q + HDR) & (ALIGN - 1));
-    if (nb != q + off) memmove(nb, q + off, HDR + (bytes < old ? bytes : old));
-    nb = hdr_place(q);
+    size_t noff = place_off(q);
+    if (noff != off) memmove(q + noff, q + off, HDR + (bytes < old ? bytes : old));
+    unsigned char *nb = hdr_place(q);
     hdr_set(nb, bytes, bytes);
     return nb + HDR;
 }

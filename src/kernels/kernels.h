@@ -394,15 +394,21 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 /* DSMMI_CLONES: the SpMM inner loops are compiled twice, for x86-64-v3 (AVX2 + FMA) and for
  * the baseline, and the loader picks the clone the CPU runs (GCC function multiversioning),
  * so one binary vectorises 4 doubles / 8 floats wide where it can and still runs anywhere.
- * DSMMI_CLONES_V4 adds an x86-64-v4 (AVX-512) clone (Cohen's estimator's 16-key vectors). */
+ * DSMMI_CLONES_V4 adds an x86-64-v4 (AVX-512) clone (Cohen's estimator's 16-key vectors).
+ * DSMMI_WIDE: the SpMM loops' 64-byte-vector instances, compiled for x86-64-v4 only and called
+ * only where the CPU has it (dsmmi_spmm_wide); DSMMI_HAVE_WIDE says whether they are built. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(DSMM_NO_CLONES)
 #define DSMMI_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define DSMMI_CLONES_V4                                                                            \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define DSMMI_HAVE_WIDE 1
+#define DSMMI_WIDE      __attribute__((target("arch=x86-64-v4")))
 #else
 #define DSMMI_CLONES
 #define DSMMI_CLONES_V4
+#define DSMMI_HAVE_WIDE 0
+#define DSMMI_WIDE
 #endif
 
 /* DSMMI_NO_VECTORIZE (GCC: on a function) and DSMMI_LOOP_SCALAR (clang: before a loop) keep
@@ -440,18 +446,9 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
 typedef double dsmmi_v4d __attribute__((vector_size(32)));
 typedef float dsmmi_v8f __attribute__((vector_size(32)));
 
-/* 64-byte vectors for the SpMM inner loops' AVX-512 instances (DSMMI_WIDE: compiled for
- * x86-64-v4 only, called only where the CPU has it, dsmmi_spmm_wide). */
+/* 64-byte vectors for the SpMM inner loops' AVX-512 instances (DSMMI_WIDE above). */
 typedef double dsmmi_v8d __attribute__((vector_size(64)));
 typedef float dsmmi_v16f __attribute__((vector_size(64)));
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(DSMM_NO_CLONES)
-#define DSMMI_HAVE_WIDE 1
-#define DSMMI_WIDE      __attribute__((target("arch=x86-64-v4")))
-#else
-#define DSMMI_HAVE_WIDE 0
-#define DSMMI_WIDE
-#endif
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {

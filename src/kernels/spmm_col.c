@@ -24,20 +24,12 @@
 #define SPMM_TMPL       "kernels/spmm_col_tmpl.h"
 #define SPMM_FN(suffix) col_##suffix
 #include "kernels/spmm_instances.h"
-#undef SPMM_FN
 #undef SPMM_TMPL
 
-/* The instance for value type TY (d, f) and column width CW (32, 64): pattern or values,
- * 64- or 32-byte vectors. */
-#if DSMMI_HAVE_WIDE
-#define COL_PICK(TY, CW)                                                                           \
-    (wide ? (pat ? col_##TY##CW##p_w : col_##TY##CW##_w) : (pat ? col_##TY##CW##p : col_##TY##CW))
-#else
-#define COL_PICK(TY, CW) (pat ? col_##TY##CW##p : col_##TY##CW)
-#endif
-// That instance run on the rows at hand, A's columns in the CIX array.
+// The instance for value type TY and column width CW (SPMM_PICK) run on the rows at hand,
+// A's columns in the CIX array.
 #define COL_RUN(TY, CW, CIX)                                                                       \
-    COL_PICK(TY, CW)                                                                               \
+    SPMM_PICK(TY, CW)                                                                              \
     (rp, S->CIX, av, B, a->ldb, C, ldc, a->k, al, r0, r1, c0, c1, sorted, full, tail)
 
 /* Rows [r0, r1) of S, their entries in columns [c0, c1) only, scattered into C (ldc): the

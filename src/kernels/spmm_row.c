@@ -14,7 +14,6 @@
 #define SPMM_TMPL       "kernels/spmm_row_tmpl.h"
 #define SPMM_FN(suffix) row_##suffix
 #include "kernels/spmm_instances.h"
-#undef SPMM_FN
 #undef SPMM_TMPL
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
@@ -51,17 +50,10 @@ int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
 #endif
 }
 
-/* The instance for value type TY (d, f) and column width CW (32, 64): pattern or values,
- * 64- or 32-byte vectors. */
-#if DSMMI_HAVE_WIDE
-#define ROW_PICK(TY, CW)                                                                           \
-    (wide ? (pat ? row_##TY##CW##p_w : row_##TY##CW##_w) : (pat ? row_##TY##CW##p : row_##TY##CW))
-#else
-#define ROW_PICK(TY, CW) (pat ? row_##TY##CW##p : row_##TY##CW)
-#endif
-// That instance run on the rows at hand, A's columns in the CIX array.
+// The instance for value type TY and column width CW (SPMM_PICK) run on the rows at hand,
+// A's columns in the CIX array.
 #define ROW_RUN(TY, CW, CIX)                                                                       \
-    ROW_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
+    SPMM_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
 
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
