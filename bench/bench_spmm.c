@@ -305,7 +305,7 @@ static void usage(void)
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-split-bytes W] [--row-stream MIB]\n"
-            "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1]\n"
+            "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
             "                  [--vec-bytes 32|64]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
@@ -382,8 +382,9 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], 0, 1024, &x)) return 2;
             dsmmi_spmm_tune.row_prefetch = (dsmm_idx)x;
         } else if (v && strcmp(s, "--row-odd-mask") == 0) {
-            // dsmmi_spmm_tune.row_odd_mask (docs/kernels.md): 0 branches on a row's odd entry
-            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
+            // dsmmi_spmm_tune.row_odd_mask (docs/kernels.md): 0 branches on a row's odd entry,
+            // 2 masks it at one 32-byte vector whatever the rows' parity
+            if (!parse_int(s, argv[++a], 0, 2, &x)) return 2;
             dsmmi_spmm_tune.row_odd_mask = (int)x;
         } else if (v && strcmp(s, "--vec-bytes") == 0) {
             // dsmmi_spmm_tune.vec_bytes (docs/kernels.md): 32 keeps to AVX2 on AVX-512 CPUs

@@ -16,6 +16,99 @@
 #include "kernels/spmm_instances.h"
 #undef SPMM_TMPL
 
+#if DSMMI_HAVE_WIDE
+#include <immintrin.h>
+
+// k of one vector (a row of B of 32 bytes on AVX2, or 64 on AVX-512): ROW_VBLOCK(1)'s loop (two
+// sets of sums for alternate entries, a row's odd entry into the first) with the odd entry
+// taken under a mask instead of a branch on the row's parity, which on graphs mispredicts
+// about every other row. The odd entry's multiply-add is always done, from entry min(p,
+// plast), and kept by a blend only where the row has one; its row of B is read by a masked
+// load, which reads nothing where the mask is off, so the stand-in costs no line of B and its
+// NaN or inf never reaches the sum. The same operations on the kept sums as the template's
+// instance (the x86-64-v3 clone, or the 64-byte one), so the same bits (test_odd_entry). The
+// vector types are GCC's, as in the template, so the multiply-adds contract the same way; the
+// masked load and the blend are intrinsics, hence functions of their own compiled for the
+// ISA (the clones cannot hold intrinsics the baseline lacks). MASK(c) makes the mask of
+// condition c, MLOAD(ptr, mask) loads under it and BLEND(mask, old, new) keeps new where set.
+#define ROW_ODD1(NAME, ATTR, T, V, CI, PAT, MT, MASK, MLOAD, BLEND)                                \
+    ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                      \
+                          const T *restrict av, const T *restrict B, dsmm_idx ldb, T *restrict C,  \
+                          dsmm_idx ldc, T alpha, T beta, dsmm_idx r0, dsmm_idx r1, int nt)         \
+    {                                                                                              \
+        const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
+        const V vzero = {0};                                                                       \
+        (void)av;                                                                                  \
+        for (dsmm_idx i = r0; i < r1; i++) {                                                       \
+            dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
+            V s0 = vzero, s1 = vzero, x, y;                                                        \
+            for (; p + 2 <= p1; p += 2) {                                                          \
+                memcpy(&x, B + (dsmm_idx)ci[p] * ldb, sizeof x);                                   \
+                memcpy(&y, B + (dsmm_idx)ci[p + 1] * ldb, sizeof y);                               \
+                s0 += (PAT ? (T)1 : av[p]) * x;                                                    \
+                s1 += (PAT ? (T)1 : av[p + 1]) * y;                                                \
+            }                                                                                      \
+            dsmm_idx q = p < plast ? p : plast;                                                    \
+            MT keep = MASK(p < p1);                                                                \
+            x = (V)MLOAD(B + (dsmm_idx)ci[q] * ldb, keep);                                         \
+            y = s0 + (PAT ? (T)1 : av[q]) * x;                                                     \
+            s0 = (V)BLEND(keep, s0, y);                                                            \
+            V sum = s0 + s1;                                                                       \
+            T *c = C + i * ldc;                                                                    \
+            y = alpha * sum;                                                                       \
+            if (beta != 0) {                                                                       \
+                memcpy(&x, c, sizeof x);                                                           \
+                y += beta * x;                                                                     \
+            }                                                                                      \
+            if (nt) {                                                                              \
+                for (size_t o = 0; o < sizeof y; o += 32)                                          \
+                    dsmmi_stream32((char *)c + o, (const char *)&y + o);                           \
+            } else {                                                                               \
+                memcpy(c, &y, sizeof y);                                                           \
+            }                                                                                      \
+        }                                                                                          \
+        if (nt) dsmmi_stream_fence();                                                              \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+#define ODD_AVX2          __attribute__((target("arch=x86-64-v3")))
+#define MASK8(c)          _mm256_set1_epi32(-(int)(c))
+#define MLOAD8F(ptr, m)   _mm256_maskload_ps(ptr, m)
+#define MLOAD4D(ptr, m)   _mm256_maskload_pd(ptr, m)
+#define BLEND8F(m, o, n)  _mm256_blendv_ps(o, n, _mm256_castsi256_ps(m))
+#define BLEND4D(m, o, n)  _mm256_blendv_pd(o, n, _mm256_castsi256_pd(m))
+#define MASK16(c)         ((__mmask16) - (int)(c))
+#define MASK8W(c)         ((__mmask8) - (int)(c))
+#define MLOAD16F(ptr, m)  _mm512_maskz_loadu_ps(m, ptr)
+#define MLOAD8D(ptr, m)   _mm512_maskz_loadu_pd(m, ptr)
+#define BLEND16F(m, o, n) _mm512_mask_blend_ps(m, o, n)
+#define BLEND8D(m, o, n)  _mm512_mask_blend_pd(m, o, n)
+#define ODD_F(NAME, CI, PAT)                                                                       \
+    ROW_ODD1(NAME, ODD_AVX2, float, dsmmi_v8f, CI, PAT, __m256i, MASK8, MLOAD8F, BLEND8F)
+#define ODD_D(NAME, CI, PAT)                                                                       \
+    ROW_ODD1(NAME, ODD_AVX2, double, dsmmi_v4d, CI, PAT, __m256i, MASK8, MLOAD4D, BLEND4D)
+#define ODD_FW(NAME, CI, PAT)                                                                      \
+    ROW_ODD1(NAME, DSMMI_WIDE, float, dsmmi_v16f, CI, PAT, __mmask16, MASK16, MLOAD16F, BLEND16F)
+#define ODD_DW(NAME, CI, PAT)                                                                      \
+    ROW_ODD1(NAME, DSMMI_WIDE, double, dsmmi_v8d, CI, PAT, __mmask8, MASK8W, MLOAD8D, BLEND8D)
+ODD_F(odd1_f32, int32_t, 0);
+ODD_F(odd1_f64, dsmm_idx, 0);
+ODD_F(odd1_f32p, int32_t, 1);
+ODD_F(odd1_f64p, dsmm_idx, 1);
+ODD_D(odd1_d32, int32_t, 0);
+ODD_D(odd1_d64, dsmm_idx, 0);
+ODD_D(odd1_d32p, int32_t, 1);
+ODD_D(odd1_d64p, dsmm_idx, 1);
+ODD_FW(odd1_f32_w, int32_t, 0);
+ODD_FW(odd1_f64_w, dsmm_idx, 0);
+ODD_FW(odd1_f32p_w, int32_t, 1);
+ODD_FW(odd1_f64p_w, dsmm_idx, 1);
+ODD_DW(odd1_d32_w, int32_t, 0);
+ODD_DW(odd1_d64_w, dsmm_idx, 0);
+ODD_DW(odd1_d32p_w, int32_t, 1);
+ODD_DW(odd1_d64p_w, dsmm_idx, 1);
+#undef ROW_ODD1
+#endif
+
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = -1,
     .row_stream_min = (size_t)8 << 20,
@@ -50,23 +143,62 @@ int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
 #endif
 }
 
+int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
+{
+    enum { RUNS = 16, RUN = 64 };
+    if (m < 2) return 0;
+    dsmm_idx pairs = 0, changes = 0;
+    dsmm_idx run = m - 1 < RUN ? m - 1 : RUN, gap = (m - 1 - run) / (RUNS - 1);
+    for (int r = 0; r < RUNS; r++) {
+        dsmm_idx i0 = (dsmm_idx)r * gap;
+        for (dsmm_idx i = i0; i < i0 + run; i++) {
+            changes += ((rp[i + 1] - rp[i]) ^ (rp[i + 2] - rp[i + 1])) & 1;
+            pairs++;
+        }
+        if (gap == 0) break; // one run covers every pair
+    }
+    return 3 * changes >= pairs;
+}
+
 // The instance for value type TY and column width CW (SPMM_PICK) run on the rows at hand,
-// A's columns in the CIX array.
+// A's columns in the CIX array; or, with odd1, ROW_ODD1's (64-byte vectors when wide).
+#if DSMMI_HAVE_WIDE
+#define ODD_PICK(TY, CW)                                                                           \
+    (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
+          : (pat ? odd1_##TY##CW##p : odd1_##TY##CW))
+#define ROW_RUN(TY, CW, CIX)                                                                       \
+    do {                                                                                           \
+        if (odd1)                                                                                  \
+            ODD_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, al, be, r0, r1, nt);            \
+        else                                                                                       \
+            SPMM_PICK(TY, CW)                                                                      \
+        (rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt);               \
+    } while (0)
+#else
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     SPMM_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
+#endif
 
-/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type. */
-static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1)
+/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type; odd1:
+ * k of one vector, the odd entry under a mask (ROW_ODD1; dsmmi_spmm_row decides). */
+static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int odd1)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
     dsmm_idx kbuf = dsmmi_spmm_buffer_k(), pfd = dsmmi_spmm_tune.row_prefetch;
     size_t w = dsmmi_type_size(a->type);
-    // k = 8 double as one 64-byte vector (two sets of sums) against two 32-byte ones: 0.77x
-    // on facebook, 1.11-1.26x on as-caida and ca-condmat (short rows), so 32-byte vectors there.
-    int wide = dsmmi_spmm_wide(a, 128);
+    // 64-byte vectors from rows of B of 128 bytes, and for rows of exactly one (two sets of
+    // sums, ROW_VBLOCK(1)). Rows of 64 bytes with mixed parity take ROW_ODD1 instead: with the
+    // branch, as-caida and ca-condmat at k = 8 double ran 1.11-1.26x as long as two 32-byte
+    // vectors and one set (docs/kernels.md).
+    int wide = dsmmi_spmm_wide(a, (size_t)a->k * w == 64 ? 64 : 128);
     (void)wide;
+#if DSMMI_HAVE_WIDE
+    odd1 = odd1 && rp[r1] > 0; // ROW_ODD1's stand-in needs an entry
+#else
+    (void)odd1;
+#endif
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
              (double)a->m * (double)a->k * (double)w >= (double)dsmmi_spmm_tune.row_stream_min &&
              (uintptr_t)a->C % 16 == 0 && (size_t)a->ldc * w % 16 == 0;
@@ -115,8 +247,20 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     int threads = dsmmi_spmm_threads(ctx, a);
     info->threads = threads;
     info->workspace_bytes = 0;
+    // k of one vector (32 bytes on AVX2, 64 on AVX-512): the odd entry under a mask where
+    // rows' parity is mixed (graphs: 0.85-0.93x the branch's time at k = 8 float); on meshes,
+    // whose parity the branch predicts, the mask ran 1.1-1.25x as long (fe_4elt2, cage11).
+    int odd1 = 0;
+#if DSMMI_HAVE_WIDE
+    int om = dsmmi_spmm_tune.row_odd_mask;
+    size_t rowb = (size_t)a->k * dsmmi_type_size(a->type);
+    odd1 = om > 0 &&
+           ((rowb == 32 && __builtin_cpu_supports("x86-64-v3")) ||
+            (rowb == 64 && dsmmi_spmm_wide(a, 64))) &&
+           (om >= 2 || dsmmi_spmm_parity_mixed(A->rowptr, m));
+#endif
     if (threads <= 1) {
-        row_range(a, 0, m);
+        row_range(a, 0, m, odd1);
         return DSMM_OK;
     }
     int nchunks = threads * CHUNKS_PER_THREAD;
@@ -129,7 +273,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         dsmm_idx r1 = c + 1 == nchunks
                           ? m
                           : weight_row(A->rowptr, m, (dsmm_idx)((double)total * (c + 1) / nchunks));
-        if (r0 < r1) row_range(a, r0, r1);
+        if (r0 < r1) row_range(a, r0, r1, odd1);
     }
     return DSMM_OK;
 }

@@ -735,12 +735,15 @@ static int test_threads(void)
     return TEST_PASS;
 }
 
-// The row-wise kernel adds a row's odd entry under a mask at k = 1 (row_odd_mask): the sum is
-// always formed, from the next row's first entry where the row has none, and dropped; k = 4
-// and 8 (the other loops with two sets of sums) check the branch beside it. Rows of 0 to 7 entries,
-// one column of B all NaN that is the stand-in of even rows: the same bits as the branch
-// (row_odd_mask = 0), NaN exactly in the rows that hold that column, the reference's values
-// elsewhere; 32- and 64-bit columns, float and double, 1 and 2 threads.
+// The row-wise kernel adds a row's odd entry under a mask (row_odd_mask) at k = 1, and at k of
+// one vector (ROW_ODD1: 8 floats or 4 doubles on AVX2, 16 floats or 8 doubles on AVX-512 with
+// the test's 64-byte aligned rows): the sum is always formed, from the next row's first entry
+// where the row has none, and dropped. Rows of 0 to 7 entries, one column of B all NaN that is
+// the stand-in of even rows: the same bits as the branch (row_odd_mask = 0), with alpha = 1,
+// beta = 0 and with alpha = 1.5, beta = -0.5; NaN exactly in the rows that hold that column,
+// the reference's values elsewhere; k = 1, 4, 8, 16; 32- and 64-bit columns, float and double,
+// 1 and 2 threads. Then dsmmi_spmm_parity_mixed, which picks the mask at 1 (graphs, not
+// meshes), on rows of known parity.
 static int test_odd_entry(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -770,9 +773,10 @@ static int test_odd_entry(void)
             A->sorted = 0;
             if (bits == 32) CHECK_OK(ctx, dsmm_csr_set_col_width(A, 32));
             CHECK_OK(ctx, dsmm_csr_check(ctx, A));
-            static const dsmm_idx ks[] = {1, 4, 8};
-            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-                dsmm_idx k = ks[ki];
+            static const dsmm_idx ks[] = {1, 4, 8, 16};
+            for (size_t kab = 0; kab < 2 * sizeof ks / sizeof ks[0]; kab++) {
+                dsmm_idx k = ks[kab / 2];
+                double alpha = kab % 2 ? 1.5 : 1.0, beta = kab % 2 ? -0.5 : 0.0;
                 dsmm_dense *B = NULL, *C0 = NULL, *C1 = NULL;
                 CHECK_OK(ctx, dsmm_dense_create(ctx, n, k, type, &B));
                 CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C0));
@@ -788,21 +792,38 @@ static int test_odd_entry(void)
                 double *want = malloc(sizeof *want * (size_t)(m * k));
                 double *scale = malloc(sizeof *scale * (size_t)(m * k));
                 CHECK(want != NULL && scale != NULL);
-                CHECK_OK(ctx, ref_spmm(A, 0, 1.0, B, 0.0, C0, want, scale, NULL));
+                for (dsmm_idx e = 0; e < m * k; e++) {
+                    double v = 0.25 * (double)(e % 11) - 1.0;
+                    if (type == DSMM_DOUBLE)
+                        ((double *)C0->val)[e] = v;
+                    else
+                        ((float *)C0->val)[e] = (float)v;
+                }
+                CHECK_OK(ctx, ref_spmm(A, 0, alpha, B, beta, C0, want, scale, NULL));
                 for (int th = 1; th <= 2; th++) {
                     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
                     dsmm_spmm_opts o;
                     dsmm_spmm_opts_init(&o);
                     o.alg = DSMM_SPMM_ROW;
+                    o.alpha = alpha;
+                    o.beta = beta;
+                    size_t bytes = (size_t)(m * k) * dsmmi_type_size(type);
+                    for (dsmm_idx e = 0; e < m * k; e++) {
+                        double v = 0.25 * (double)(e % 11) - 1.0;
+                        if (type == DSMM_DOUBLE)
+                            ((double *)C0->val)[e] = v;
+                        else
+                            ((float *)C0->val)[e] = (float)v;
+                    }
+                    memcpy(C1->val, C0->val, bytes);
                     dsmmi_spmm_tune.row_odd_mask = 0;
                     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C0, &o, NULL));
-                    dsmmi_spmm_tune.row_odd_mask = 1;
+                    dsmmi_spmm_tune.row_odd_mask = 2;
                     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C1, &o, NULL));
-                    size_t bytes = (size_t)(m * k) * dsmmi_type_size(type);
                     CHECK_MSG(memcmp(C0->val, C1->val, bytes) == 0,
-                              "%s, %d-bit, k %lld, %d threads: masked odd entry differs from the "
-                              "branch",
-                              dsmm_type_name(type), bits, (long long)k, th);
+                              "%s, %d-bit, k %lld, alpha %g beta %g, %d threads: masked odd entry "
+                              "differs from the branch",
+                              dsmm_type_name(type), bits, (long long)k, alpha, beta, th);
                     for (dsmm_idx i = 0; i < m; i++) {
                         int has_nan = 0;
                         for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
@@ -830,6 +851,32 @@ static int test_odd_entry(void)
             dsmm_csr_destroy(&A);
         }
     dsmmi_spmm_tune.row_odd_mask = keep;
+    // The rule: a third or more of consecutive rows changing parity, in 16 runs of 64 rows.
+    enum { NR = 5000 };
+    dsmm_idx *rp = malloc(sizeof *rp * (NR + 1));
+    CHECK(rp != NULL);
+    for (int pattern = 0; pattern < 5; pattern++) {
+        // lengths: all even; alternating odd/even; every 4th row odd (1/2 of the pairs
+        // change); every 8th row odd (1/4); odd in 3-row runs of 9 (2/9)
+        rp[0] = 0;
+        for (dsmm_idx i = 0; i < NR; i++) {
+            int odd = pattern == 1   ? (int)(i % 2)
+                      : pattern == 2 ? i % 4 == 0
+                      : pattern == 3 ? i % 8 == 0
+                      : pattern == 4 ? i % 9 < 3
+                                     : 0;
+            rp[i + 1] = rp[i] + 2 * (i % 3) + odd;
+        }
+        int want_mixed = pattern == 1 || pattern == 2;
+        for (dsmm_idx rows = 0; rows <= NR; rows += rows < 200 ? 1 : 997) {
+            int got = dsmmi_spmm_parity_mixed(rp, rows);
+            int want = rows >= 2 && want_mixed;
+            if (rows < 65 && pattern >= 3) want = got; // a run too short for the fraction
+            CHECK_MSG(got == want, "parity pattern %d, %lld rows: mixed %d, expected %d", pattern,
+                      (long long)rows, got, want);
+        }
+    }
+    free(rp);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -907,8 +954,9 @@ static int test_wide_vectors(void)
     for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++) {
         dsmm_type type = ks[i].type;
         dsmm_idx k = ks[i].k;
-        // 8 doubles and 16 floats: the row-wise kernel keeps 32-byte vectors (two sets of sums
-        // in the 64-byte one), so only the column-wise ones compare there.
+        // 8 doubles and 16 floats: the row-wise kernel's 64-byte instance keeps two sets of
+        // sums (one in the 32-byte one), so only the column-wise ones compare here;
+        // test_odd_entry checks the row-wise one.
         int row_wide = k * (dsmm_idx)type_size(type) >= 128;
         for (int trans = 0; trans < 2; trans++) {
             dsmm_idx m = trans ? A->ncols : A->nrows, n = trans ? A->nrows : A->ncols;
