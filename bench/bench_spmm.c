@@ -306,7 +306,7 @@ static void usage(void)
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-split-bytes W] [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
-            "                  [--vec-bytes 32|64]\n"
+            "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -386,6 +386,10 @@ int main(int argc, char **argv)
             // 2 masks it at one 32-byte vector whatever the rows' parity
             if (!parse_int(s, argv[++a], 0, 2, &x)) return 2;
             dsmmi_spmm_tune.row_odd_mask = (int)x;
+        } else if (v && strcmp(s, "--row-gather") == 0) {
+            // dsmmi_spmm_tune.row_gather (docs/kernels.md): k = 1 on AVX-512 gathers
+            if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
+            dsmmi_spmm_tune.row_gather = (int)x;
         } else if (v && strcmp(s, "--vec-bytes") == 0) {
             // dsmmi_spmm_tune.vec_bytes (docs/kernels.md): 32 keeps to AVX2 on AVX-512 CPUs
             if (!parse_int(s, argv[++a], 32, 64, &x) || (x != 32 && x != 64)) {

@@ -459,6 +459,8 @@ typedef struct dsmmi_spmm_tuning {
     int row_odd_mask;       // row-wise: a row's odd entry added under a mask, not a branch: 0
                             // never; 1 at k = 1, and at one 32-byte vector when rows' parity
                             // changes often (dsmmi_spmm_parity_mixed); 2 at both always
+    int row_gather;         // row-wise, k = 1 with ldb = 1: AVX-512 gathers (ROW_GATHER): 0
+                            // never, 1 wherever the CPU has AVX-512, -1 there but on AMD
     int vec_bytes;          // both: widest vectors used (64: AVX-512 where the CPU has it; 32)
     double col_split_bytes; // column-wise: bytes of a row of B (k * value size) up to which
                             // threads split S's rows into private copies of C instead of
@@ -471,6 +473,9 @@ extern dsmmi_spmm_tuning dsmmi_spmm_tune;
  * (a third of the pairs or more, in up to 16 runs of 64 rows spread over the matrix) that a
  * branch on a row's parity mispredicts: graphs (0.37-0.51), not meshes (0-0.26). */
 int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m);
+/* Whether k = 1 (B's column contiguous) runs on AVX-512 gathers (ROW_GATHER): row_gather, and
+ * the CPU. */
+int dsmmi_spmm_gather(void);
 /* The row-wise kernel's row_buffer_k in effect: the tuning value, or for -1 the CPU's: 128 on
  * AMD processors, where the L1 buffer path was chosen and tuned, 0 (register blocks only)
  * elsewhere; on an Intel Xeon the buffer path ran 1.45-4.5x as long (docs/kernels.md). */

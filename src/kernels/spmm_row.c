@@ -76,8 +76,8 @@
 #define MLOAD4D(ptr, m)   _mm256_maskload_pd(ptr, m)
 #define BLEND8F(m, o, n)  _mm256_blendv_ps(o, n, _mm256_castsi256_ps(m))
 #define BLEND4D(m, o, n)  _mm256_blendv_pd(o, n, _mm256_castsi256_pd(m))
-#define MASK16(c)         ((__mmask16) - (int)(c))
-#define MASK8W(c)         ((__mmask8) - (int)(c))
+#define MASK16(c)         ((__mmask16)(-(int)(c)))
+#define MASK8W(c)         ((__mmask8)(-(int)(c)))
 #define MLOAD16F(ptr, m)  _mm512_maskz_loadu_ps(m, ptr)
 #define MLOAD8D(ptr, m)   _mm512_maskz_loadu_pd(m, ptr)
 #define BLEND16F(m, o, n) _mm512_mask_blend_ps(m, o, n)
@@ -107,6 +107,69 @@ ODD_DW(odd1_d64_w, dsmm_idx, 0);
 ODD_DW(odd1_d32p_w, int32_t, 1);
 ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #undef ROW_ODD1
+
+// SpMV (k = 1) with B's column contiguous (ldb = 1), on AVX-512: a row's entries 8 at a time,
+// B's values by a gather, the last (or only) piece of the row under a mask (zeros in the lanes
+// past the row's end: no load, no NaN). A row of up to 8 entries so runs without a loop and
+// without the branch on its length that the scalar loop mispredicts about once a row; longer
+// rows loop once per 8 entries. The 8 lanes are summed at the row's end in a fixed order, so
+// a row's sum does not depend on the thread count (it differs from the scalar loop's in the
+// last bits). IDX(k, p) loads 8 columns under mask k, GATHER(k, idx) reads B at them, VAL(k,
+// p) 8 values, FMA and HSUM combine them.
+#define ROW_GATHER(NAME, T, VT, CI, PAT, IDX, GATHER, VAL, FMA, ADD, HSUM)                         \
+    DSMMI_WIDE static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                \
+                                const T *restrict av, const T *restrict B, T *restrict C,          \
+                                dsmm_idx ldc, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)           \
+    {                                                                                              \
+        (void)av;                                                                                  \
+        for (dsmm_idx i = r0; i < r1; i++) {                                                       \
+            dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
+            VT acc = {0};                                                                          \
+            for (; p + 8 <= p1; p += 8) {                                                          \
+                VT g = GATHER(0xff, IDX(0xff, ci + p));                                            \
+                acc = PAT ? ADD(acc, g) : FMA(VAL(0xff, av + p), g, acc);                          \
+            }                                                                                      \
+            __mmask8 km = (__mmask8)((1u << (unsigned)(p1 - p)) - 1u);                             \
+            VT g = GATHER(km, IDX(km, ci + p));                                                    \
+            acc = PAT ? ADD(acc, g) : FMA(VAL(km, av + p), g, acc);                                \
+            T sum = HSUM(acc), *c = C + i * ldc;                                                   \
+            *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;                                \
+        }                                                                                          \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+DSMMI_WIDE static inline float hsum8f(__m256 v)
+{
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+DSMMI_WIDE static inline double hsum8d(__m512d v)
+{
+    __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+    __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+}
+#define IDX32(k, p)  _mm256_maskz_loadu_epi32(k, p)
+#define IDX64(k, p)  _mm512_maskz_loadu_epi64(k, p)
+#define GF32(k, idx) _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), k, idx, B, 4)
+#define GF64(k, idx) _mm512_mask_i64gather_ps(_mm256_setzero_ps(), k, idx, B, 4)
+#define GD32(k, idx) _mm512_mask_i32gather_pd(_mm512_setzero_pd(), k, idx, B, 8)
+#define GD64(k, idx) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), k, idx, B, 8)
+#define VALF(k, p)   _mm256_maskz_loadu_ps(k, p)
+#define VALD(k, p)   _mm512_maskz_loadu_pd(k, p)
+#define GATHER_F(NAME, CI, PAT, IDX, G)                                                            \
+    ROW_GATHER(NAME, float, __m256, CI, PAT, IDX, G, VALF, _mm256_fmadd_ps, _mm256_add_ps, hsum8f)
+#define GATHER_D(NAME, CI, PAT, IDX, G)                                                            \
+    ROW_GATHER(NAME, double, __m512d, CI, PAT, IDX, G, VALD, _mm512_fmadd_pd, _mm512_add_pd, hsum8d)
+GATHER_F(gather_f32, int32_t, 0, IDX32, GF32);
+GATHER_F(gather_f64, dsmm_idx, 0, IDX64, GF64);
+GATHER_F(gather_f32p, int32_t, 1, IDX32, GF32);
+GATHER_F(gather_f64p, dsmm_idx, 1, IDX64, GF64);
+GATHER_D(gather_d32, int32_t, 0, IDX32, GD32);
+GATHER_D(gather_d64, dsmm_idx, 0, IDX64, GD64);
+GATHER_D(gather_d32p, int32_t, 1, IDX32, GD32);
+GATHER_D(gather_d64p, dsmm_idx, 1, IDX64, GD64);
+#undef ROW_GATHER
 #endif
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
@@ -114,6 +177,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
     .row_odd_mask = 1,
+    .row_gather = -1,
     .vec_bytes = 64,
     .col_split_bytes = 64.0,
     .col_private_max = (size_t)16 << 20,
@@ -143,6 +207,16 @@ int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
 #endif
 }
 
+int dsmmi_spmm_gather(void)
+{
+#if DSMMI_HAVE_WIDE
+    int g = dsmmi_spmm_tune.row_gather;
+    return g != 0 && __builtin_cpu_supports("x86-64-v4") && (g > 0 || !__builtin_cpu_is("amd"));
+#else
+    return 0;
+#endif
+}
+
 int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 {
     enum { RUNS = 16, RUN = 64 };
@@ -162,26 +236,31 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 
 // The instance for value type TY and column width CW (SPMM_PICK) run on the rows at hand,
 // A's columns in the CIX array; or, with odd1, ROW_ODD1's (64-byte vectors when wide).
+#define TMPL_RUN(TY, CW, CIX)                                                                      \
+    SPMM_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
 #if DSMMI_HAVE_WIDE
 #define ODD_PICK(TY, CW)                                                                           \
     (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
           : (pat ? odd1_##TY##CW##p : odd1_##TY##CW))
+#define GATHER_PICK(TY, CW) (pat ? gather_##TY##CW##p : gather_##TY##CW)
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     do {                                                                                           \
-        if (odd1)                                                                                  \
+        if (gather) {                                                                              \
+            GATHER_PICK(TY, CW)(rp, A->CIX, av, B, C, a->ldc, al, be, r0, r1);                     \
+        } else if (odd1) {                                                                         \
             ODD_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, al, be, r0, r1, nt);            \
-        else                                                                                       \
-            SPMM_PICK(TY, CW)                                                                      \
-        (rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt);               \
+        } else {                                                                                   \
+            TMPL_RUN(TY, CW, CIX);                                                                 \
+        }                                                                                          \
     } while (0)
 #else
-#define ROW_RUN(TY, CW, CIX)                                                                       \
-    SPMM_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
+#define ROW_RUN TMPL_RUN
 #endif
 
-/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type; odd1:
- * k of one vector, the odd entry under a mask (ROW_ODD1; dsmmi_spmm_row decides). */
-static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int odd1)
+/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type; gather:
+ * k = 1 by ROW_GATHER; odd1: k of one vector, the odd entry under a mask (ROW_ODD1);
+ * dsmmi_spmm_row decides both. */
+static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int gather, int odd1)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
@@ -197,6 +276,7 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int od
 #if DSMMI_HAVE_WIDE
     odd1 = odd1 && rp[r1] > 0; // ROW_ODD1's stand-in needs an entry
 #else
+    (void)gather;
     (void)odd1;
 #endif
     int nt = DSMMI_HAVE_STREAM && dsmmi_spmm_tune.row_stream_min > 0 && a->beta == 0 &&
@@ -250,8 +330,9 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     // k of one vector (32 bytes on AVX2, 64 on AVX-512): the odd entry under a mask where
     // rows' parity is mixed (graphs: 0.85-0.93x the branch's time at k = 8 float); on meshes,
     // whose parity the branch predicts, the mask ran 1.1-1.25x as long (fe_4elt2, cage11).
-    int odd1 = 0;
+    int odd1 = 0, gather = 0;
 #if DSMMI_HAVE_WIDE
+    gather = a->k == 1 && a->ldb == 1 && dsmmi_spmm_gather();
     int om = dsmmi_spmm_tune.row_odd_mask;
     size_t rowb = (size_t)a->k * dsmmi_type_size(a->type);
     odd1 = om > 0 &&
@@ -260,7 +341,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
            (om >= 2 || dsmmi_spmm_parity_mixed(A->rowptr, m));
 #endif
     if (threads <= 1) {
-        row_range(a, 0, m, odd1);
+        row_range(a, 0, m, gather, odd1);
         return DSMM_OK;
     }
     int nchunks = threads * CHUNKS_PER_THREAD;
@@ -273,7 +354,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         dsmm_idx r1 = c + 1 == nchunks
                           ? m
                           : weight_row(A->rowptr, m, (dsmm_idx)((double)total * (c + 1) / nchunks));
-        if (r0 < r1) row_range(a, r0, r1, odd1);
+        if (r0 < r1) row_range(a, r0, r1, gather, odd1);
     }
     return DSMM_OK;
 }

@@ -881,6 +881,122 @@ static int test_odd_entry(void)
     return TEST_PASS;
 }
 
+// k = 1 on AVX-512 gathers (ROW_GATHER; row_gather, B's column contiguous): rows of 0 to 40
+// entries (pieces of 8 and a masked rest), one row of B NaN: the reference's values within the
+// rounding bound and NaN exactly in the rows that name it; the same bits at 1 and 2 threads;
+// values and pattern A, 32- and 64-bit columns, float and double, alpha/beta. With ldb = 2 the
+// scalar loop runs (the gather reads a contiguous column), and row_gather = 0 turns it off:
+// both against the same reference. Then the choice (the CPU, the setting).
+static int test_gather(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    const dsmm_idx m = 82, n = 50, nan_row = 47;
+    int keep = dsmmi_spmm_tune.row_gather;
+    dsmm_idx nnz = 0;
+    for (dsmm_idx i = 0; i < m; i++) nnz += i % 41;
+    for (int t = 0; t < 3; t++)
+        for (int bits = 32; bits <= 64; bits += 32) {
+            dsmm_type type = t == 2 ? DSMM_DOUBLE : DSMM_FLOAT, vt = t == 0 ? DSMM_PATTERN : type;
+            dsmm_csr *A = NULL, *Ad = NULL;
+            CHECK_OK(ctx, dsmm_csr_create(ctx, m, n, nnz, DSMM_DOUBLE, &Ad));
+            dsmm_idx q = 0;
+            Ad->rowptr[0] = 0;
+            for (dsmm_idx i = 0; i < m; i++) {
+                for (dsmm_idx e = 0; e < i % 41; e++, q++) { // row 7 + 8j names column 47
+                    Ad->colidx[q] = (i * 5 + e * 7) % n;
+                    ((double *)Ad->val)[q] = 0.125 * (double)((i + 3 * e) % 13) - 0.8;
+                }
+                Ad->rowptr[i + 1] = q;
+            }
+            Ad->nnz = nnz;
+            Ad->sorted = 0;
+            CHECK_OK(ctx, test_csr_convert(ctx, Ad, vt, bits, &A));
+            for (int ab = 0; ab < 2; ab++) {
+                double alpha = ab ? -1.25 : 1.0, beta = ab ? 0.5 : 0.0;
+                for (dsmm_idx ldb = 1; ldb <= 2; ldb++) {
+                    dsmm_dense *B = NULL, *C[3] = {NULL, NULL, NULL};
+                    double *bbuf = calloc((size_t)(n * ldb), sizeof(double));
+                    CHECK(bbuf != NULL);
+                    CHECK_OK(ctx, dsmm_dense_wrap(ctx, n, 1, ldb, bbuf, type, &B));
+                    for (dsmm_idx r = 0; r < n; r++) {
+                        double v = r == nan_row ? NAN : 0.3 * (double)((r * 11) % 17) - 2.1;
+                        if (type == DSMM_DOUBLE)
+                            ((double *)B->val)[r * ldb] = v;
+                        else
+                            ((float *)B->val)[r * ldb] = (float)v;
+                    }
+                    double *want = malloc(sizeof *want * (size_t)m);
+                    double *scale = malloc(sizeof *scale * (size_t)m);
+                    CHECK(want != NULL && scale != NULL);
+                    for (int h = 0; h < 3; h++) {
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, m, 1, type, &C[h]));
+                        for (dsmm_idx i = 0; i < m; i++) {
+                            double v = 0.5 * (double)(i % 5) - 1.0;
+                            if (type == DSMM_DOUBLE)
+                                ((double *)C[h]->val)[i] = v;
+                            else
+                                ((float *)C[h]->val)[i] = (float)v;
+                        }
+                    }
+                    CHECK_OK(ctx, ref_spmm(A, 0, alpha, B, beta, C[0], want, scale, NULL));
+                    // C[0]: gather (where the CPU has it) at 1 thread, C[1] at 2, C[2] scalar
+                    for (int h = 0; h < 3; h++) {
+                        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, h == 1 ? 2 : 1));
+                        dsmmi_spmm_tune.row_gather = h == 2 ? 0 : 1;
+                        dsmm_spmm_opts o;
+                        dsmm_spmm_opts_init(&o);
+                        o.alg = DSMM_SPMM_ROW;
+                        o.alpha = alpha;
+                        o.beta = beta;
+                        CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[h], &o, NULL));
+                    }
+                    size_t bytes = (size_t)m * dsmmi_type_size(type);
+                    CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,
+                              "%s, %d-bit, ldb %lld: 1 and 2 threads differ", dsmm_type_name(vt),
+                              bits, (long long)ldb);
+                    for (int h = 0; h < 3; h += 2)
+                        for (dsmm_idx i = 0; i < m; i++) {
+                            int has_nan = 0;
+                            for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                                has_nan |= dsmm_csr_col(A, p) == nan_row;
+                            double got = type == DSMM_DOUBLE ? ((double *)C[h]->val)[i]
+                                                             : ((float *)C[h]->val)[i];
+                            double tol = (type == DSMM_DOUBLE ? 1e-13 : 1e-5) * (scale[i] + 1);
+                            CHECK_MSG(has_nan ? isnan(got) : fabs(got - want[i]) <= tol,
+                                      "%s, %d-bit, ldb %lld, %s, row %lld (%lld entries): %g, "
+                                      "expected %g",
+                                      dsmm_type_name(vt), bits, (long long)ldb,
+                                      h ? "scalar" : "gather", (long long)i, (long long)(i % 41),
+                                      got, has_nan ? NAN : want[i]);
+                        }
+                    free(want);
+                    free(scale);
+                    for (int h = 0; h < 3; h++) dsmm_dense_destroy(&C[h]);
+                    dsmm_dense_destroy(&B);
+                    free(bbuf);
+                }
+            }
+            dsmm_csr_destroy(&A);
+            dsmm_csr_destroy(&Ad);
+        }
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    int v4 = 0, amd = 0;
+#if DSMMI_HAVE_WIDE
+    v4 = __builtin_cpu_supports("x86-64-v4") != 0;
+    amd = __builtin_cpu_is("amd") != 0;
+#endif
+    dsmmi_spmm_tune.row_gather = 0;
+    CHECK(dsmmi_spmm_gather() == 0);
+    dsmmi_spmm_tune.row_gather = 1;
+    CHECK(dsmmi_spmm_gather() == v4);
+    dsmmi_spmm_tune.row_gather = -1;
+    CHECK(dsmmi_spmm_gather() == (v4 && !amd));
+    if (!v4) printf("  (no AVX-512 here: the gathers are not run, only the scalar loop)\n");
+    dsmmi_spmm_tune.row_gather = keep;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // The 64-byte-vector (AVX-512) instances: dsmmi_spmm_wide's choice (the CPU, 64-byte aligned
 // B and C rows, each kernel's least k), and, where the CPU has them, the same bits as the
 // 32-byte instances (beta = 0; within a rounding otherwise) for row and column-wise products
@@ -1538,12 +1654,25 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),          TEST(test_alpha_beta),
-        TEST(test_shapes),       TEST(test_generators),       TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_streaming_stores), TEST(test_odd_entry),
-        TEST(test_wide_vectors), TEST(test_row_prefetch),     TEST(test_threads),
-        TEST(test_info),         TEST(test_bad_input),        TEST(test_names),
-        TEST(test_budget),       TEST(test_stream_triad),     TEST(test_checks_catch_errors),
+        TEST(test_ks),
+        TEST(test_k_block),
+        TEST(test_alpha_beta),
+        TEST(test_shapes),
+        TEST(test_generators),
+        TEST(test_value_types),
+        TEST(test_leading_dims),
+        TEST(test_streaming_stores),
+        TEST(test_odd_entry),
+        TEST(test_gather),
+        TEST(test_wide_vectors),
+        TEST(test_row_prefetch),
+        TEST(test_threads),
+        TEST(test_info),
+        TEST(test_bad_input),
+        TEST(test_names),
+        TEST(test_budget),
+        TEST(test_stream_triad),
+        TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
