@@ -735,6 +735,37 @@ static int test_threads(void)
     return TEST_PASS;
 }
 
+// A matrix of m x n whose row i holds i % period entries, entry e at column (i * a + e * b) % n
+// with value scale * ((i + c * e) % mod) - shift, rows unsorted; of value type vt with bits-bit
+// columns.
+typedef struct cyclic_spec {
+    dsmm_idx m, n, period, a, b, c, mod;
+    double scale, shift;
+} cyclic_spec;
+
+static dsmm_status cyclic_csr(dsmm_ctx *ctx, const cyclic_spec *cs, dsmm_type vt, int bits,
+                              dsmm_csr **out)
+{
+    dsmm_idx nnz = 0, q = 0;
+    for (dsmm_idx i = 0; i < cs->m; i++) nnz += i % cs->period;
+    dsmm_csr *Ad = NULL;
+    dsmm_status st = dsmm_csr_create(ctx, cs->m, cs->n, nnz, DSMM_DOUBLE, &Ad);
+    if (st != DSMM_OK) return st;
+    Ad->rowptr[0] = 0;
+    for (dsmm_idx i = 0; i < cs->m; i++) {
+        for (dsmm_idx e = 0; e < i % cs->period; e++, q++) {
+            Ad->colidx[q] = (i * cs->a + e * cs->b) % cs->n;
+            ((double *)Ad->val)[q] = cs->scale * (double)((i + cs->c * e) % cs->mod) - cs->shift;
+        }
+        Ad->rowptr[i + 1] = q;
+    }
+    Ad->nnz = nnz;
+    Ad->sorted = 0;
+    st = test_csr_convert(ctx, Ad, vt, bits, out);
+    dsmm_csr_destroy(&Ad);
+    return st;
+}
+
 // The row-wise kernel adds a row's odd entry under a mask (row_odd_mask) at k = 1, and at k of
 // one vector (ROW_ODD1: 8 floats or 4 doubles on AVX2, 16 floats or 8 doubles on AVX-512 with
 // the test's 64-byte aligned rows): the sum is always formed, from the next row's first entry
@@ -752,26 +783,10 @@ static int test_odd_entry(void)
     for (int t = 0; t < 2; t++)
         for (int bits = 32; bits <= 64; bits += 32) {
             dsmm_type type = t ? DSMM_DOUBLE : DSMM_FLOAT;
-            dsmm_idx nnz = 0;
-            for (dsmm_idx i = 0; i < m; i++) nnz += i % 8;
+            // first column (3 i) % 20: 19 at i 13
+            const cyclic_spec cs = {m, n, 8, 3, 5, 1, 7, 0.25, 0.75};
             dsmm_csr *A = NULL;
-            CHECK_OK(ctx, dsmm_csr_create(ctx, m, n, nnz, type, &A));
-            dsmm_idx q = 0;
-            A->rowptr[0] = 0;
-            for (dsmm_idx i = 0; i < m; i++) {
-                for (dsmm_idx e = 0; e < i % 8; e++, q++) { // first column (3 i) % 20: 19 at i 13
-                    A->colidx[q] = (i * 3 + e * 5) % n;
-                    double v = 0.25 * (double)((i + e) % 7) - 0.75;
-                    if (type == DSMM_DOUBLE)
-                        ((double *)A->val)[q] = v;
-                    else
-                        ((float *)A->val)[q] = (float)v;
-                }
-                A->rowptr[i + 1] = q;
-            }
-            A->nnz = nnz;
-            A->sorted = 0;
-            if (bits == 32) CHECK_OK(ctx, dsmm_csr_set_col_width(A, 32));
+            CHECK_OK(ctx, cyclic_csr(ctx, &cs, type, bits, &A));
             CHECK_OK(ctx, dsmm_csr_check(ctx, A));
             static const dsmm_idx ks[] = {1, 4, 8, 16};
             for (size_t kab = 0; kab < 2 * sizeof ks / sizeof ks[0]; kab++) {
@@ -892,25 +907,12 @@ static int test_gather(void)
     dsmm_ctx *ctx = test_ctx();
     const dsmm_idx m = 82, n = 50, nan_row = 47;
     int keep = dsmmi_spmm_tune.row_gather;
-    dsmm_idx nnz = 0;
-    for (dsmm_idx i = 0; i < m; i++) nnz += i % 41;
     for (int t = 0; t < 3; t++)
         for (int bits = 32; bits <= 64; bits += 32) {
             dsmm_type type = t == 2 ? DSMM_DOUBLE : DSMM_FLOAT, vt = t == 0 ? DSMM_PATTERN : type;
-            dsmm_csr *A = NULL, *Ad = NULL;
-            CHECK_OK(ctx, dsmm_csr_create(ctx, m, n, nnz, DSMM_DOUBLE, &Ad));
-            dsmm_idx q = 0;
-            Ad->rowptr[0] = 0;
-            for (dsmm_idx i = 0; i < m; i++) {
-                for (dsmm_idx e = 0; e < i % 41; e++, q++) { // row 7 + 8j names column 47
-                    Ad->colidx[q] = (i * 5 + e * 7) % n;
-                    ((double *)Ad->val)[q] = 0.125 * (double)((i + 3 * e) % 13) - 0.8;
-                }
-                Ad->rowptr[i + 1] = q;
-            }
-            Ad->nnz = nnz;
-            Ad->sorted = 0;
-            CHECK_OK(ctx, test_csr_convert(ctx, Ad, vt, bits, &A));
+            const cyclic_spec cs = {m, n, 41, 5, 7, 3, 13, 0.125, 0.8}; // row 7 + 8j: column 47
+            dsmm_csr *A = NULL;
+            CHECK_OK(ctx, cyclic_csr(ctx, &cs, vt, bits, &A));
             for (int ab = 0; ab < 2; ab++) {
                 double alpha = ab ? -1.25 : 1.0, beta = ab ? 0.5 : 0.0;
                 for (dsmm_idx ldb = 1; ldb <= 2; ldb++) {
@@ -977,7 +979,6 @@ static int test_gather(void)
                 }
             }
             dsmm_csr_destroy(&A);
-            dsmm_csr_destroy(&Ad);
         }
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
     int v4 = 0, amd = 0;
