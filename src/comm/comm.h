@@ -147,8 +147,14 @@ dsmm_status dsmmi_nbr_alltoallv(dsmm_ctx *ctx, dsmmi_nbr *nb, const void *sendbu
                                 const size_t *rcount, const size_t *rdispl);
 void dsmmi_nbr_free(dsmm_ctx *ctx, dsmmi_nbr **nb);
 
+/* Where a window's memory starts on every rank (one-sided windows, rma.h; the shared segments
+ * below): on a cache line and an AVX-512 vector, like the library's own allocations
+ * (base/alloc.c), so the SpMM kernels read dense rows there with their 64-byte instances. */
+enum { DSMMI_WIN_ALIGN = 64 };
+
 /* A window of memory shared by the ranks of a workgroup (MPI_Win_allocate_shared over the
  * workgroup's communicator): every member reads the others' segments through plain pointers.
+ * Each segment starts DSMMI_WIN_ALIGN-aligned.
  * dsmmi_shm_create: `bytes` for this rank (each may differ); DSMM_ERR_UNSUPPORTED when the
  * workgroup's ranks do not share memory (an emulated workgroup spanning nodes). Collective
  * over the context. Serial: plain memory of the one rank. */

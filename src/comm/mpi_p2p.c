@@ -235,13 +235,18 @@ dsmm_status dsmmi_shm_create(dsmm_ctx *ctx, size_t bytes, dsmmi_shm **out)
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_MPI_TRY(ctx, MPI_Allgather(&me, 1, MPI_INT, w->members, 1, MPI_INT, w->wg));
     void *mine = NULL;
-    DSMM_MPI_TRY(ctx, MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes : 8), 1, MPI_INFO_NULL,
-                                              w->wg, &mine, &w->win));
+    // Each segment asks for DSMMI_WIN_ALIGN - 1 bytes more and starts at its first aligned
+    // byte; every member finds that byte from the segment's address, without communication.
+    DSMM_MPI_TRY(ctx, MPI_Win_allocate_shared((MPI_Aint)(bytes + DSMMI_WIN_ALIGN - 1), 1,
+                                              MPI_INFO_NULL, w->wg, &mine, &w->win));
     for (int m = 0; m < w->nmem; m++) {
         MPI_Aint sz = 0;
         int du = 1;
-        DSMM_MPI_TRY(ctx, MPI_Win_shared_query(w->win, m, &sz, &du, &w->base[m]));
-        w->bytes[m] = (size_t)sz;
+        char *seg = NULL;
+        DSMM_MPI_TRY(ctx, MPI_Win_shared_query(w->win, m, &sz, &du, &seg));
+        size_t skip = (size_t)(-(uintptr_t)seg & (DSMMI_WIN_ALIGN - 1));
+        w->base[m] = seg + skip;
+        w->bytes[m] = (size_t)sz - (DSMMI_WIN_ALIGN - 1);
     }
     DSMM_MPI_TRY(ctx, MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win));
     w->locked = 1;

@@ -21,7 +21,7 @@ enum { DSMMI_RMA_DATA = 0, DSMMI_RMA_CTL = 1 };
 
 /* dsmmi_win_allocate: a window of `bytes` zeroed bytes on every rank (each rank may pass its
  * own size; MPI_Win_allocate, displacement unit 1), locked for all targets. *base: this
- * rank's memory (NULL when bytes == 0). Collective; fails together. */
+ * rank's memory, DSMMI_WIN_ALIGN-aligned (NULL when bytes == 0). Collective; fails together. */
 dsmm_status dsmmi_win_allocate(dsmm_ctx *ctx, size_t bytes, void **base, dsmmi_win **w);
 /* dsmmi_win_dynamic: a window without memory (MPI_Win_create_dynamic) to which ranks attach
  * buffers later (dsmmi_win_attach); locked for all targets. Collective; fails together. */

@@ -1,7 +1,12 @@
 // src/comm/rma_mpi.c: the one-sided layer (rma.h) on MPI-3 RMA: windows from MPI_Win_allocate
 // or MPI_Win_create_dynamic, locked with MPI_Win_lock_all for their whole life (passive
 // target), gets as MPI_Rget, puts as MPI_Put, atomics as MPI_Fetch_and_op / MPI_Accumulate on
-// MPI_INT64_T, completion by MPI_Win_flush.
+// MPI_INT64_T, completion by MPI_Win_flush. An allocated window's memory starts on a 64-byte
+// boundary on every rank (DSMMI_WIN_ALIGN): each rank asks for 63 bytes more, skips to the
+// boundary, and the ranks swap those offsets (one allgather of bytes) so a displacement from a
+// caller means the same byte on every target. Dense rows read in place from a window then
+// take the same (AVX-512) SpMM instance as rows in the library's own memory: the result's
+// bits do not depend on where B came from (tests/cli/test_cli_dist.sh).
 #include <limits.h>
 #include <string.h>
 
@@ -10,7 +15,14 @@
 struct dsmmi_win {
     MPI_Win win;
     int dynamic;
+    unsigned char *off; // allocated windows: each rank's skip to its aligned start
 };
+
+// Where a caller's displacement lies in target's memory.
+static MPI_Aint at(const dsmmi_win *w, int target, uint64_t disp)
+{
+    return (MPI_Aint)(disp + (w->off ? w->off[target] : 0));
+}
 
 static void count(dsmm_ctx *ctx, int cls, int target, size_t bytes)
 {
@@ -42,22 +54,32 @@ dsmm_status dsmmi_win_allocate(dsmm_ctx *ctx, size_t bytes, void **base, dsmmi_w
     if (local == DSMM_OK && bytes > (size_t)LONG_MAX)
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "window of %zu bytes exceeds MPI_Aint", bytes);
+    if (local == DSMM_OK) {
+        (*w)->off = dsmmi_malloc(ctx, (size_t)dsmm_ctx_size(ctx), 1);
+        if ((*w)->off == NULL)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "window offsets");
+    }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     void *p = NULL;
-    int rc = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, dsmmi_comm(ctx), &p, &(*w)->win);
+    size_t ask = bytes ? bytes + DSMMI_WIN_ALIGN - 1 : 0;
+    int rc = MPI_Win_allocate((MPI_Aint)ask, 1, MPI_INFO_NULL, dsmmi_comm(ctx), &p, &(*w)->win);
     local = rc == MPI_SUCCESS ? DSMM_OK
                               : dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
                                             "MPI_Win_allocate of %zu bytes failed", bytes);
     if (local != DSMM_OK) (*w)->win = MPI_WIN_NULL;
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    if (bytes) memset(p, 0, bytes);
-    *base = bytes ? p : NULL;
+    unsigned char skip = bytes ? (unsigned char)(-(uintptr_t)p & (DSMMI_WIN_ALIGN - 1)) : 0;
+    DSMM_MPI_TRY(ctx, MPI_Allgather(&skip, 1, MPI_UNSIGNED_CHAR, (*w)->off, 1, MPI_UNSIGNED_CHAR,
+                                    dsmmi_comm(ctx)));
+    if (bytes) memset((char *)p + skip, 0, bytes);
+    *base = bytes ? (char *)p + skip : NULL;
     DSMM_MPI_TRY(ctx, MPI_Win_lock_all(MPI_MODE_NOCHECK, (*w)->win));
     // Everyone's memory is zeroed before anyone reads it.
     DSMM_MPI_TRY(ctx, MPI_Barrier(dsmmi_comm(ctx)));
 cleanup:
     if (st != DSMM_OK && *w) {
         if ((*w)->win != MPI_WIN_NULL) MPI_Win_free(&(*w)->win);
+        dsmmi_free(ctx, (*w)->off);
         *w = dsmmi_free(ctx, *w);
         *base = NULL;
     }
@@ -108,6 +130,7 @@ dsmm_status dsmmi_win_free(dsmm_ctx *ctx, dsmmi_win **w)
     DSMM_MPI_TRY(ctx, MPI_Win_unlock_all((*w)->win));
     DSMM_MPI_TRY(ctx, MPI_Win_free(&(*w)->win));
 cleanup:
+    dsmmi_free(ctx, (*w)->off);
     *w = dsmmi_free(ctx, *w);
     return st;
 }
@@ -129,7 +152,7 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
         for (size_t c = 0; c < n; c++) {
             size_t off = c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
             DSMM_MPI_TRY(ctx, MPI_Get((char *)dst + off, (int)len, MPI_BYTE, target,
-                                      (MPI_Aint)(disp + off), (int)len, MPI_BYTE, w->win));
+                                      at(w, target, disp + off), (int)len, MPI_BYTE, w->win));
         }
         DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));
         count(ctx, cls, target, bytes);
@@ -142,7 +165,7 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
     for (size_t c = 0; c < n; c++) {
         size_t off = c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         DSMM_MPI_TRY(ctx, MPI_Rget((char *)dst + off, (int)len, MPI_BYTE, target,
-                                   (MPI_Aint)(disp + off), (int)len, MPI_BYTE, w->win, &reqs[c]));
+                                   at(w, target, disp + off), (int)len, MPI_BYTE, w->win, &reqs[c]));
         q->n++;
     }
     count(ctx, cls, target, bytes);
@@ -166,7 +189,7 @@ dsmm_status dsmmi_rma_put(dsmm_ctx *ctx, dsmmi_win *w, const void *src, size_t b
     for (size_t off = 0; off < bytes; off += chunk) {
         size_t len = bytes - off < chunk ? bytes - off : chunk;
         DSMM_MPI_TRY(ctx, MPI_Put((const char *)src + off, (int)len, MPI_BYTE, target,
-                                  (MPI_Aint)(disp + off), (int)len, MPI_BYTE, w->win));
+                                  at(w, target, disp + off), (int)len, MPI_BYTE, w->win));
     }
     if (bytes) count(ctx, cls, target, bytes);
 cleanup:
@@ -177,7 +200,7 @@ dsmm_status dsmmi_rma_fetch_add(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_
                                 int64_t *old)
 {
     dsmm_status st = DSMM_OK;
-    DSMM_MPI_TRY(ctx, MPI_Fetch_and_op(&add, old, MPI_INT64_T, target, (MPI_Aint)disp,
+    DSMM_MPI_TRY(ctx, MPI_Fetch_and_op(&add, old, MPI_INT64_T, target, at(w, target, disp),
                                        add ? MPI_SUM : MPI_NO_OP, w->win));
     DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));
     count(ctx, DSMMI_RMA_CTL, target, sizeof add);
@@ -188,7 +211,7 @@ cleanup:
 dsmm_status dsmmi_rma_store(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t v)
 {
     dsmm_status st = DSMM_OK;
-    DSMM_MPI_TRY(ctx, MPI_Accumulate(&v, 1, MPI_INT64_T, target, (MPI_Aint)disp, 1, MPI_INT64_T,
+    DSMM_MPI_TRY(ctx, MPI_Accumulate(&v, 1, MPI_INT64_T, target, at(w, target, disp), 1, MPI_INT64_T,
                                      MPI_REPLACE, w->win));
     // MPI_Accumulate may read v after returning: complete it before v goes out of scope.
     DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));

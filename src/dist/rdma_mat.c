@@ -25,8 +25,10 @@ static dsmm_status publish(dsmm_ctx *ctx, dsmmi_rmat *m, char *const *own, const
         v[3 * t] = (int64_t)total;
         v[3 * t + 1] = nnz[t];
         v[3 * t + 2] = bytes[t];
-        // Each tile starts 8-aligned: its row pointers are read in place (own tiles).
-        total += ((size_t)bytes[t] + 7) & ~(size_t)7;
+        // Each tile starts on a DSMMI_WIN_ALIGN boundary, as the window does: own tiles are
+        // read in place (a sparse tile's row pointers, a dense tile's rows by the SpMM's
+        // 64-byte vectors).
+        total += ((size_t)bytes[t] + DSMMI_WIN_ALIGN - 1) & ~(size_t)(DSMMI_WIN_ALIGN - 1);
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     void *base = NULL;

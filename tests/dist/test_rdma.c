@@ -456,6 +456,70 @@ static int test_queue(void)
     return TEST_PASS;
 }
 
+/* Windows: every rank's memory starts DSMMI_WIN_ALIGN-aligned whatever the sizes (each rank
+ * its own, some 0), and a caller's displacement reaches the same byte on every target: each
+ * rank fills its window with a pattern of its rank and the byte's index, then reads bytes of
+ * the next rank at the start, in the middle and at the end, puts one byte there, adds to an
+ * int64 by fetch-and-add and reads both back. A workgroup's shared segments start aligned too. */
+static int test_window_align(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    static const size_t sizes[] = {0, 1, 13, 64, 100, 4099};
+    enum { NS = (int)(sizeof sizes / sizeof sizes[0]) };
+    for (int v = 0; v < NS; v++) {
+        // Rank r gets sizes[(v + r) % NS], at least 24 bytes where a neighbour reads it.
+        size_t mine = sizes[(v + g_rank) % NS], theirs = sizes[(v + (g_rank + 1) % g_size) % NS];
+        mine = mine < 24 ? 24 : mine;
+        theirs = theirs < 24 ? 24 : theirs;
+        void *base = NULL;
+        dsmmi_win *w = NULL;
+        CHECK_ALL_OK(ctx, dsmmi_win_allocate(ctx, mine, &base, &w));
+        CHECK_ALL_MSG(base != NULL && (uintptr_t)base % DSMMI_WIN_ALIGN == 0,
+                      "rank %d: window of %zu bytes at %p", g_rank, mine, base);
+        unsigned char *b = base;
+        for (size_t i = 8; i < mine; i++) b[i] = (unsigned char)(g_rank * 31 + i);
+        memset(b, 0, 8); // the int64 for the fetch-and-add
+        MPI_Barrier(MPI_COMM_WORLD);
+        int t = (g_rank + 1) % g_size;
+        size_t at[3] = {8, theirs / 2 + 4, theirs - 1};
+        for (int j = 0; j < 3; j++) {
+            unsigned char got = 0;
+            CHECK_ALL_OK(ctx, dsmmi_rma_get(ctx, w, &got, 1, t, at[j], DSMMI_RMA_CTL, NULL));
+            CHECK_ALL_MSG(got == (unsigned char)(t * 31 + at[j]), "rank %d: byte %zu of %d", g_rank,
+                          at[j], t);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); // every read done before the puts
+        unsigned char mark = 0xA5;
+        CHECK_ALL_OK(ctx, dsmmi_rma_put(ctx, w, &mark, 1, t, theirs - 1, DSMMI_RMA_CTL));
+        CHECK_ALL_OK(ctx, dsmmi_rma_flush(ctx, w, t));
+        int64_t old = -1;
+        CHECK_ALL_OK(ctx, dsmmi_rma_fetch_add(ctx, w, t, 0, 5, &old));
+        CHECK_ALL_EQ(old, 0); // only this rank adds to t's counter
+        MPI_Barrier(MPI_COMM_WORLD);
+        int64_t now = 0;
+        memcpy(&now, b, 8);
+        CHECK_ALL_EQ(now, 5);
+        CHECK_ALL_EQ(b[mine - 1], 0xA5);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_ALL_OK(ctx, dsmmi_win_free(ctx, &w));
+        // Shared segments of this rank's workgroup (its members are on this node).
+        dsmmi_shm *sh = NULL;
+        CHECK_ALL_OK(ctx, dsmmi_shm_create(ctx, sizes[(v + g_rank) % NS], &sh));
+        for (int r = 0; r < g_size; r++) {
+            if (dsmm_ctx_workgroup(ctx, r) != dsmm_ctx_workgroup(ctx, g_rank)) continue;
+            size_t bytes = 0;
+            char *seg = dsmmi_shm_base(sh, r, &bytes);
+            CHECK_ALL_MSG(seg != NULL && (uintptr_t)seg % DSMMI_WIN_ALIGN == 0,
+                          "rank %d: segment of rank %d at %p", g_rank, r, (void *)seg);
+            CHECK_ALL_MSG(bytes >= sizes[(v + r) % NS], "segment of rank %d: %zu bytes", r, bytes);
+        }
+        dsmmi_shm_free(ctx, &sh);
+    }
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* tile_is: the fetched bytes of tile t of m hold X's piece (rows r0.., columns c0..). */
 static int tile_is(dsmm_ctx *ctx, const dsmmi_rmat *m, int t, const char *data, const dsmm_csr *X,
                    dsmm_idx r0, dsmm_idx c0)
@@ -621,6 +685,7 @@ int main(int argc, char **argv)
 {
     alarm(540); // a hang (a queue that never drains) fails the test instead of blocking CI
     static const test_case tests[] = {
+        TEST(test_window_align),
         TEST(test_queue),
         TEST(test_rmat_replace_renew),
         TEST(test_spgemm_random),
