@@ -164,8 +164,9 @@ dsmm_status dsmmi_rma_get(dsmm_ctx *ctx, dsmmi_win *w, void *dst, size_t bytes, 
     q->cap = (int)n;
     for (size_t c = 0; c < n; c++) {
         size_t off = c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
-        DSMM_MPI_TRY(ctx, MPI_Rget((char *)dst + off, (int)len, MPI_BYTE, target,
-                                   at(w, target, disp + off), (int)len, MPI_BYTE, w->win, &reqs[c]));
+        DSMM_MPI_TRY(ctx,
+                     MPI_Rget((char *)dst + off, (int)len, MPI_BYTE, target,
+                              at(w, target, disp + off), (int)len, MPI_BYTE, w->win, &reqs[c]));
         q->n++;
     }
     count(ctx, cls, target, bytes);
@@ -211,8 +212,8 @@ cleanup:
 dsmm_status dsmmi_rma_store(dsmm_ctx *ctx, dsmmi_win *w, int target, uint64_t disp, int64_t v)
 {
     dsmm_status st = DSMM_OK;
-    DSMM_MPI_TRY(ctx, MPI_Accumulate(&v, 1, MPI_INT64_T, target, at(w, target, disp), 1, MPI_INT64_T,
-                                     MPI_REPLACE, w->win));
+    DSMM_MPI_TRY(ctx, MPI_Accumulate(&v, 1, MPI_INT64_T, target, at(w, target, disp), 1,
+                                     MPI_INT64_T, MPI_REPLACE, w->win));
     // MPI_Accumulate may read v after returning: complete it before v goes out of scope.
     DSMM_MPI_TRY(ctx, MPI_Win_flush(target, w->win));
     count(ctx, DSMMI_RMA_CTL, target, sizeof v);
