@@ -57,7 +57,7 @@ bench: deps
 fuzz:
 	@bash scripts/install-deps.sh fuzz
 	CC=clang cmake -S . -B $(BUILD)/fuzz -DDSMM_FUZZ=ON -DDSMM_USE_MPI=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_mtx fuzz_abc
+	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_mtx fuzz_abc fuzz_read fuzz_clusters fuzz_json
 	bash scripts/fuzz.sh $(BUILD)/fuzz $(or $(FUZZ_SECONDS),60)
 
 clean:

@@ -12,6 +12,11 @@
  * A square; S is new (double values, pattern stays pattern).
  * Errors: DSMM_ERR_DIM (not square); DSMM_ERR_NOMEM. On error *S is NULL. */
 dsmm_status dsmmi_clm_symmetrize(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **S);
+/* dsmmi_clustering_read_buffer: dsmm_clustering_read on len bytes in memory (gzip detected);
+ * name is used in messages. For the fuzz target (tests/fuzz/fuzz_clusters.c). */
+dsmm_status dsmmi_clustering_read_buffer(dsmm_ctx *ctx, const char *buf, size_t len,
+                                         const char *name, dsmm_labels **labels, int grow,
+                                         dsmm_clustering **out);
 // end clm ------------------------------------------------------------------------------------
 
 // mcl ------------------------------------------------------------------------------------------

@@ -364,6 +364,13 @@ static int test_read_labels(void)
     CHECK_ST(ctx, dsmm_clustering_read(ctx, pd2, &L, 1, &A), DSMM_ERR_FORMAT);
     CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "'a' is listed twice (twice on line 1)");
     dsmm_ctx_clear_error(ctx);
+    // A NUL byte (fuzz_clusters found that such a label was added, then never found again).
+    const char *pz = test_path("nul.txt");
+    CHECK(test_write_file(pz, "a b\nc\0d e\n", 11) == 0);
+    CHECK_ST(ctx, dsmm_clustering_read(ctx, pz, &L, 1, &A), DSMM_ERR_FORMAT);
+    CHECK(A == NULL);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "nul.txt:2: NUL byte in a text file");
+    dsmm_ctx_clear_error(ctx);
     CHECK_ST(ctx, dsmm_clustering_read(ctx, test_path("no-such-file"), &L, 1, &A), DSMM_ERR_IO);
     CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "no-such-file");
     dsmm_ctx_clear_error(ctx);

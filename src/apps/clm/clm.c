@@ -368,35 +368,35 @@ static int is_native(const char *buf, size_t len)
     return (size_t)(end - p) >= 10 && memcmp(p, "(mclheader", 10) == 0;
 }
 
-dsmm_status dsmm_clustering_read(dsmm_ctx *ctx, const char *path, dsmm_labels **labels, int grow,
-                                 dsmm_clustering **out)
+// The clustering in src (mcl's native format or its label format): dsmm_clustering_read after
+// the load, dsmmi_clustering_read_buffer after the wrap.
+static dsmm_status clustering_parse(dsmm_ctx *ctx, const dsmmi_source *src, dsmm_labels **labels,
+                                    int grow, dsmm_clustering **out)
 {
     dsmm_status st = DSMM_OK;
-    dsmmi_source src = {0};
-    int loaded = 0;
     dsmm_labels *own = NULL;
     dsmm_clustering *C = NULL;
     reader r;
     memset(&r, 0, sizeof r);
 
-    DSMM_CHECK(ctx, out != NULL, DSMM_ERR_ARG, "clustering_read: out must be non-NULL");
-    *out = NULL;
-    DSMM_CHECK(ctx, path != NULL && labels != NULL, DSMM_ERR_ARG,
-               "clustering_read: path and labels must be non-NULL");
     if (*labels == NULL) {
         DSMM_TRY(dsmmi_labels_create(ctx, &own));
         grow = 1;
     }
-    DSMM_TRY(dsmmi_source_load(ctx, path, &src));
-    loaded = 1;
     r.ctx = ctx;
-    r.path = path;
+    r.path = src->name;
     r.L = own ? own : *labels;
     r.grow = grow;
-    if (is_native(src.buf, src.len))
-        DSMM_TRY(read_native(&r, src.buf, src.len));
+    // A label holding a NUL could be added to the dictionary but never looked up again (names
+    // are C strings), and mcl's files have none: a NUL means this is not a cluster file.
+    const char *nul = memchr(src->buf, '\0', src->len);
+    DSMM_CHECK(ctx, nul == NULL, DSMM_ERR_FORMAT,
+               "%s:%lld: NUL byte in a text file (not a cluster file?)", src->name,
+               (long long)dsmmi_line_of(src->buf, (size_t)(nul - src->buf)));
+    if (is_native(src->buf, src->len))
+        DSMM_TRY(read_native(&r, src->buf, src->len));
     else
-        DSMM_TRY(read_labels(&r, src.buf, src.len));
+        DSMM_TRY(read_labels(&r, src->buf, src->len));
     dsmm_idx n = dsmm_labels_count(r.L);
     DSMM_TRY(clustering_alloc(ctx, n, &C));
     for (dsmm_idx i = 0; i < n && i < r.cap; i++) C->cluster[i] = r.cluster[i];
@@ -409,11 +409,48 @@ dsmm_status dsmm_clustering_read(dsmm_ctx *ctx, const char *path, dsmm_labels **
     *out = C;
     C = NULL;
 cleanup:
-    if (loaded) dsmmi_source_free(ctx, &src);
     dsmmi_free(ctx, r.cluster);
     dsmmi_free(ctx, r.line);
     dsmm_labels_destroy(&own);
     dsmm_clustering_destroy(&C);
+    return st;
+}
+
+dsmm_status dsmm_clustering_read(dsmm_ctx *ctx, const char *path, dsmm_labels **labels, int grow,
+                                 dsmm_clustering **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_source src = {0};
+    int loaded = 0;
+
+    DSMM_CHECK(ctx, out != NULL, DSMM_ERR_ARG, "clustering_read: out must be non-NULL");
+    *out = NULL;
+    DSMM_CHECK(ctx, path != NULL && labels != NULL, DSMM_ERR_ARG,
+               "clustering_read: path and labels must be non-NULL");
+    DSMM_TRY(dsmmi_source_load(ctx, path, &src));
+    loaded = 1;
+    DSMM_TRY(clustering_parse(ctx, &src, labels, grow, out));
+cleanup:
+    if (loaded) dsmmi_source_free(ctx, &src);
+    return st;
+}
+
+dsmm_status dsmmi_clustering_read_buffer(dsmm_ctx *ctx, const char *buf, size_t len,
+                                         const char *name, dsmm_labels **labels, int grow,
+                                         dsmm_clustering **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_source src = {0};
+    int loaded = 0;
+
+    DSMM_CHECK(ctx, out != NULL && labels != NULL && (buf != NULL || len == 0), DSMM_ERR_ARG,
+               "clustering_read_buffer: out, labels and buf must be non-NULL");
+    *out = NULL;
+    DSMM_TRY(dsmmi_source_wrap(ctx, buf, len, name ? name : "(buffer)", &src));
+    loaded = 1;
+    DSMM_TRY(clustering_parse(ctx, &src, labels, grow, out));
+cleanup:
+    if (loaded) dsmmi_source_free(ctx, &src);
     return st;
 }
 
