@@ -148,7 +148,14 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
 typedef struct dsmmi_mcl_loop {
     int n_ite, main_done, converged;
     double inflation_main; // with the bumps after 40 iterations
+    uint64_t graph_fp;     // the input's dsmmi_mcl_graph_fp (runs that checkpoint or resume)
 } dsmmi_mcl_loop;
+
+/* dsmmi_mcl_graph_fp: a fingerprint of the input graph as numbered (every entry's row, column
+ * and value, summed over the entries, so it does not depend on the grid or the rank count).
+ * A checkpoint records it and --resume refuses another graph, or the same one with its
+ * vertices numbered otherwise (an abc file with its lines reordered). Collective. */
+dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp);
 
 dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmm_idx N,
                                        const dsmmi_mcl_mat *M, dsmm_idx row0,

@@ -1119,8 +1119,40 @@ static int test_checkpoint_resume(void)
     p.inflation = 3.0;
     dsmm_mcl_result bad = {0};
     CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &bad), DSMM_ERR_ARG);
-    p.resume_dir = "/nonexistent/dir";
     p.inflation = 1.6;
+    dsmm_ctx_clear_error(ctx); // the first error is kept until cleared
+    // So is one of another graph: one weight changed, or the same graph with two vertices'
+    // numbers swapped (the same edges, numbered otherwise); the message says which.
+    for (int change = 0; change < 2; change++) {
+        dsmm_csr *A2 = NULL;
+        dsmm_dist *G2 = NULL;
+        if (change == 0) {
+            CHECK_ALL_OK(ctx, dsmm_csr_copy(ctx, A, DSMM_DOUBLE, &A2));
+            ((double *)A2->val)[A2->nnz / 2] *= 1.5;
+        } else {
+            dsmm_idx perm[80];
+            for (dsmm_idx i = 0; i < 80; i++) perm[i] = i;
+            perm[3] = 41;
+            perm[41] = 3;
+            CHECK_ALL_OK(ctx, dsmm_csr_permute(ctx, A, perm, perm, &A2));
+        }
+        CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A2, 0, 0, &G2));
+        CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G2, &p, &bad), DSMM_ERR_ARG);
+        CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "made from another graph") != NULL,
+                      "change %d: %s", change, dsmm_ctx_last_error(ctx));
+        dsmm_ctx_clear_error(ctx);
+        dsmm_dist_destroy(&G2);
+        dsmm_csr_destroy(&A2);
+    }
+    // The fingerprint depends on the graph only, not on how it is spread over the ranks.
+    uint64_t fp = 0, fp_row = 0;
+    dsmm_dist *Grow = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, g_size, 1, &Grow));
+    CHECK_ALL_OK(ctx, dsmmi_mcl_graph_fp(ctx, G, &fp));
+    CHECK_ALL_OK(ctx, dsmmi_mcl_graph_fp(ctx, Grow, &fp_row));
+    CHECK_ALL(fp == fp_row && fp != 0);
+    dsmm_dist_destroy(&Grow);
+    p.resume_dir = "/nonexistent/dir";
     CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &bad), DSMM_ERR_IO);
     // The consuming form: the same clusters, G gone afterwards, on success and on error.
     p.resume_dir = NULL;

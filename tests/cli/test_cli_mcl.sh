@@ -78,6 +78,17 @@ same resumed.out ref.2.0
 expect_rc 1 "$dsmm" mcl "$collins" --abc -I 3 --resume ck -o bad.out
 expect_grep "$tmp/err" 'other settings'
 expect_none bad.out
+# The same edges with the lines in another order number the vertices otherwise: the
+# checkpoint's iterate does not belong to this input, and resuming it would mislabel clusters.
+gzip -dc "$collins" | tac >reordered.abc
+expect_rc 1 "$dsmm" mcl reordered.abc --abc --resume ck -o bad.out
+expect_grep "$tmp/err" 'made from another graph'
+expect_none bad.out
+# A checkpoint of the first format (no fingerprint) is refused with the reason.
+sed 's/^dsmm-mcl-checkpoint 2$/dsmm-mcl-checkpoint 1/' ck/state >ck/state.1 && mv ck/state.1 ck/state
+expect_rc 1 "$dsmm" mcl "$collins" --abc --resume ck -o bad.out
+expect_grep "$tmp/err" 'checkpoint of format 1'
+expect_none bad.out
 
 # --- Matrix Market input ------------------------------------------------------------------------
 expect_rc 0 "$dsmm" mcl "$data/hep-th.mtx.gz" -o hep1 -q

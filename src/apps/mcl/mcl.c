@@ -430,6 +430,8 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     int fused = p->expand == DSMM_MCL_FUSED || (p->expand == DSMM_MCL_AUTO && P == 1);
 
     loop.inflation_main = (double)(float)p->inflation;
+    if (p->resume_dir != NULL || p->checkpoint_dir != NULL)
+        DSMM_TRY(dsmmi_mcl_graph_fp(ctx, G, &loop.graph_fp));
     if (p->resume_dir != NULL) {
         DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
     } else {

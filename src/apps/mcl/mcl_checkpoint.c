@@ -3,7 +3,8 @@
 // values exact: they are floats) and then DIR/state (text: the loop state, the inflation in
 // effect to the last bit, and the settings that must match on resume), each atomically; the
 // previous iterate file is removed only once the new state names the new one, so a run
-// killed at any point leaves a consistent checkpoint. Resume works at any rank count.
+// killed at any point leaves a consistent checkpoint. Resume works at any rank count, on the
+// graph the checkpoint was made from (its fingerprint is in the state; format 2).
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,8 @@
 
 #include "apps/apps.h"
 
-#define STATE_MAGIC "dsmm-mcl-checkpoint 1"
+#define STATE_MAGIC  "dsmm-mcl-checkpoint "
+#define STATE_FORMAT 2
 
 static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, char *buf, size_t len)
 {
@@ -19,6 +21,44 @@ static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, ch
              (double)(float)p->inflation, (double)(float)p->init_inflation, p->init_loop, r->cut,
              (long long)r->S, (long long)r->R, r->pct, p->loop_scale, p->pre_inflation,
              p->symmetrize);
+}
+
+// murmur3's 64-bit finaliser.
+static uint64_t mix64(uint64_t z)
+{
+    z ^= z >> 33;
+    z *= 0xff51afd7ed558ccdULL;
+    z ^= z >> 33;
+    z *= 0xc4ceb9fe1a85ec53ULL;
+    z ^= z >> 33;
+    return z;
+}
+
+dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
+{
+    dsmm_status st = DSMM_OK;
+    const dsmm_csr *t = G->tile;
+    dsmm_idx r0 = G->rb[G->grid->myrow], c0 = G->cb[G->grid->mycol];
+    // Each entry's hash, as two 32-bit halves summed in 64 bits: no overflow below 2^31
+    // entries a rank, and the sum does not depend on the order or the split of the entries.
+    int64_t v[3] = {0, 0, t->nnz};
+    for (dsmm_idx i = 0; i < t->nrows; i++)
+        for (dsmm_idx k = t->rowptr[i]; k < t->rowptr[i + 1]; k++) {
+            double x = t->type == DSMM_PATTERN ? 1.0
+                       : t->type == DSMM_FLOAT ? (double)((const float *)t->val)[k]
+                                               : ((const double *)t->val)[k];
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            uint64_t h = mix64(((uint64_t)(r0 + i) << 32) ^ (uint64_t)(c0 + dsmm_csr_col(t, k)));
+            h = mix64(h ^ mix64(bits + 0x9e3779b97f4a7c15ULL));
+            v[0] += (int64_t)(h & 0xffffffffu);
+            v[1] += (int64_t)(h >> 32);
+        }
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, v, 3, '+'));
+    *fp =
+        mix64((uint64_t)v[0] ^ mix64((uint64_t)v[1] ^ mix64((uint64_t)v[2] ^ (uint64_t)G->nrows)));
+cleanup:
+    return st;
 }
 
 static void path_in(char *buf, size_t len, const char *dir, const char *name)
@@ -68,10 +108,10 @@ dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, 
         if (lst == DSMM_OK) {
             is_open = 1;
             fprintf(out.f,
-                    "%s\nvertices %lld\niteration %d\nmain_done %d\ninflation %a\n"
-                    "iterate %s\nsettings %s\n",
-                    STATE_MAGIC, (long long)N, loop->n_ite, loop->main_done, loop->inflation_main,
-                    name, set);
+                    "%s%d\nvertices %lld\ngraph %016llx\niteration %d\nmain_done %d\n"
+                    "inflation %a\niterate %s\nsettings %s\n",
+                    STATE_MAGIC, STATE_FORMAT, (long long)N, (unsigned long long)loop->graph_fp,
+                    loop->n_ite, loop->main_done, loop->inflation_main, name, set);
             is_open = 0;
             lst = dsmmi_outfile_commit(ctx, &out);
         }
@@ -94,6 +134,8 @@ cleanup:
 // A checkpoint's state file as written above.
 typedef struct state {
     long long n;
+    int format, has_fp;
+    unsigned long long fp;
     int ite, main_done;
     double infl;
     char name[256], set[1024];
@@ -123,10 +165,15 @@ static dsmm_status state_read(dsmm_ctx *ctx, const char *dir, state *s)
     DSMM_CHECK(ctx, len >= 0, DSMM_ERR_IO, "mcl: --resume: %s: %s", path, text);
     {
         char *save = NULL, *line = strtok_r(text, "\n", &save);
-        if (line != NULL && strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) == 0) {
+        if (line != NULL && strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) == 0 &&
+            sscanf(line + strlen(STATE_MAGIC), "%d", &s->format) == 1) {
             ok = 1;
             while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
                 if (sscanf(line, "vertices %lld", &s->n) == 1) continue;
+                if (sscanf(line, "graph %llx", &s->fp) == 1) {
+                    s->has_fp = 1;
+                    continue;
+                }
                 if (sscanf(line, "iteration %d", &s->ite) == 1) continue;
                 if (sscanf(line, "main_done %d", &s->main_done) == 1) continue;
                 if (sscanf(line, "inflation %la", &s->infl) == 1) continue;
@@ -140,6 +187,10 @@ static dsmm_status state_read(dsmm_ctx *ctx, const char *dir, state *s)
                ok && s->n >= 0 && s->ite >= 0 && s->main_done >= 0 && s->infl > 0.0 &&
                    s->name[0] != '\0',
                DSMM_ERR_FORMAT, "mcl: --resume: %s is not a dsmm mcl checkpoint state", path);
+    DSMM_CHECK(ctx, s->format == STATE_FORMAT && s->has_fp, DSMM_ERR_FORMAT,
+               "mcl: --resume: %s is a checkpoint of format %d (this dsmm writes and resumes %d, "
+               "which records the input graph's fingerprint); start the run again",
+               path, s->format, STATE_FORMAT);
 cleanup:
     return st;
 }
@@ -172,6 +223,11 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
     DSMM_CHECK(ctx, s.n == N, DSMM_ERR_ARG,
                "mcl: --resume: the checkpoint has %lld vertices, the graph %lld", s.n,
                (long long)N);
+    DSMM_CHECK(ctx, s.fp == loop->graph_fp, DSMM_ERR_ARG,
+               "mcl: --resume: the checkpoint was made from another graph (fingerprint %016llx; "
+               "this input %016llx): a different file, or the same edges with the vertices "
+               "numbered otherwise (abc lines in another order)",
+               s.fp, (unsigned long long)loop->graph_fp);
     DSMM_CHECK(ctx, strcmp(s.set, want) == 0, DSMM_ERR_ARG,
                "mcl: --resume: the checkpoint was made with other settings (%s; this run: %s)",
                s.set, want);
