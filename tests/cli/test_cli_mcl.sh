@@ -84,6 +84,14 @@ gzip -dc "$collins" | tac >reordered.abc
 expect_rc 1 "$dsmm" mcl reordered.abc --abc --resume ck -o bad.out
 expect_grep "$tmp/err" 'made from another graph'
 expect_none bad.out
+# An edited iterate (a negative value) is refused, naming the entry.
+cp -r ck ck_bad
+expect_rc 0 "$dsmm" convert ck/iterate-5.bin it.mtx -q
+awk 'NR == 3 { $3 = -$3 } { print }' it.mtx >it_bad.mtx
+expect_rc 0 "$dsmm" convert it_bad.mtx ck_bad/iterate-5.bin -q
+expect_rc 1 "$dsmm" mcl "$collins" --abc --resume ck_bad -o bad.out
+expect_grep "$tmp/err" 'iterate-5.bin: entry \(1, [0-9]+\) of the iterate is -'
+expect_none bad.out
 # A checkpoint of the first format (no fingerprint) is refused with the reason.
 sed 's/^dsmm-mcl-checkpoint 2$/dsmm-mcl-checkpoint 1/' ck/state >ck/state.1 && mv ck/state.1 ck/state
 expect_rc 1 "$dsmm" mcl "$collins" --abc --resume ck -o bad.out

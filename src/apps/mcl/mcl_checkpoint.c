@@ -238,6 +238,25 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
                (long long)D->ncols, (long long)N, (long long)N);
     const dsmm_csr *t = D->tile;
     *row0 = D->rb[D->grid->myrow];
+    // An iterate is column-stochastic: every value finite and in [0, 1]. Anything else is a
+    // damaged or edited file, which the loop would carry on with silently.
+    {
+        dsmm_status bad = DSMM_OK;
+        for (dsmm_idx i = 0; i < t->nrows && bad == DSMM_OK; i++)
+            for (dsmm_idx k = t->rowptr[i]; k < t->rowptr[i + 1]; k++) {
+                double x = t->type == DSMM_PATTERN ? 1.0
+                           : t->type == DSMM_FLOAT ? (double)((const float *)t->val)[k]
+                                                   : ((const double *)t->val)[k];
+                if (x >= 0.0 && x <= 1.0) continue; // false for NaN
+                bad = dsmmi_error(ctx, DSMM_ERR_FORMAT, __FILE__, __LINE__,
+                                  "mcl: --resume: %s: entry (%lld, %lld) of the iterate is %g; an "
+                                  "iterate holds values in [0, 1]",
+                                  path, (long long)(*row0 + i + 1),
+                                  (long long)(dsmm_csr_col(t, k) + 1), x);
+                break;
+            }
+        DSMM_TRY(dsmmi_comm_agree(ctx, bad));
+    }
     DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, t, M));
     loop->n_ite = s.ite;
     loop->main_done = s.main_done;
