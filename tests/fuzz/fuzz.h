@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dsmm.h"
 
@@ -18,6 +19,24 @@ static inline dsmm_ctx *fuzz_ctx(void)
     dsmm_ctx_set_mem_budget(ctx, (size_t)64 << 20);
     dsmm_ctx_set_progress(ctx, 0);
     return ctx;
+}
+
+/* fuzz_same_csr: A and B hold the same matrix bit for bit (shape, type, pattern, values). */
+static inline int fuzz_same_csr(const dsmm_csr *A, const dsmm_csr *B)
+{
+    if (A->nrows != B->nrows || A->ncols != B->ncols || A->nnz != B->nnz || A->type != B->type)
+        return 0;
+    for (dsmm_idx i = 0; i <= A->nrows; i++)
+        if (A->rowptr[i] != B->rowptr[i]) return 0;
+    size_t vs = A->type == DSMM_PATTERN ? 0
+                : A->type == DSMM_FLOAT ? sizeof(float)
+                                        : sizeof(double);
+    for (dsmm_idx k = 0; k < A->nnz; k++) {
+        if (dsmm_csr_col(A, k) != dsmm_csr_col(B, k)) return 0;
+        if (vs && memcmp((const char *)A->val + k * vs, (const char *)B->val + k * vs, vs) != 0)
+            return 0;
+    }
+    return 1;
 }
 
 #endif // DSMM_FUZZ_H

@@ -10,21 +10,6 @@
 #include "fuzz.h"
 #include "io/io.h"
 
-static int same(const dsmm_csr *A, const dsmm_csr *B)
-{
-    if (A->nrows != B->nrows || A->ncols != B->ncols || A->nnz != B->nnz || A->type != B->type)
-        return 0;
-    for (dsmm_idx i = 0; i <= A->nrows; i++)
-        if (A->rowptr[i] != B->rowptr[i]) return 0;
-    size_t vs = dsmmi_type_size(A->type);
-    for (dsmm_idx k = 0; k < A->nnz; k++) {
-        if (A->colidx[k] != B->colidx[k]) return 0;
-        if (vs && memcmp((const char *)A->val + k * vs, (const char *)B->val + k * vs, vs) != 0)
-            return 0;
-    }
-    return 1;
-}
-
 static void roundtrip(dsmm_ctx *ctx, const dsmm_csr *A)
 {
     char *text = NULL;
@@ -43,7 +28,7 @@ static void roundtrip(dsmm_ctx *ctx, const dsmm_csr *A)
     st = dsmm_read_buffer(ctx, text, len, "roundtrip.mtx", &ro, &B, NULL, NULL);
     free(text);
     if (st == DSMM_ERR_NOMEM) return; // the budget may not hold both copies
-    if (st != DSMM_OK || !same(A, B)) __builtin_trap();
+    if (st != DSMM_OK || !fuzz_same_csr(A, B)) __builtin_trap();
     dsmm_csr_destroy(&B);
 }
 
