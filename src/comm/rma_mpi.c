@@ -51,7 +51,7 @@ dsmm_status dsmmi_win_allocate(dsmm_ctx *ctx, size_t bytes, void **base, dsmmi_w
     *w = NULL;
     *base = NULL;
     local = win_new(ctx, w);
-    if (local == DSMM_OK && bytes > (size_t)LONG_MAX)
+    if (local == DSMM_OK && bytes > (size_t)LONG_MAX - DSMMI_WIN_ALIGN)
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "window of %zu bytes exceeds MPI_Aint", bytes);
     if (local == DSMM_OK) {
