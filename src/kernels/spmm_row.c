@@ -257,21 +257,17 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 #define ROW_RUN TMPL_RUN
 #endif
 
-/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type; gather:
- * k = 1 by ROW_GATHER; odd1: k of one vector, the odd entry under a mask (ROW_ODD1);
- * dsmmi_spmm_row decides both. */
-static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int gather, int odd1)
+/* Rows [r0, r1) through the instantiation that fits A's columns, values and the type, by the
+ * path dsmmi_spmm_row chose for the whole product: wide: the 64-byte vectors; gather: k = 1 by
+ * ROW_GATHER; odd1: k of one vector, the odd entry under a mask (ROW_ODD1). */
+static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wide, int gather,
+                      int odd1)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
     int pat = a->av == NULL;
     dsmm_idx kbuf = dsmmi_spmm_buffer_k(), pfd = dsmmi_spmm_tune.row_prefetch;
     size_t w = dsmmi_type_size(a->type);
-    // 64-byte vectors from rows of B of 128 bytes, and for rows of exactly one (two sets of
-    // sums, ROW_VBLOCK(1)). Rows of 64 bytes with mixed parity take ROW_ODD1 instead: with the
-    // branch, as-caida and ca-condmat at k = 8 double ran 1.11-1.26x as long as two 32-byte
-    // vectors and one set (docs/kernels.md).
-    int wide = dsmmi_spmm_wide(a, (size_t)a->k * w == 64 ? 64 : 128);
     (void)wide;
 #if DSMMI_HAVE_WIDE
     odd1 = odd1 && rp[r1] > 0; // ROW_ODD1's stand-in needs an entry
@@ -330,18 +326,21 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     // k of one vector (32 bytes on AVX2, 64 on AVX-512): the odd entry under a mask where
     // rows' parity is mixed (graphs: 0.85-0.93x the branch's time at k = 8 float); on meshes,
     // whose parity the branch predicts, the mask ran 1.1-1.25x as long (fe_4elt2, cage11).
-    int odd1 = 0, gather = 0;
+    // 64-byte vectors from rows of B of 128 bytes, and for rows of exactly one (two sets of
+    // sums, ROW_VBLOCK(1)). Rows of 64 bytes with mixed parity take ROW_ODD1 instead: with the
+    // branch, as-caida and ca-condmat at k = 8 double ran 1.11-1.26x as long as two 32-byte
+    // vectors and one set (docs/kernels.md).
+    size_t rowb = (size_t)a->k * dsmmi_type_size(a->type);
+    int wide = dsmmi_spmm_wide(a, rowb == 64 ? 64 : 128), odd1 = 0, gather = 0;
 #if DSMMI_HAVE_WIDE
     gather = a->k == 1 && a->ldb == 1 && dsmmi_spmm_gather();
     int om = dsmmi_spmm_tune.row_odd_mask;
-    size_t rowb = (size_t)a->k * dsmmi_type_size(a->type);
     odd1 = om > 0 &&
-           ((rowb == 32 && __builtin_cpu_supports("x86-64-v3")) ||
-            (rowb == 64 && dsmmi_spmm_wide(a, 64))) &&
+           ((rowb == 32 && __builtin_cpu_supports("x86-64-v3")) || (rowb == 64 && wide)) &&
            (om >= 2 || dsmmi_spmm_parity_mixed(A->rowptr, m));
 #endif
     if (threads <= 1) {
-        row_range(a, 0, m, gather, odd1);
+        row_range(a, 0, m, wide, gather, odd1);
         return DSMM_OK;
     }
     int nchunks = threads * CHUNKS_PER_THREAD;
@@ -354,7 +353,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         dsmm_idx r1 = c + 1 == nchunks
                           ? m
                           : weight_row(A->rowptr, m, (dsmm_idx)((double)total * (c + 1) / nchunks));
-        if (r0 < r1) row_range(a, r0, r1, gather, odd1);
+        if (r0 < r1) row_range(a, r0, r1, wide, gather, odd1);
     }
     return DSMM_OK;
 }
