@@ -5,6 +5,17 @@
 
 #include "dist/dist.h"
 
+/* dsmmi_mix64: murmur3's 64-bit finaliser (GCN dropout, the MCL checkpoint's fingerprint). */
+static inline uint64_t dsmmi_mix64(uint64_t z)
+{
+    z ^= z >> 33;
+    z *= 0xff51afd7ed558ccdULL;
+    z ^= z >> 33;
+    z *= 0xc4ceb9fe1a85ec53ULL;
+    z ^= z >> 33;
+    return z;
+}
+
 // clm (src/apps/clm/clm.c) -------------------------------------------------------------------
 
 /* dsmmi_clm_symmetrize: S = A with every entry mirrored, repeated (i, j) keeping the largest
@@ -254,13 +265,7 @@ uint64_t dsmmi_gcn_drop_stream(uint64_t seed, int epoch, int layer, dsmm_idx ver
 uint64_t dsmmi_gcn_drop_threshold(double rate);
 static inline int dsmmi_gcn_dropped(uint64_t stream, dsmm_idx col, uint64_t thr)
 {
-    uint64_t z = stream ^ ((uint64_t)col * 0x9e3779b97f4a7c15ULL);
-    z ^= z >> 33;
-    z *= 0xff51afd7ed558ccdULL;
-    z ^= z >> 33;
-    z *= 0xc4ceb9fe1a85ec53ULL;
-    z ^= z >> 33;
-    return (z >> 40) < thr;
+    return (dsmmi_mix64(stream ^ ((uint64_t)col * 0x9e3779b97f4a7c15ULL)) >> 40) < thr;
 }
 /* RANDOM features: uniform [0, 1) from (seed, vertex, col). */
 float dsmmi_gcn_random_feature(uint64_t seed, dsmm_idx vertex, dsmm_idx col);

@@ -54,7 +54,7 @@ static size_t hdr_off(const unsigned char *base)
 // How far into a raw block the header goes: to the first byte whose user part is aligned.
 static size_t place_off(const unsigned char *raw)
 {
-    return (size_t)(-(uintptr_t)(raw + HDR) & (ALIGN - 1));
+    return dsmmi_align_skip(raw + HDR, ALIGN);
 }
 
 // The header's place in a raw block (place_off), recorded in the header.

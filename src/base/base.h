@@ -114,6 +114,13 @@ void dsmmi_error_replace(dsmm_ctx *ctx, dsmm_status code, const char *msg);
 /* dsmmi_ctx_ok: ctx is a live context (magic intact). */
 bool dsmmi_ctx_ok(const dsmm_ctx *ctx);
 
+/* dsmmi_align_skip: bytes from p to the next multiple of align (a power of two); 0 when p is
+ * aligned. */
+static inline size_t dsmmi_align_skip(const void *p, size_t align)
+{
+    return (size_t)(-(uintptr_t)p & (align - 1));
+}
+
 /* Allocation. Every host allocation goes through these: n * size is checked for overflow,
  * bytes count against the budget, the user's allocator is used when set, and the k-th call
  * can be made to fail. They record a DSMM_ERR_NOMEM message in ctx and return NULL on

@@ -244,7 +244,7 @@ dsmm_status dsmmi_shm_create(dsmm_ctx *ctx, size_t bytes, dsmmi_shm **out)
         int du = 1;
         char *seg = NULL;
         DSMM_MPI_TRY(ctx, MPI_Win_shared_query(w->win, m, &sz, &du, &seg));
-        size_t skip = (size_t)(-(uintptr_t)seg & (DSMMI_WIN_ALIGN - 1));
+        size_t skip = dsmmi_align_skip(seg, DSMMI_WIN_ALIGN);
         w->base[m] = seg + skip;
         w->bytes[m] = (size_t)sz - (DSMMI_WIN_ALIGN - 1);
     }

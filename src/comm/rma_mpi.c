@@ -68,7 +68,7 @@ dsmm_status dsmmi_win_allocate(dsmm_ctx *ctx, size_t bytes, void **base, dsmmi_w
                                             "MPI_Win_allocate of %zu bytes failed", bytes);
     if (local != DSMM_OK) (*w)->win = MPI_WIN_NULL;
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    unsigned char skip = bytes ? (unsigned char)(-(uintptr_t)p & (DSMMI_WIN_ALIGN - 1)) : 0;
+    unsigned char skip = bytes ? (unsigned char)dsmmi_align_skip(p, DSMMI_WIN_ALIGN) : 0;
     DSMM_MPI_TRY(ctx, MPI_Allgather(&skip, 1, MPI_UNSIGNED_CHAR, (*w)->off, 1, MPI_UNSIGNED_CHAR,
                                     dsmmi_comm(ctx)));
     if (bytes) memset((char *)p + skip, 0, bytes);

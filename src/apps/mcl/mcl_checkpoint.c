@@ -23,17 +23,6 @@ static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, ch
              p->symmetrize);
 }
 
-// murmur3's 64-bit finaliser.
-static uint64_t mix64(uint64_t z)
-{
-    z ^= z >> 33;
-    z *= 0xff51afd7ed558ccdULL;
-    z ^= z >> 33;
-    z *= 0xc4ceb9fe1a85ec53ULL;
-    z ^= z >> 33;
-    return z;
-}
-
 dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
 {
     dsmm_status st = DSMM_OK;
@@ -49,14 +38,16 @@ dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
                                                : ((const double *)t->val)[k];
             uint64_t bits;
             memcpy(&bits, &x, sizeof bits);
-            uint64_t h = mix64(((uint64_t)(r0 + i) << 32) ^ (uint64_t)(c0 + dsmm_csr_col(t, k)));
-            h = mix64(h ^ mix64(bits + 0x9e3779b97f4a7c15ULL));
+            uint64_t h =
+                dsmmi_mix64(((uint64_t)(r0 + i) << 32) ^ (uint64_t)(c0 + dsmm_csr_col(t, k)));
+            h = dsmmi_mix64(h ^ dsmmi_mix64(bits + 0x9e3779b97f4a7c15ULL));
             v[0] += (int64_t)(h & 0xffffffffu);
             v[1] += (int64_t)(h >> 32);
         }
     DSMM_TRY(dsmmi_allreduce_i64(ctx, v, 3, '+'));
     *fp =
-        mix64((uint64_t)v[0] ^ mix64((uint64_t)v[1] ^ mix64((uint64_t)v[2] ^ (uint64_t)G->nrows)));
+        dsmmi_mix64((uint64_t)v[0] ^
+                    dsmmi_mix64((uint64_t)v[1] ^ dsmmi_mix64((uint64_t)v[2] ^ (uint64_t)G->nrows)));
 cleanup:
     return st;
 }

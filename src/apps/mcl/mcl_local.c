@@ -583,7 +583,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
     for (int t = 0; t < nt; t++) {
         w[t].acc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // kept zero
         w[t].acc = w[t].acc_mem;
-        if (w[t].acc != NULL) w[t].acc += (64 - (uintptr_t)w[t].acc % 64) % 64 / sizeof(double);
+        if (w[t].acc != NULL) w[t].acc += dsmmi_align_skip(w[t].acc, 64) / sizeof(double);
         w[t].seen = dsmmi_calloc(ctx, (size_t)N / 64 + 1, sizeof(uint64_t));
         w[t].scratch = dsmmi_malloc(ctx, (size_t)N + 1, sizeof(float));
         w[t].idx = dsmmi_malloc(ctx, (size_t)N + 16, sizeof(int32_t));
