@@ -766,6 +766,42 @@ static dsmm_status cyclic_csr(dsmm_ctx *ctx, const cyclic_spec *cs, dsmm_type vt
     return st;
 }
 
+// Entry (i, j) of a float or double dense matrix, set and read as a double.
+static void dense_put(dsmm_dense *D, dsmm_idx i, dsmm_idx j, double v)
+{
+    if (D->type == DSMM_DOUBLE)
+        ((double *)D->val)[i * D->ld + j] = v;
+    else
+        ((float *)D->val)[i * D->ld + j] = (float)v;
+}
+
+static double dense_get(const dsmm_dense *D, dsmm_idx i, dsmm_idx j)
+{
+    return D->type == DSMM_DOUBLE ? ((const double *)D->val)[i * D->ld + j]
+                                  : (double)((const float *)D->val)[i * D->ld + j];
+}
+
+// C (m x k) against the reference want/scale (m x k, row-major) where B's row nan_row is NaN:
+// NaN exactly in the rows of A that name column nan_row, elsewhere within rtol * (scale + 1).
+static int check_nan_rows(const dsmm_csr *A, const dsmm_dense *C, dsmm_idx nan_row,
+                          const double *want, const double *scale, double rtol, const char *what)
+{
+    dsmm_idx k = C->ncols;
+    for (dsmm_idx i = 0; i < C->nrows; i++) {
+        int has_nan = 0;
+        for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            has_nan |= dsmm_csr_col(A, p) == nan_row;
+        for (dsmm_idx j = 0; j < k; j++) {
+            double got = dense_get(C, i, j), w = want[i * k + j];
+            CHECK_MSG(has_nan ? isnan(got) : fabs(got - w) <= rtol * (scale[i * k + j] + 1),
+                      "%s: row %lld (%lld entries%s), col %lld: %g, expected %g", what,
+                      (long long)i, (long long)(A->rowptr[i + 1] - A->rowptr[i]),
+                      has_nan ? ", the NaN row of B" : "", (long long)j, got, has_nan ? NAN : w);
+        }
+    }
+    return TEST_PASS;
+}
+
 // The row-wise kernel adds a row's odd entry under a mask (row_odd_mask) at k = 1, and at k of
 // one vector (ROW_ODD1: 8 floats or 4 doubles on AVX2, 16 floats or 8 doubles on AVX-512 with
 // the test's 64-byte aligned rows): the sum is always formed, from the next row's first entry
@@ -797,23 +833,14 @@ static int test_odd_entry(void)
                 CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C0));
                 CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, type, &C1));
                 for (dsmm_idx r = 0; r < n; r++)
-                    for (dsmm_idx j = 0; j < k; j++) {
-                        double v = r == nan_col ? NAN : 0.5 * (double)((r * 7 + j) % 9) - 2.0;
-                        if (type == DSMM_DOUBLE)
-                            ((double *)B->val)[r * k + j] = v;
-                        else
-                            ((float *)B->val)[r * k + j] = (float)v;
-                    }
+                    for (dsmm_idx j = 0; j < k; j++)
+                        dense_put(B, r, j,
+                                  r == nan_col ? NAN : 0.5 * (double)((r * 7 + j) % 9) - 2.0);
                 double *want = malloc(sizeof *want * (size_t)(m * k));
                 double *scale = malloc(sizeof *scale * (size_t)(m * k));
                 CHECK(want != NULL && scale != NULL);
-                for (dsmm_idx e = 0; e < m * k; e++) {
-                    double v = 0.25 * (double)(e % 11) - 1.0;
-                    if (type == DSMM_DOUBLE)
-                        ((double *)C0->val)[e] = v;
-                    else
-                        ((float *)C0->val)[e] = (float)v;
-                }
+                for (dsmm_idx e = 0; e < m * k; e++)
+                    dense_put(C0, e / k, e % k, 0.25 * (double)(e % 11) - 1.0);
                 CHECK_OK(ctx, ref_spmm(A, 0, alpha, B, beta, C0, want, scale, NULL));
                 for (int th = 1; th <= 2; th++) {
                     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
@@ -823,13 +850,8 @@ static int test_odd_entry(void)
                     o.alpha = alpha;
                     o.beta = beta;
                     size_t bytes = (size_t)(m * k) * dsmmi_type_size(type);
-                    for (dsmm_idx e = 0; e < m * k; e++) {
-                        double v = 0.25 * (double)(e % 11) - 1.0;
-                        if (type == DSMM_DOUBLE)
-                            ((double *)C0->val)[e] = v;
-                        else
-                            ((float *)C0->val)[e] = (float)v;
-                    }
+                    for (dsmm_idx e = 0; e < m * k; e++)
+                        dense_put(C0, e / k, e % k, 0.25 * (double)(e % 11) - 1.0);
                     memcpy(C1->val, C0->val, bytes);
                     dsmmi_spmm_tune.row_odd_mask = 0;
                     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C0, &o, NULL));
@@ -839,22 +861,10 @@ static int test_odd_entry(void)
                               "%s, %d-bit, k %lld, alpha %g beta %g, %d threads: masked odd entry "
                               "differs from the branch",
                               dsmm_type_name(type), bits, (long long)k, alpha, beta, th);
-                    for (dsmm_idx i = 0; i < m; i++) {
-                        int has_nan = 0;
-                        for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-                            has_nan |= dsmm_csr_col(A, p) == nan_col;
-                        for (dsmm_idx j = 0; j < k; j++) {
-                            double got = type == DSMM_DOUBLE ? ((double *)C1->val)[i * k + j]
-                                                             : ((float *)C1->val)[i * k + j];
-                            double w = want[i * k + j], tol = 1e-5 * (scale[i * k + j] + 1);
-                            CHECK_MSG(has_nan ? isnan(got) : fabs(got - w) <= tol,
-                                      "%s, %d-bit, k %lld, row %lld (%lld entries%s), col %lld: "
-                                      "%g, expected %g",
-                                      dsmm_type_name(type), bits, (long long)k, (long long)i,
-                                      (long long)(i % 8), has_nan ? ", column 19" : "",
-                                      (long long)j, got, has_nan ? NAN : w);
-                        }
-                    }
+                    char what[96];
+                    snprintf(what, sizeof what, "%s, %d-bit, k %lld, %d threads",
+                             dsmm_type_name(type), bits, (long long)k, th);
+                    CHECK(check_nan_rows(A, C1, nan_col, want, scale, 1e-5, what) == TEST_PASS);
                 }
                 CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
                 free(want);
@@ -920,25 +930,16 @@ static int test_gather(void)
                     double *bbuf = calloc((size_t)(n * ldb), sizeof(double));
                     CHECK(bbuf != NULL);
                     CHECK_OK(ctx, dsmm_dense_wrap(ctx, n, 1, ldb, bbuf, type, &B));
-                    for (dsmm_idx r = 0; r < n; r++) {
-                        double v = r == nan_row ? NAN : 0.3 * (double)((r * 11) % 17) - 2.1;
-                        if (type == DSMM_DOUBLE)
-                            ((double *)B->val)[r * ldb] = v;
-                        else
-                            ((float *)B->val)[r * ldb] = (float)v;
-                    }
+                    for (dsmm_idx r = 0; r < n; r++)
+                        dense_put(B, r, 0,
+                                  r == nan_row ? NAN : 0.3 * (double)((r * 11) % 17) - 2.1);
                     double *want = malloc(sizeof *want * (size_t)m);
                     double *scale = malloc(sizeof *scale * (size_t)m);
                     CHECK(want != NULL && scale != NULL);
                     for (int h = 0; h < 3; h++) {
                         CHECK_OK(ctx, dsmm_dense_create(ctx, m, 1, type, &C[h]));
-                        for (dsmm_idx i = 0; i < m; i++) {
-                            double v = 0.5 * (double)(i % 5) - 1.0;
-                            if (type == DSMM_DOUBLE)
-                                ((double *)C[h]->val)[i] = v;
-                            else
-                                ((float *)C[h]->val)[i] = (float)v;
-                        }
+                        for (dsmm_idx i = 0; i < m; i++)
+                            dense_put(C[h], i, 0, 0.5 * (double)(i % 5) - 1.0);
                     }
                     CHECK_OK(ctx, ref_spmm(A, 0, alpha, B, beta, C[0], want, scale, NULL));
                     // C[0]: gather (where the CPU has it) at 1 thread, C[1] at 2, C[2] scalar
@@ -956,21 +957,14 @@ static int test_gather(void)
                     CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,
                               "%s, %d-bit, ldb %lld: 1 and 2 threads differ", dsmm_type_name(vt),
                               bits, (long long)ldb);
-                    for (int h = 0; h < 3; h += 2)
-                        for (dsmm_idx i = 0; i < m; i++) {
-                            int has_nan = 0;
-                            for (dsmm_idx p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-                                has_nan |= dsmm_csr_col(A, p) == nan_row;
-                            double got = type == DSMM_DOUBLE ? ((double *)C[h]->val)[i]
-                                                             : ((float *)C[h]->val)[i];
-                            double tol = (type == DSMM_DOUBLE ? 1e-13 : 1e-5) * (scale[i] + 1);
-                            CHECK_MSG(has_nan ? isnan(got) : fabs(got - want[i]) <= tol,
-                                      "%s, %d-bit, ldb %lld, %s, row %lld (%lld entries): %g, "
-                                      "expected %g",
-                                      dsmm_type_name(vt), bits, (long long)ldb,
-                                      h ? "scalar" : "gather", (long long)i, (long long)(i % 41),
-                                      got, has_nan ? NAN : want[i]);
-                        }
+                    for (int h = 0; h < 3; h += 2) {
+                        char what[96];
+                        snprintf(what, sizeof what, "%s, %d-bit, ldb %lld, %s", dsmm_type_name(vt),
+                                 bits, (long long)ldb, h ? "scalar" : "gather");
+                        CHECK(check_nan_rows(A, C[h], nan_row, want, scale,
+                                             type == DSMM_DOUBLE ? 1e-13 : 1e-5,
+                                             what) == TEST_PASS);
+                    }
                     free(want);
                     free(scale);
                     for (int h = 0; h < 3; h++) dsmm_dense_destroy(&C[h]);
