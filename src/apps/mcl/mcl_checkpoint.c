@@ -33,9 +33,7 @@ dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
     int64_t v[3] = {0, 0, t->nnz};
     for (dsmm_idx i = 0; i < t->nrows; i++)
         for (dsmm_idx k = t->rowptr[i]; k < t->rowptr[i + 1]; k++) {
-            double x = t->type == DSMM_PATTERN ? 1.0
-                       : t->type == DSMM_FLOAT ? (double)((const float *)t->val)[k]
-                                               : ((const double *)t->val)[k];
+            double x = dsmm_csr_value(t, k);
             uint64_t bits;
             memcpy(&bits, &x, sizeof bits);
             uint64_t h =
@@ -235,9 +233,7 @@ dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, d
         dsmm_status bad = DSMM_OK;
         for (dsmm_idx i = 0; i < t->nrows && bad == DSMM_OK; i++)
             for (dsmm_idx k = t->rowptr[i]; k < t->rowptr[i + 1]; k++) {
-                double x = t->type == DSMM_PATTERN ? 1.0
-                           : t->type == DSMM_FLOAT ? (double)((const float *)t->val)[k]
-                                                   : ((const double *)t->val)[k];
+                double x = dsmm_csr_value(t, k);
                 if (x >= 0.0 && x <= 1.0) continue; // false for NaN
                 bad = dsmmi_error(ctx, DSMM_ERR_FORMAT, __FILE__, __LINE__,
                                   "mcl: --resume: %s: entry (%lld, %lld) of the iterate is %g; an "
