@@ -115,14 +115,14 @@ python3 - "$out" <<'EOF'
 import json, sys
 out = sys.argv[1]
 k = json.load(open(out + "/ph.merge.json")); b = json.load(open(out + "/ph.binary.json"))
-mk = max(i["merge_peak_bytes"] for i in k["iters"]); mb = max(i["merge_peak_bytes"] for i in b["iters"])
-sk = sum(i["merge_seconds"] for i in k["iters"]); sb = sum(i["merge_seconds"] for i in b["iters"])
+mk = max(i["merge_peak_bytes"] for i in k["iterations"]); mb = max(i["merge_peak_bytes"] for i in b["iterations"])
+sk = sum(i["merge_seconds"] for i in k["iterations"]); sb = sum(i["merge_seconds"] for i in b["iterations"])
 print("  k-way merge: largest merge peak %d bytes, merge seconds %.3f, run %.2f s" % (mk, sk, k["seconds"]))
 print("  binary merge: largest merge peak %d bytes, merge seconds %.3f, run %.2f s" % (mb, sb, b["seconds"]))
 print("  binary / k-way peak: %.3f" % (mb / mk if mk else float("nan")))
-budget = max(i["resident_bytes"] + i["est_bytes"] / 4 for i in k["iters"])
+budget = max(i["resident_bytes"] + i["est_bytes"] / 4 for i in k["iterations"])
 print("  unphased: estimated product %.0f bytes, resident %.0f bytes (largest iteration)" %
-      max((i["est_bytes"], i["resident_bytes"]) for i in k["iters"]))
+      max((i["est_bytes"], i["resident_bytes"]) for i in k["iterations"]))
 open(out + "/budget", "w").write("%d\n" % int(budget))
 EOF
 budget=$(cat "$out/budget")
@@ -134,7 +134,7 @@ python3 - "$out" "$budget" "$d" "${dm:-?}" <<'EOF'
 import json, sys
 out, budget, d, dm = sys.argv[1:5]
 u = json.load(open(out + "/ph.merge.json")); p = json.load(open(out + "/ph.budget.json"))
-print("  budget %s bytes per rank: phases per iteration %s" % (budget, [i["phases"] for i in p["iters"]]))
+print("  budget %s bytes per rank: phases per iteration %s" % (budget, [i["phases"] for i in p["iterations"]]))
 print("  time unphased %.2f s, phased %.2f s; split/join distance phased vs unphased: %s, vs mcl: %s" %
       (u["seconds"], p["seconds"], d, dm))
 EOF

@@ -1133,7 +1133,7 @@ typedef struct dsmm_mcl_iter {
     int estimate_keys;        // DIST: what sized the product: 0 the exact count, r Cohen's
                               // estimator with r keys; -1 when nothing was estimated (fused)
     double estimate_seconds;  // DIST: seconds of that estimate or count (largest rank)
-    double flops;             // DIST: multiply-adds of the expansion (all ranks); -1 fused
+    double flops;             // multiply-adds of the expansion (all ranks), every path
     int64_t merge_peak_bytes; // DIST with SUMMA merge/binary: largest peak of the stage
                               // products and merged lists over the phases and ranks
     double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
@@ -1189,7 +1189,8 @@ typedef struct dsmm_mcl_result {
     int64_t overlap;    // vertices in several attractor systems, cut to the first one
     int64_t garbage;    // vertices reaching no attractor, gathered in one cluster
     double seconds;
-    dsmm_mcl_iter *iters; // iterations entries
+    dsmm_mcl_iter *iters; // niters entries: the iterations this call ran
+    int niters;           // = iterations, or fewer after a resume (the ones since the checkpoint)
 } dsmm_mcl_result;
 
 /* dsmm_mcl_run: clusters the graph G (square; G(i, j) = weight of the edge j -> i, mcl's

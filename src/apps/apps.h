@@ -95,6 +95,8 @@ dsmm_status dsmmi_mcl_mat_from_tile(dsmm_ctx *ctx, const dsmm_csr *tile, dsmmi_m
 typedef struct dsmmi_mcl_iter_stats {
     dsmm_idx nnz_expand, nnz_pruned, dense_cols;
     double chaos;
+    double flops; // multiply-adds of the expansion (fused and replicated; the distributed
+                  // expansion counts its own in dsmm_mcl_iter.flops)
 } dsmmi_mcl_iter_stats;
 
 /* dsmmi_mcl_expand_col: column row0 + r of M*M (r: a local row of M) into idx/val (ascending,

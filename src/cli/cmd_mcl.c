@@ -199,59 +199,113 @@ static void progress(void *user, const dsmm_mcl_iter *it)
             (long long)it->nnz_expand, (long long)it->nnz_pruned, it->phases);
 }
 
-static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const mcl_args *a,
-                       const dsmm_mcl_params *p, const dsmm_mcl_result *r, const char *algo)
+// What a run's --stats record needs beyond the result: measured around the run, on every rank.
+typedef struct mcl_totals {
+    double io_seconds; // reading the input (once, shared by a sweep) and writing this clustering
+    int64_t nnz_in;    // entries of the input graph as read
+    int64_t peak;      // largest rank's peak of dsmm-allocated bytes
+    int64_t sent;      // bytes sent, all ranks
+} mcl_totals;
+
+static const char *expand_name(dsmm_mcl_expand e)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "dsmm mcl: --stats: cannot write %s: %s\n", path, strerror(errno));
-        return CLI_FAIL;
+    return e == DSMM_MCL_DIST ? "dist" : e == DSMM_MCL_REPLICATED ? "replicated" : "fused";
+}
+
+// One iteration's record; the estimator's and the pipeline's keys only where they ran.
+static void iter_json(dsmmi_json *j, const dsmm_mcl_iter *it)
+{
+    dsmmi_json_begin_object(j, NULL);
+    dsmmi_json_int(j, "iteration", it->iteration);
+    dsmmi_json_num(j, "inflation", it->inflation);
+    dsmmi_json_num(j, "chaos", it->chaos);
+    dsmmi_json_num(j, "seconds", it->seconds);
+    dsmmi_json_num(j, "flops", it->flops);
+    dsmmi_json_int(j, "nnz_in", it->nnz_in);
+    dsmmi_json_int(j, "nnz_expand", it->nnz_expand);
+    dsmmi_json_int(j, "nnz_pruned", it->nnz_pruned);
+    dsmmi_json_int(j, "dense_cols", it->dense_cols);
+    dsmmi_json_int(j, "phases", it->phases);
+    dsmmi_json_str(j, "expand", expand_name(it->expand));
+    dsmmi_json_num(j, "est_bytes", it->est_bytes);
+    dsmmi_json_num(j, "resident_bytes", it->resident_bytes);
+    dsmmi_json_int(j, "peak_bytes", it->peak_bytes);
+    dsmmi_json_int(j, "merge_peak_bytes", it->merge_peak_bytes);
+    dsmmi_json_num(j, "merge_seconds", it->merge_seconds);
+    if (it->estimate_keys >= 0) { // how the distributed expansion was sized
+        dsmmi_json_str(j, "estimator", it->estimate_keys ? "cohen" : "exact");
+        dsmmi_json_int(j, "estimate_keys", it->estimate_keys);
+        dsmmi_json_num(j, "estimate_seconds", it->estimate_seconds);
     }
-    fprintf(f,
-            "{\"op\": \"mcl\", \"algo\": \"%s\", \"ranks\": %d, \"threads\": %d, \"seconds\": "
-            "%.6f, \"input\": \"%s\", \"inflation\": %.9g, \"vertices\": %lld, \"clusters\": "
-            "%lld, \"iterations\": %d, \"converged\": %s, \"attractors\": %lld, \"overlap\": "
-            "%lld, \"garbage\": %lld, \"per_process_mem\": %zu, \"iters\": [",
-            algo, dsmm_ctx_size(ctx), dsmm_ctx_threads(ctx), r->seconds, input, p->inflation,
-            (long long)r->n, (long long)r->nclusters, r->iterations,
-            r->converged ? "true" : "false", (long long)r->attractors, (long long)r->overlap,
-            (long long)r->garbage, a->mem);
-    for (int k = 0; k < r->iterations; k++) {
-        const dsmm_mcl_iter *it = &r->iters[k];
-        fprintf(f,
-                "%s\n  {\"iteration\": %d, \"inflation\": %.9g, \"chaos\": %.9g, \"seconds\": "
-                "%.6f, \"nnz_in\": %lld, \"nnz_expand\": %lld, \"nnz_pruned\": %lld, "
-                "\"dense_cols\": %lld, \"phases\": %d, \"expand\": \"%s\", \"est_bytes\": %.0f, "
-                "\"resident_bytes\": %.0f, "
-                "\"peak_bytes\": %lld, \"merge_peak_bytes\": %lld, \"merge_seconds\": %.6f",
-                k ? "," : "", it->iteration, it->inflation, it->chaos, it->seconds,
-                (long long)it->nnz_in, (long long)it->nnz_expand, (long long)it->nnz_pruned,
-                (long long)it->dense_cols, it->phases,
-                it->expand == DSMM_MCL_DIST         ? "dist"
-                : it->expand == DSMM_MCL_REPLICATED ? "replicated"
-                                                    : "fused",
-                it->est_bytes, it->resident_bytes, (long long)it->peak_bytes,
-                (long long)it->merge_peak_bytes, it->merge_seconds);
-        // How the distributed expansion was sized (not on the fused path).
-        if (it->estimate_keys >= 0)
-            fprintf(f,
-                    ", \"estimator\": \"%s\", \"estimate_keys\": %d, \"estimate_seconds\": %.6f, "
-                    "\"flops\": %.0f",
-                    it->estimate_keys ? "cohen" : "exact", it->estimate_keys, it->estimate_seconds,
-                    it->flops);
-        // The pipeline's idle times (HipMCL-GPU's Table V), when it measured them.
-        if (it->cpu_idle_seconds >= 0)
-            fprintf(f, ", \"cpu_idle_seconds\": %.6f, \"gpu_products\": %lld", it->cpu_idle_seconds,
-                    (long long)it->gpu_products);
-        if (it->gpu_idle_seconds >= 0)
-            fprintf(f, ", \"gpu_idle_seconds\": %.6f", it->gpu_idle_seconds);
-        fprintf(f, "}");
+    if (it->cpu_idle_seconds >= 0) { // the pipeline's idle times (HipMCL-GPU's Table V)
+        dsmmi_json_num(j, "cpu_idle_seconds", it->cpu_idle_seconds);
+        dsmmi_json_int(j, "gpu_products", it->gpu_products);
     }
-    fprintf(f, "]}\n");
-    int bad = ferror(f);
-    if (f != stdout) bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "dsmm mcl: --stats: write to %s failed\n", path);
+    if (it->gpu_idle_seconds >= 0) dsmmi_json_num(j, "gpu_idle_seconds", it->gpu_idle_seconds);
+    dsmmi_json_end_object(j);
+}
+
+// "algo" of the record: how the iterations expanded, "fused", "replicated", the distributed
+// SpGEMM's name, or "replicated+NAME" when auto took both ways in one run.
+static const char *algo_name(const dsmm_mcl_result *r, const char *dist, char *buf, size_t n)
+{
+    int used[3] = {0, 0, 0}; // fused, replicated, dist
+    for (int k = 0; k < r->niters; k++)
+        used[r->iters[k].expand == DSMM_MCL_DIST         ? 2
+             : r->iters[k].expand == DSMM_MCL_REPLICATED ? 1
+                                                         : 0] = 1;
+    if (used[1] && used[2])
+        snprintf(buf, n, "replicated+%s", dist);
+    else
+        snprintf(buf, n, "%s", used[2] ? dist : used[1] ? "replicated" : "fused");
+    return buf;
+}
+
+// The record of one clustering: DESIGN.md's stable keys first (flops summed over the
+// iterations this call ran, nnz_out the vertices placed in clusters), then mcl's, then one
+// object per iteration under "iterations" (fewer than iteration_count after a resume).
+static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const mcl_args *a,
+                       const dsmm_mcl_params *p, const dsmm_mcl_result *r, const char *algo,
+                       const mcl_totals *t)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_stats *s = NULL;
+    dsmmi_json j;
+    dsmmi_json_init(&j, ctx);
+    double flops = 0.0;
+    for (int k = 0; k < r->niters; k++) flops += r->iters[k].flops;
+    DSMM_TRY(dsmm_stats_create(ctx, "mcl", &s));
+    DSMM_TRY(dsmm_stats_set_str(s, "algo", algo));
+    DSMM_TRY(dsmm_stats_set_int(s, "ranks", dsmm_ctx_size(ctx)));
+    DSMM_TRY(dsmm_stats_set_int(s, "threads", dsmm_ctx_threads(ctx)));
+    DSMM_TRY(dsmm_stats_set_num(s, "seconds", r->seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "io_seconds", t->io_seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "flops", flops));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_in", t->nnz_in));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_out", r->n));
+    DSMM_TRY(dsmm_stats_set_int(s, "peak_bytes", t->peak));
+    DSMM_TRY(dsmm_stats_set_int(s, "bytes_sent", t->sent));
+    DSMM_TRY(dsmm_stats_set_str(s, "input", input));
+    DSMM_TRY(dsmm_stats_set_num(s, "inflation", p->inflation));
+    DSMM_TRY(dsmm_stats_set_int(s, "vertices", r->n));
+    DSMM_TRY(dsmm_stats_set_int(s, "clusters", r->nclusters));
+    DSMM_TRY(dsmm_stats_set_int(s, "iteration_count", r->iterations));
+    DSMM_TRY(dsmmi_stats_set_raw(s, "converged", r->converged ? "true" : "false"));
+    DSMM_TRY(dsmm_stats_set_int(s, "attractors", r->attractors));
+    DSMM_TRY(dsmm_stats_set_int(s, "overlap", r->overlap));
+    DSMM_TRY(dsmm_stats_set_int(s, "garbage", r->garbage));
+    DSMM_TRY(dsmm_stats_set_int(s, "per_process_mem", (int64_t)a->mem));
+    dsmmi_json_begin_array(&j, NULL);
+    for (int k = 0; k < r->niters; k++) iter_json(&j, &r->iters[k]);
+    dsmmi_json_end_array(&j);
+    DSMM_TRY(j.st);
+    DSMM_TRY(dsmmi_stats_set_raw(s, "iterations", j.buf));
+    DSMM_TRY(dsmm_stats_write(s, path));
+cleanup:
+    dsmmi_json_free(&j);
+    dsmm_stats_destroy(&s);
+    if (st != DSMM_OK) {
+        cli_fail(&cmd, ctx, path);
         return CLI_FAIL;
     }
     return CLI_OK;
@@ -505,6 +559,7 @@ int cli_mcl(int argc, char **argv)
     ro.type = DSMM_DOUBLE;
     ro.keep_pattern = 1;
     ro.format = a.abc ? DSMM_FORMAT_ABC : (a.mm ? DSMM_FORMAT_MTX : DSMM_FORMAT_AUTO);
+    double t_read = dsmmi_wtime();
     if (a.abc) {
         // Labels live on rank 0 (for the output); the matrix is scattered from there.
         ro.dup = DSMM_DUP_MAX; // mcl merges repeated pairs by their maximum
@@ -521,21 +576,37 @@ int cli_mcl(int argc, char **argv)
         rc = CLI_FAIL;
         goto done;
     }
+    t_read = dsmmi_wtime() - t_read;
+    int64_t nnz_in = dsmm_dist_nnz(G);
     progress_ctx pcx = {a.quiet || a.silent, 0};
     p.progress = progress;
     p.progress_user = &pcx;
     for (int k = 0; k < a.ninfl && rc == CLI_OK; k++) {
         p.inflation = a.infl[k];
         pcx.header = 0;
+        dsmm_traffic t0, t1;
+        dsmm_ctx_traffic(ctx, &t0);
         // The last (or only) inflation value lets the library free the input once loaded.
         st = k + 1 < a.ninfl ? dsmm_mcl_run(ctx, G, &p, &res)
                              : dsmm_mcl_run_consume(ctx, &G, &p, &res);
-        if (st != DSMM_OK) {
+        if (st != DSMM_OK) { // the same status on every rank
             if (root) cli_fail(&cmd, ctx, "clustering");
             rc = CLI_FAIL;
             break;
         }
+        dsmm_ctx_traffic(ctx, &t1);
+        mcl_totals tot = {t_read, nnz_in, (int64_t)dsmm_ctx_mem_peak(ctx),
+                          t1.bytes_sent[0] + t1.bytes_sent[1] - t0.bytes_sent[0] -
+                              t0.bytes_sent[1]};
+        st = dsmmi_allreduce_i64(ctx, &tot.peak, 1, '>');
+        if (st == DSMM_OK) st = dsmmi_allreduce_i64(ctx, &tot.sent, 1, '+');
+        if (st != DSMM_OK) {
+            if (root) cli_fail(&cmd, ctx, "gathering the statistics");
+            rc = CLI_FAIL;
+            break;
+        }
         if (root) {
+            double tw = dsmmi_wtime();
             dsmm_status ws = dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster, labels,
                                                        a.abc ? 0 : a.base0);
             if (ws != DSMM_OK) {
@@ -547,18 +618,21 @@ int cli_mcl(int argc, char **argv)
                         res.converged ? "" : ", not converged");
                 fprintf(stderr, "[dsmm mcl] output is in %s\n", paths[k]);
             }
+            tot.io_seconds += dsmmi_wtime() - tw;
             if (rc == CLI_OK && a.stats) {
-                char sp[4096];
+                char sp[4096], an[64];
                 if (a.ninfl > 1 && strcmp(a.stats, "-") != 0)
                     snprintf(sp, sizeof sp, "%s.%d", a.stats, k);
                 else
                     snprintf(sp, sizeof sp, "%s", a.stats);
                 rc = write_stats(ctx, sp, input, &a, &p, &res,
-                                 dsmm_ctx_size(ctx) == 1 && p.expand != DSMM_MCL_DIST
-                                     ? "fused"
-                                     : dsmm_dist_alg_name(p.dist.alg));
+                                 algo_name(&res, dsmm_dist_alg_name(p.dist.alg), an, sizeof an),
+                                 &tot);
             }
         }
+        // Only rank 0 writes: every rank learns whether it failed, so none goes on alone into
+        // the next inflation's collectives.
+        if (dsmmi_comm_agree(ctx, rc == CLI_OK ? DSMM_OK : DSMM_ERR_IO) != DSMM_OK) rc = CLI_FAIL;
         dsmm_mcl_result_free(&res);
     }
 done:

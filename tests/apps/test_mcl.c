@@ -801,6 +801,13 @@ static int run_compare(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_mcl_params *
     // iteration apart (docs/mcl.md "Exactness"), the clusters may not differ.
     CHECK_ALL(abs(got.iterations - want.iterations) <= 1);
     CHECK_ALL(got.nclusters >= 1 && got.nclusters <= A->nrows);
+    // The first iteration multiplies the same iterate both ways: the same count of products
+    // (the fused expansion counts per column, SUMMA per row of its stage products).
+    CHECK_ALL(got.niters >= 1 && want.niters >= 1);
+    CHECK_ALL_MSG(got.iters[0].flops == want.iters[0].flops && want.iters[0].flops > 0 &&
+                      got.iters[0].nnz_expand == want.iters[0].nnz_expand,
+                  "%s: first iteration's flops %.0f, fused %.0f", what, got.iters[0].flops,
+                  want.iters[0].flops);
     if (keep) {
         *keep = got;
         got = (dsmm_mcl_result){0};
@@ -1115,6 +1122,17 @@ static int test_checkpoint_resume(void)
     CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rest));
     CHECK_ALL(same_clusters(&whole, &rest));
     CHECK_ALL_EQ(rest.iterations, whole.iterations);
+    // The records are the iterations run since the checkpoint, measured as the whole run's.
+    CHECK_ALL_EQ(whole.niters, whole.iterations);
+    CHECK_ALL_EQ(part.niters, 3);
+    CHECK_ALL_EQ(rest.niters, whole.iterations - 3);
+    for (int k = 0; k < rest.niters && k + 3 < whole.niters; k++) {
+        const dsmm_mcl_iter *a = &rest.iters[k], *b = &whole.iters[k + 3];
+        CHECK_ALL_MSG(a->iteration == k + 4 && a->flops == b->flops && a->flops > 0 &&
+                          a->nnz_expand == b->nnz_expand && a->nnz_pruned == b->nnz_pruned,
+                      "record %d: iteration %d, flops %.0f against %.0f", k, a->iteration, a->flops,
+                      b->flops);
+    }
     // A checkpoint of other settings is refused.
     p.inflation = 3.0;
     dsmm_mcl_result bad = {0};

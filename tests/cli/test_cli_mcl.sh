@@ -63,18 +63,38 @@ fi
 
 # --- statistics, checkpoint and resume ----------------------------------------------------------
 expect_rc 0 "$dsmm" mcl "$collins" --abc -o s.out --stats s.json
-if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); it=d["iters"];
-assert d["op"]=="mcl" and d["clusters"]==300 and d["iterations"]==len(it)==22
+# DESIGN.md's stable keys first, in order; flops the iterations' sum (each one's products, at
+# least one per entry kept); nnz_in the input's entries (collins: 9074 abc lines over 1622
+# vertices, before mcl makes the graph symmetric); one record per iteration under "iterations".
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); it=d["iterations"]
+stable=["op","algo","ranks","threads","seconds","io_seconds","flops","nnz_in","nnz_out","peak_bytes","bytes_sent"]
+assert list(d)[:len(stable)]==stable, list(d)[:len(stable)]
+assert d["op"]=="mcl" and d["algo"]=="fused" and d["clusters"]==300 and d["iteration_count"]==len(it)==22
+assert d["nnz_in"]==9074 and d["nnz_out"]==d["vertices"]==1622 and d["bytes_sent"]==0 and d["peak_bytes"]>0
+assert d["flops"]==sum(x["flops"] for x in it) and all(x["flops"] >= x["nnz_expand"] > 0 for x in it)
+assert [x["iteration"] for x in it]==list(range(1,23)) and d["converged"] is True
 assert it[-1]["chaos"] < 1e-4 <= it[-2]["chaos"]
 assert all(x["nnz_pruned"] <= x["nnz_expand"] and x["phases"] == 1 for x in it)' s.json 2>"$tmp/pyerr"; then
     ok
 else
     bad "s.json: $(head -c 300 "$tmp/pyerr")"
 fi
+expect_rc 0 "$dsmm" report s.json
+expect_grep "$tmp/out" 'mcl fused, ranks 1'
 expect_rc 0 "$dsmm" mcl "$collins" --abc -L 5 --checkpoint ck -o part.out -q
 expect_grep ck/state '^iteration 5$'
-expect_rc 0 "$dsmm" mcl "$collins" --abc --resume ck -o resumed.out -q
+expect_rc 0 "$dsmm" mcl "$collins" --abc --resume ck -o resumed.out -q --stats resumed.json
 same resumed.out ref.2.0
+# After a resume the records are the iterations run since the checkpoint (6..22), the same
+# as the whole run's (an earlier build listed 22 records here, the last 5 uninitialised).
+if python3 -c 'import json,sys; d,s=[json.load(open(f)) for f in sys.argv[1:3]]; it=d["iterations"]
+assert d["iteration_count"]==22 and [x["iteration"] for x in it]==list(range(6,23))
+w=s["iterations"][5:]
+assert all(a[k]==b[k] for a,b in zip(it,w) for k in ("flops","nnz_in","nnz_expand","nnz_pruned","chaos"))' resumed.json s.json 2>"$tmp/pyerr"; then
+    ok
+else
+    bad "resumed.json: $(head -c 300 "$tmp/pyerr")"
+fi
 expect_rc 1 "$dsmm" mcl "$collins" --abc -I 3 --resume ck -o bad.out
 expect_grep "$tmp/err" 'other settings'
 expect_none bad.out
@@ -115,7 +135,7 @@ fi
 if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
     mpi=(mpirun --oversubscribe)
     [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o p2.out -q
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o p2.out -q --stats p2.json
     same p2.out ref.2.0
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$collins" --abc -I 4 -o p4.out -q --stats p4.json
     same p4.out ref.4.0
@@ -124,10 +144,16 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
     same d3.out ref.2.0
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o a2.out -q --accumulate merge --stats a2.json
     same a2.out ref.2.0
+    # The replicated expansion is one rank's arithmetic: the same products, iteration by
+    # iteration, as the one-rank run of s.json; bytes were sent, and each record names its way.
     if python3 -c 'import json,sys
-r,d,a=[json.load(open(f))["iters"] for f in sys.argv[1:4]]
+R,D,A,P2,S=[json.load(open(f)) for f in sys.argv[1:6]]
+r,d,a=R["iterations"],D["iterations"],A["iterations"]
 assert all(i["expand"]=="replicated" and "estimator" not in i for i in r)
-assert all(i["expand"]=="dist" and i["estimator"] in ("exact","cohen") for i in d+a)' p4.json d3.json a2.json 2>"$tmp/pyerr"; then
+assert all(i["expand"]=="dist" and i["estimator"] in ("exact","cohen") for i in d+a)
+assert (R["algo"],D["algo"],A["algo"])==("replicated","summa","summa") and R["ranks"]==4 and D["ranks"]==3
+assert [i["flops"] for i in P2["iterations"]]==[i["flops"] for i in S["iterations"]]
+assert P2["flops"]==S["flops"] and P2["nnz_in"]==S["nnz_in"] and all(x["bytes_sent"]>0 for x in (R,D,A,P2))' p4.json d3.json a2.json p2.json s.json 2>"$tmp/pyerr"; then
         ok
     else
         bad "--expand stats: $(head -c 300 "$tmp/pyerr")"
@@ -140,7 +166,7 @@ assert all(i["expand"]=="dist" and i["estimator"] in ("exact","cohen") for i in 
         same e$e.out ref.2.0
     done
     if python3 -c 'import json,sys
-x,c,a=[json.load(open(f))["iters"] for f in sys.argv[1:4]]
+x,c,a=[json.load(open(f))["iterations"] for f in sys.argv[1:4]]
 assert all(i["estimator"]=="exact" and i["estimate_keys"]==0 and i["est_bytes"]*2/24 >= i["nnz_expand"] for i in x)
 assert all(i["estimator"]=="cohen" and i["estimate_keys"]==5 for i in c)
 assert all(i["estimate_keys"]==(0 if i["flops"] < 32*i["nnz_in"] else 8) for i in a)

@@ -454,7 +454,6 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
         it.cpu_idle_seconds = it.gpu_idle_seconds = -1; // not measured (yet)
         it.gpu_products = -1;
         it.estimate_keys = -1; // set by the distributed expansion
-        it.flops = -1;
         double ti = dsmmi_wtime();
         int64_t nnz_in = M.nnz;
         DSMM_TRY(dsmmi_allreduce_i64(ctx, &nnz_in, 1, '+'));
@@ -499,6 +498,8 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
             }
             it.phases = 1;
             it.expand = fused ? DSMM_MCL_FUSED : DSMM_MCL_REPLICATED;
+            it.flops = s.flops;
+            DSMM_TRY(dsmmi_allreduce_f64(ctx, &it.flops, 1, '+'));
         } else {
             it.expand = DSMM_MCL_DIST;
             DSMM_TRY(dsmmi_mcl_iterate_dist(ctx, p, &M, row0, N, &rules, power, &next, &s, &it));
@@ -551,6 +552,7 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     res->iterations = loop.n_ite;
     res->converged = loop.converged;
     res->iters = iters;
+    res->niters = nit;
     iters = NULL;
     res->seconds = dsmmi_wtime() - t0;
 cleanup:

@@ -580,6 +580,7 @@ dsmm_status dsmmi_mcl_iterate_local(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_
                (long long)nrows);
     out->nrows = nrows;
     dsmmi_mcl_work_bounds(M, G, g0, nb, rflops, bnd);
+    for (dsmm_idx r = 0; r < nrows; r++) stats->flops += (double)rflops[r];
     for (int t = 0; t < nt; t++) {
         w[t].acc_mem = dsmmi_calloc(ctx, (size_t)N * PANEL + 8, sizeof(double)); // kept zero
         w[t].acc = w[t].acc_mem;
