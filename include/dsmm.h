@@ -1483,6 +1483,8 @@ typedef struct dsmm_gcn_result {
     dsmm_idx nodes, edges, nfeatures, nclasses, ntrain, nval, ntest;
     double seconds, setup_seconds; // training; reading, normalising, the plan
     dsmm_cola_volume volume;       // the aggregation's counts at k = hidden (this rank)
+    double flops; // products of every forward and backward pass, all ranks, 2 per multiply-add:
+                  // the aggregations (nnz of Ahat x width), X * W_0 and its transpose, BLAS
 } dsmm_gcn_result;
 
 /* dsmm_gcn_train: trains on the dataset PREFIX.adj.mtx.gz (symmetric adjacency),

@@ -194,6 +194,7 @@ enum { DSMMI_GCN_TRAIN = 1, DSMMI_GCN_VAL = 2, DSMMI_GCN_TEST = 4 };
  * labels, the split bits and the input features. Counts are global. */
 typedef struct dsmmi_gcn_data {
     dsmm_idx n, nloc, nfeat, nclasses, edges, ntrain, nval, ntest;
+    dsmm_idx ahat_nnz; // entries of this rank's rows of Ahat
     dsmm_cola *plan;
     const dsmm_idx *vertex; // the plan's (not owned)
     int32_t *label;         // nloc classes (-1: none)
@@ -225,7 +226,8 @@ typedef struct dsmmi_gcn_model {
     float *Xrd;                // RANDOM: after dropout
     double *red;               // all-reduce buffer (largest W)
     double agg_seconds, comm_seconds, cola_seconds; // dsmm_cola_spmm so far
-    int step;                                       // Adam steps taken
+    double flops;     // this rank's products so far, 2 per multiply-add (aggregations, X * W, BLAS)
+    int step;         // Adam steps taken
     int train, epoch; // the last forward pass: dropout applied, the epoch of its masks
 } dsmmi_gcn_model;
 

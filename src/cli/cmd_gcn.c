@@ -148,6 +148,8 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const gcn_args *
     DSMM_TRY(dsmm_stats_set_int(s, "threads", dsmm_ctx_threads(ctx)));
     DSMM_TRY(dsmm_stats_set_num(s, "seconds", r->seconds));
     DSMM_TRY(dsmm_stats_set_num(s, "io_seconds", r->setup_seconds));
+    DSMM_TRY(dsmm_stats_set_num(s, "flops", r->flops));
+    DSMM_TRY(dsmm_stats_set_int(s, "nnz_in", r->edges));
     DSMM_TRY(dsmm_stats_set_int(s, "peak_bytes", peak));
     DSMM_TRY(dsmm_stats_set_int(s, "bytes_sent", bytes_sent));
     DSMM_TRY(dsmm_stats_set_str(s, "dataset", a->dataset));

@@ -399,6 +399,19 @@ static int test_cora(void)
     CHECK_ALL_EQ(r.nval, 500);
     CHECK_ALL_EQ(r.ntest, 1000);
     CHECK_ALL_EQ(r.epochs, 200);
+    // The counted products, at any rank count: per epoch two forward passes (training, then
+    // the accuracies) and one backward pass, 2 per multiply-add. Cora has no loops, so Ahat
+    // holds the edges and the identity; X the features' entries.
+    char fp[1100];
+    snprintf(fp, sizeof fp, "%s.features.mtx.gz", prefix);
+    dsmm_csr *X = NULL;
+    CHECK_ALL_OK(ctx, dsmm_read(ctx, fp, NULL, &X, NULL, NULL));
+    double nA = 10556 + 2708, nX = (double)X->nnz, n = 2708, h = 16, c = 7;
+    dsmm_csr_destroy(&X);
+    double fwd = 2 * nX * h + 2 * nA * h + 2 * n * h * c + 2 * nA * c;
+    double bwd = 2 * nA * c + 2 * h * c * n + 2 * n * h * c + 2 * nA * h + 2 * nX * h;
+    CHECK_ALL_MSG(r.flops == 200 * (2 * fwd + bwd), "flops %.0f, expected %.0f (X %.0f entries)",
+                  r.flops, 200 * (2 * fwd + bwd), nX);
     CHECK_ALL_MSG(r.test_accuracy >= 0.79, "test accuracy %.4f", r.test_accuracy);
     CHECK_ALL(r.test_accuracy == r.curve[199].test_accuracy);
     // The volume is this rank's: its rows sum to n, its counts follow the definitions.

@@ -53,6 +53,10 @@ assert len(s["curve"]["loss"]) == 200 and len(s["curve"]["test_accuracy"]) == 20
 assert s["curve"]["test_accuracy"][-1] == s["test_accuracy"]
 assert s["curve"]["loss"][-1] < s["curve"]["loss"][0]
 assert s["volume"]["rows"] == [2708], s["volume"]
+assert list(s)[:11] == ["op", "algo", "ranks", "threads", "seconds", "io_seconds", "flops", "nnz_in",
+                        "nnz_out", "peak_bytes", "bytes_sent"], list(s)[:11]
+assert s["nnz_in"] == 10556 and s["flops"] > 0, s  # test_gcn checks the count itself
+open("one.flops", "w").write(repr(s["flops"]))
 EOF
 
 # --- Cora, 4 ranks: the same network, the volume of every rank -------------------------------
@@ -82,6 +86,7 @@ for i in range(4):
     assert v["v_fr"][i] == 4 * 16 * v["rsc_nnz"][i], v
     assert v["v_fc"][i] == 4 * 16 * v["rsc_cols"][i] and v["v_fc"][i] <= v["v_fr"][i], v
 assert s["bytes_sent"] > 0
+assert s["flops"] == float(open("one.flops").read()) and s["nnz_in"] == 10556, s["flops"]
 EOF
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" gcn --dataset "$cora" --algo cola-nofusion --comm neighbor --epochs 30 -q
     expect_grep "$tmp/out" '^final: '

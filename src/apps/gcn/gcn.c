@@ -114,6 +114,8 @@ dsmm_status dsmm_gcn_train(dsmm_ctx *ctx, const char *prefix, const dsmm_gcn_par
     }
     double sec[2] = {t1 - t0, dsmmi_wtime() - t1};
     DSMM_TRY(dsmmi_allreduce_f64(ctx, sec, 2, '>'));
+    DSMM_TRY(dsmmi_allreduce_f64(ctx, &m.flops, 1, '+'));
+    res->flops = m.flops;
     res->epochs = p->epochs;
     res->curve = curve;
     curve = NULL;

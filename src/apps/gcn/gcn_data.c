@@ -162,7 +162,7 @@ cleanup:
 
 // Ahat on a P x 1 grid (each rank whole rows, so its degrees are complete), planned.
 static dsmm_status build_ahat(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_cola_opts *opts,
-                              dsmm_idx *edges, dsmm_cola **plan)
+                              dsmm_idx *edges, dsmm_idx *local_nnz, dsmm_cola **plan)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx *r = NULL, *c = NULL, *tr = NULL, *tc = NULL, k = 0, m = 0;
@@ -225,6 +225,7 @@ static dsmm_status build_ahat(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_cola
             val[q] = (float)((double)val[q] / sqrt(deg[row0 + i] * deg[dsmm_csr_col(T, q)]));
     DSMM_TRY(dsmmi_allreduce_i64(ctx, &loops, 1, '+'));
     *edges = S->nnz - n + loops;
+    *local_nnz = T->nnz;
     DSMM_TRY(dsmm_cola_create(ctx, S, opts, plan));
 cleanup:
     dsmm_dist_destroy(&S);
@@ -333,7 +334,7 @@ dsmm_status dsmmi_gcn_data_load(dsmm_ctx *ctx, const char *prefix, const dsmm_gc
     d->nval = count[1];
     d->ntest = count[2];
 
-    DSMM_TRY(build_ahat(ctx, A, &p->cola, &d->edges, &d->plan));
+    DSMM_TRY(build_ahat(ctx, A, &p->cola, &d->edges, &d->ahat_nnz, &d->plan));
     dsmm_dist_destroy(&A);
     dsmm_idx row0 = 0;
     dsmm_cola_rows(d->plan, &row0, &d->nloc, &d->vertex);

@@ -23,10 +23,19 @@ static dsmm_status aggregate(dsmm_ctx *ctx, dsmmi_gcn_model *m, dsmm_idx k, floa
     dsmm_cola_info info;
     memset(&info, 0, sizeof info);
     dsmm_status st = dsmm_cola_spmm(ctx, m->d->plan, &b, &c, &info);
+    m->flops += 2.0 * (double)m->d->ahat_nnz * (double)k;
     m->agg_seconds += info.comp_seconds;
     m->comm_seconds += info.comm_seconds;
     m->cola_seconds += info.seconds;
     return st;
+}
+
+// dsmmi_gcn_gemm, counted: C (m x n) = op(A) * op(B) with inner dimension k.
+static void gemm(dsmmi_gcn_model *mo, int ta, int tb, dsmm_idx m, dsmm_idx n, dsmm_idx k,
+                 const float *A, dsmm_idx lda, const float *B, dsmm_idx ldb, float *C, dsmm_idx ldc)
+{
+    mo->flops += 2.0 * (double)m * (double)n * (double)k;
+    dsmmi_gcn_gemm(ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
 static size_t wsize(const dsmmi_gcn_model *m, int l)
@@ -154,9 +163,11 @@ static dsmm_status first_layer(dsmm_ctx *ctx, dsmmi_gcn_model *m, int epoch, dou
         }
         dsmm_dense W = view(ctx, m->width[0], w1, m->W[0]), C = view(ctx, d->nloc, w1, M);
         DSMM_TRY(dsmm_csr_spmm(ctx, m->Xd, &W, &C, NULL, NULL));
+        m->flops += 2.0 * (double)m->Xd->nnz * (double)w1;
         break;
     }
-    case DSMM_GCN_FEATURES_ONEHOT:
+    case DSMM_GCN_FEATURES_ONEHOT: // one product per entry of M
+        m->flops += (double)d->nloc * (double)w1;
         for (dsmm_idx r = 0; r < d->nloc; r++) {
             dsmm_idx u = d->vertex[r];
             float f = onehot_scale(m, epoch, u, thr, keep);
@@ -176,7 +187,7 @@ static dsmm_status first_layer(dsmm_ctx *ctx, dsmmi_gcn_model *m, int epoch, dou
             for (dsmm_idx j = 0; j < F; j++)
                 xd[j] = dsmmi_gcn_dropped(s, j, thr) ? 0.0f : x[j] * keep;
         }
-        dsmmi_gcn_gemm(0, 0, d->nloc, w1, F, m->Xrd, F, m->W[0], w1, M, w1);
+        gemm(m, 0, 0, d->nloc, w1, F, m->Xrd, F, m->W[0], w1, M, w1);
         break;
     }
     }
@@ -210,7 +221,7 @@ dsmm_status dsmmi_gcn_forward(dsmm_ctx *ctx, dsmmi_gcn_model *m, int epoch, int 
                 }
             }
         }
-        dsmmi_gcn_gemm(0, 0, d->nloc, w1, w, H, w, m->W[l], w1, m->M[l], w1);
+        gemm(m, 0, 0, d->nloc, w1, w, H, w, m->W[l], w1, m->M[l], w1);
         DSMM_TRY(aggregate(ctx, m, w1, m->M[l], m->Z[l]));
     }
 cleanup:
@@ -247,9 +258,11 @@ static dsmm_status first_grad(dsmm_ctx *ctx, dsmmi_gcn_model *m, const float *dM
         o.transpose_a = 1;
         dsmm_dense B = view(ctx, d->nloc, w1, (float *)dM), C = view(ctx, m->width[0], w1, dW);
         DSMM_TRY(dsmm_csr_spmm(ctx, m->Xd, &B, &C, &o, NULL));
+        m->flops += 2.0 * (double)m->Xd->nnz * (double)w1;
         break;
     }
     case DSMM_GCN_FEATURES_ONEHOT: {
+        m->flops += 2.0 * (double)d->nloc * (double)w1;
         memset(dW, 0, wsize(m, 0) * sizeof *dW);
         uint64_t thr = dsmmi_gcn_drop_threshold(rate);
         float keep = (float)(1.0 / (1.0 - rate));
@@ -261,7 +274,7 @@ static dsmm_status first_grad(dsmm_ctx *ctx, dsmmi_gcn_model *m, const float *dM
         break;
     }
     case DSMM_GCN_FEATURES_RANDOM:
-        dsmmi_gcn_gemm(1, 0, d->nfeat, w1, d->nloc, m->Xrd, d->nfeat, dM, w1, dW, w1);
+        gemm(m, 1, 0, d->nfeat, w1, d->nloc, m->Xrd, d->nfeat, dM, w1, dW, w1);
         break;
     }
 cleanup:
@@ -281,8 +294,8 @@ dsmm_status dsmmi_gcn_backward(dsmm_ctx *ctx, dsmmi_gcn_model *m)
             DSMM_TRY(first_grad(ctx, m, dM));
             break;
         }
-        dsmmi_gcn_gemm(1, 0, w, w1, d->nloc, m->Hd[l], w, dM, w1, m->dW[l], w1);
-        dsmmi_gcn_gemm(0, 1, d->nloc, w, w1, dM, w1, m->W[l], w1, dZ, w);
+        gemm(m, 1, 0, w, w1, d->nloc, m->Hd[l], w, dM, w1, m->dW[l], w1);
+        gemm(m, 0, 1, d->nloc, w, w1, dM, w1, m->W[l], w1, dZ, w);
         // Hd = relu(Z) * s with s 0 or 1 / (1 - rate): Hd != 0 exactly where Z > 0 and the
         // entry was kept (s >= 1, so no underflow), and there dHd / dZ = s.
         const float *H = m->Hd[l];
