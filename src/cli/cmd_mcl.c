@@ -38,14 +38,14 @@ typedef struct opt {
 #define MAX_INFL 64
 
 typedef struct mcl_args {
-    int abc, mm, base0, d, quiet, silent, z, threads, scheme, phases, expand_i;
+    int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
     int64_t P, S, R;
     int pct, l, L, has_l, has_pi, has_c;
     double p, c, pi, i;
     double infl[MAX_INFL];
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
-    size_t mem, gpu_mem;
+    size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
     int pipeline, gpu;
 } mcl_args;
 
@@ -138,8 +138,13 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
             *(const char **)o->target = v;
             break;
         case K_SIZE:
-            if (dsmm_parse_size(v, (size_t *)o->target) != DSMM_OK || *(size_t *)o->target == 0)
-                return usage_err("--per-process-mem: '%s' is not a size such as 512M or 4G", v);
+            if (dsmm_parse_size(v, (size_t *)o->target) != DSMM_OK || *(size_t *)o->target == 0) {
+                fprintf(stderr,
+                        "dsmm mcl: --%s: '%s' is not a size such as 512M or 4G\n"
+                        "see 'dsmm mcl --help'\n",
+                        o->name, v);
+                return CLI_USAGE;
+            }
             break;
         case K_LIST:
             if (parse_list(v, a) != 0)
@@ -352,6 +357,7 @@ int cli_mcl(int argc, char **argv)
         {"d", NULL, "default output name in the input file's directory (mcl's --d)", K_FLAG, &a.d,
          0, 0},
         {"te", "N", "threads per rank (mcl's -te)", K_INT, &a.threads, 1, 4096},
+        {"threads", "N", "the same as -te (dsmm's common option)", K_INT, &a.threads, 1, 4096},
         {"scheme", "k", "pruning scheme 1..7 (6): P, S, R, pct as mcl's", K_INT, &a.scheme, 1, 7},
         {"p", "f", "prune threshold: entries below about f go (sets P = 1/f)", K_DOUBLE, &a.p, 0,
          1},
@@ -366,6 +372,12 @@ int cli_mcl(int argc, char **argv)
         {"L", "n", "main loop length (10000)", K_INT, &a.L, 0, 1e9},
         {"pi", "f", "pre-inflation of the input", K_DOUBLE, &a.pi, 0.0001, 30},
         {"q", NULL, "quiet: no progress (errors still shown)", K_FLAG, &a.quiet, 0, 0},
+        {"quiet", NULL, "the same as -q", K_FLAG, &a.quiet, 0, 0},
+        {"verbose", NULL, "the library's debug log on stderr as well", K_FLAG, &a.verbose, 0, 0},
+        {"mem", "SIZE",
+         "hard cap on dsmm's memory per rank: an allocation beyond it fails (exit 1); phases "
+         "come from --per-process-mem",
+         K_SIZE, &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
         {"per-process-mem", "SIZE", "memory budget per rank for the expansion -> phases", K_SIZE,
@@ -512,6 +524,8 @@ int cli_mcl(int argc, char **argv)
     cli_common_init(&c);
     c.threads = a.threads;
     c.quiet = a.quiet || a.silent;
+    c.verbose = a.verbose;
+    c.mem = a.budget;
     c.gpu = a.gpu;
     c.gpu_mem = a.gpu_mem;
     cli_dist d;
@@ -530,8 +544,13 @@ int cli_mcl(int argc, char **argv)
         // second, longer than clustering a small network).
         if (dsmm_ctx_create(&ctx) != DSMM_OK)
             return cli_fail(&cmd, NULL, "cannot create a context");
-        dsmm_ctx_set_log(ctx, c.quiet ? DSMM_LOG_ERROR : DSMM_LOG_WARN, NULL, NULL);
+        dsmm_ctx_set_log(ctx,
+                         c.quiet     ? DSMM_LOG_ERROR
+                         : c.verbose ? DSMM_LOG_DEBUG
+                                     : DSMM_LOG_WARN,
+                         NULL, NULL);
         dsmm_ctx_set_progress(ctx, 0);
+        if (c.mem) dsmm_ctx_set_mem_budget(ctx, c.mem);
         if ((a.threads && dsmm_ctx_set_threads(ctx, a.threads) != DSMM_OK) ||
             (a.grid && dsmm_ctx_set_grid(ctx, d.pr, d.pc) != DSMM_OK)) {
             cli_fail(&cmd, ctx, "bad option");

@@ -226,6 +226,19 @@ expect_rc 1 "$dsmm" mcl "$collins" --abc -o /nonexistent/dir/x.out
 expect_rc 1 "$dsmm" mcl "$collins" --abc -o small1.out --per-process-mem 10K
 expect_grep "$tmp/err" 'too small'
 expect_none small1.out
+# dsmm's common options: --threads and --quiet as -te and -q; --mem caps every allocation
+# (an allocation beyond it fails: exit 1, no file); a bad size names its option.
+expect_rc 0 "$dsmm" mcl "$collins" --abc --threads 1 --quiet -o common.out
+same common.out ref.2.0
+if grep -q ' ite ' "$tmp/err"; then bad "--quiet printed progress"; else ok; fi
+expect_rc 1 "$dsmm" mcl "$collins" --abc --mem 200K -o capped.out
+expect_grep "$tmp/err" 'exceeds the memory budget'
+expect_none capped.out
+expect_rc 0 "$dsmm" mcl "$collins" --abc --mem 1G -o roomy.out -q
+same roomy.out ref.2.0
+expect_rc 2 "$dsmm" mcl "$collins" --abc --gpu-mem 12Q -o q.out
+expect_grep "$tmp/err" "--gpu-mem: '12Q' is not a size"
+expect_none q.out
 
 echo "test_cli_mcl: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
