@@ -491,6 +491,8 @@ int cli_mcl(int argc, char **argv)
         return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "
                                "with several -I values");
     if (a.checkpoint && a.ninfl > 1) return usage_err("%s", "--checkpoint takes one -I value");
+    if (a.out && strcmp(a.out, "-") == 0 && a.stats && strcmp(a.stats, "-") == 0)
+        return usage_err("%s", "-o - and --stats - cannot both use stdout");
 
     // Output paths first, so a bad one fails before the work.
     char paths[MAX_INFL][4096];

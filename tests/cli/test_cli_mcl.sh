@@ -236,6 +236,8 @@ expect_grep "$tmp/err" 'exceeds the memory budget'
 expect_none capped.out
 expect_rc 0 "$dsmm" mcl "$collins" --abc --mem 1G -o roomy.out -q
 same roomy.out ref.2.0
+expect_rc 2 "$dsmm" mcl "$collins" --abc -o - --stats -
+expect_grep "$tmp/err" 'cannot both use stdout'
 expect_rc 2 "$dsmm" mcl "$collins" --abc --gpu-mem 12Q -o q.out
 expect_grep "$tmp/err" "--gpu-mem: '12Q' is not a size"
 expect_none q.out
