@@ -1,6 +1,8 @@
 // src/cli/cmd_convert.c: `dsmm convert IN OUT`: any readable input to Matrix Market, abc or binary.
 // OUT is written by dsmm_write, which is atomic, so a failed conversion leaves no OUT; this command
 // never creates OUT itself.
+#include <string.h>
+
 #include "cli/cli.h"
 
 static const cli_cmd cmd = {
@@ -46,6 +48,8 @@ int cli_convert(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 2);
     if (rc != CLI_OK) return rc;
     if (npos != 2) return cli_usage_error(&cmd, "needs IN and OUT");
+    if (c.stats && strcmp(pos[1], "-") == 0 && strcmp(c.stats, "-") == 0)
+        return cli_usage_error(&cmd, "OUT - and --stats - cannot both use stdout");
 
     static const dsmm_format formats[] = {DSMM_FORMAT_AUTO, DSMM_FORMAT_MTX, DSMM_FORMAT_ABC,
                                           DSMM_FORMAT_BIN};

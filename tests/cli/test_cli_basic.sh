@@ -55,6 +55,7 @@ usage_case "dsmm gen: --p-in: 2 is out of range" gen planted -o "$tmp/x.mtx" --p
 usage_case "dsmm gen: --seed: '-1' is not a non-negative integer" gen er -o "$tmp/x.mtx" --seed -1
 usage_case "dsmm gen: -o - and --stats - cannot both use stdout" gen rmat -o - --stats -
 usage_case "dsmm convert: needs IN and OUT" convert "$data/cora.adj.mtx.gz"
+usage_case "dsmm convert: OUT - and --stats - cannot both use stdout" convert "$data/cora.adj.mtx.gz" - --stats -
 usage_case "dsmm convert: --to: 'csv' is not one of" convert --to csv "$data/cora.adj.mtx.gz" "$tmp/x"
 if [ -e "$tmp/x.mtx" ] || [ -e "$tmp/x" ]; then bad "a usage error created an output"; else ok; fi
 
