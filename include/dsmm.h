@@ -1138,6 +1138,10 @@ typedef struct dsmm_mcl_iter {
                               // products and merged lists over the phases and ranks
     double merge_seconds;     // DIST with SUMMA merge/binary: time merging (largest rank)
     int64_t peak_bytes;       // largest rank's peak of dsmm-allocated bytes so far
+    // DIST: the distributed SpGEMM's time components (docs/dist.md "components": local
+    // multiplies, broadcasts, merges, waiting at the end), largest rank, summed over the phases;
+    // -1 otherwise.
+    double comp_seconds, comm_seconds, acc_seconds, wait_seconds;
     // DIST with the two-thread Pipelined Sparse SUMMA (HipMCL-GPU's Table V), summed over the
     // phases, -1 otherwise: seconds the broadcasting thread waited for the stage multiplies
     // (largest rank), stage products on the GPU (all ranks), and the seconds the device was

@@ -247,6 +247,12 @@ static void iter_json(dsmmi_json *j, const dsmm_mcl_iter *it)
         dsmmi_json_int(j, "gpu_products", it->gpu_products);
     }
     if (it->gpu_idle_seconds >= 0) dsmmi_json_num(j, "gpu_idle_seconds", it->gpu_idle_seconds);
+    if (it->comp_seconds >= 0) { // the distributed SpGEMM's components (docs/dist.md)
+        dsmmi_json_num(j, "comp_seconds", it->comp_seconds);
+        dsmmi_json_num(j, "comm_seconds", it->comm_seconds);
+        dsmmi_json_num(j, "acc_seconds", it->acc_seconds);
+        dsmmi_json_num(j, "wait_seconds", it->wait_seconds);
+    }
     dsmmi_json_end_object(j);
 }
 

@@ -801,9 +801,21 @@ static int run_compare(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_mcl_params *
     // iteration apart (docs/mcl.md "Exactness"), the clusters may not differ.
     CHECK_ALL(abs(got.iterations - want.iterations) <= 1);
     CHECK_ALL(got.nclusters >= 1 && got.nclusters <= A->nrows);
+    CHECK_ALL(got.niters >= 1 && want.niters >= 1);
+    // SUMMA's time components, per iteration of the distributed run only: each within the
+    // iteration's wall time (the largest rank's, summed over the phases; 20 ms for the ranks'
+    // skew when oversubscribed, far below a sum over ranks or over iterations).
+    for (int k = 0; k < got.niters; k++) {
+        const dsmm_mcl_iter *it = &got.iters[k];
+        double c[4] = {it->comp_seconds, it->comm_seconds, it->acc_seconds, it->wait_seconds};
+        for (int m = 0; m < 4; m++)
+            CHECK_ALL_MSG(c[m] >= 0 && c[m] <= it->seconds + 0.02,
+                          "%s: iteration %d component %d: %g s of %g", what, it->iteration, m, c[m],
+                          it->seconds);
+    }
+    CHECK_ALL(want.iters[0].comp_seconds == -1 && want.iters[0].wait_seconds == -1);
     // The first iteration multiplies the same iterate both ways: the same count of products
     // (the fused expansion counts per column, SUMMA per row of its stage products).
-    CHECK_ALL(got.niters >= 1 && want.niters >= 1);
     CHECK_ALL_MSG(got.iters[0].flops == want.iters[0].flops && want.iters[0].flops > 0 &&
                       got.iters[0].nnz_expand == want.iters[0].nnz_expand,
                   "%s: first iteration's flops %.0f, fused %.0f", what, got.iters[0].flops,

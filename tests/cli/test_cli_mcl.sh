@@ -151,6 +151,9 @@ R,D,A,P2,S=[json.load(open(f)) for f in sys.argv[1:6]]
 r,d,a=R["iterations"],D["iterations"],A["iterations"]
 assert all(i["expand"]=="replicated" and "estimator" not in i for i in r)
 assert all(i["expand"]=="dist" and i["estimator"] in ("exact","cohen") for i in d+a)
+comp=("comp_seconds","comm_seconds","acc_seconds","wait_seconds")
+assert all(0 <= i[k] <= i["seconds"] + 0.02 for i in d+a for k in comp), [[i.get(k) for k in comp] for i in d]
+assert not any(k in i for i in r for k in comp)
 assert (R["algo"],D["algo"],A["algo"])==("replicated","summa","summa") and R["ranks"]==4 and D["ranks"]==3
 assert [i["flops"] for i in P2["iterations"]]==[i["flops"] for i in S["iterations"]]
 assert P2["flops"]==S["flops"] and P2["nnz_in"]==S["nnz_in"] and all(x["bytes_sent"]>0 for x in (R,D,A,P2))' p4.json d3.json a2.json p2.json s.json 2>"$tmp/pyerr"; then

@@ -452,6 +452,7 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
         dsmmi_mcl_iter_stats s;
         dsmm_mcl_iter it = {0};
         it.cpu_idle_seconds = it.gpu_idle_seconds = -1; // not measured (yet)
+        it.comp_seconds = it.comm_seconds = it.acc_seconds = it.wait_seconds = -1;
         it.gpu_products = -1;
         it.estimate_keys = -1; // set by the distributed expansion
         double ti = dsmmi_wtime();

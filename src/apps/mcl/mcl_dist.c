@@ -345,6 +345,14 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
             it->cpu_idle_seconds = (it->cpu_idle_seconds < 0 ? 0 : it->cpu_idle_seconds) + ci;
             it->gpu_products = (it->gpu_products < 0 ? 0 : it->gpu_products) + (int64_t)gp;
         }
+        double *comp[4] = {&it->comp_seconds, &it->comm_seconds, &it->acc_seconds,
+                           &it->wait_seconds};
+        static const char *const key[4] = {"comp_seconds", "comm_seconds", "acc_seconds",
+                                           "wait_seconds"};
+        for (int c = 0; c < 4; c++) {
+            double v = 0.0;
+            if (dsmmi_stats_get_num(sst, key[c], &v)) *comp[c] = (*comp[c] < 0 ? 0 : *comp[c]) + v;
+        }
         if (dsmmi_stats_get_num(sst, "gpu_idle_seconds", &gi))
             it->gpu_idle_seconds = (it->gpu_idle_seconds < 0 ? 0 : it->gpu_idle_seconds) + gi;
         dsmm_stats_destroy(&sst);
