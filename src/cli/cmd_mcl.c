@@ -380,10 +380,8 @@ int cli_mcl(int argc, char **argv)
         {"q", NULL, "quiet: no progress (errors still shown)", K_FLAG, &a.quiet, 0, 0},
         {"quiet", NULL, "the same as -q", K_FLAG, &a.quiet, 0, 0},
         {"verbose", NULL, "the library's debug log on stderr as well", K_FLAG, &a.verbose, 0, 0},
-        {"mem", "SIZE",
-         "hard cap on dsmm's memory per rank: an allocation beyond it fails (exit 1); phases "
-         "come from --per-process-mem",
-         K_SIZE, &a.budget, 0, 0},
+        {"mem", "SIZE", "hard cap on each rank's allocations (beyond it: exit 1)", K_SIZE,
+         &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
         {"per-process-mem", "SIZE", "memory budget per rank for the expansion -> phases", K_SIZE,
