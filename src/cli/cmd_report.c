@@ -22,8 +22,8 @@ static const cli_cmd cmd = {
     "(records with ranks_detail) the component breakdown of the RDMA paper's Table 2 (Comp.,\n"
     "Comm., Acc., Load Imb.: seconds averaged over ranks; Load Imb. is the time spent waiting\n"
     "for slower ranks), one row per rank and the flops imbalance (max/avg end to end, worst\n"
-    "stage, flops-weighted mean over stages). With several records, a summary table follows.\n"
-    "MB and GB are 10^6 and 10^9 bytes.",
+    "stage, flops-weighted mean over stages); for dsmm mcl, one row per iteration. With several\n"
+    "records, a summary table follows. MB and GB are 10^6 and 10^9 bytes.",
 };
 
 // The four components of Table 2, in ranks_detail's names.
@@ -47,7 +47,8 @@ typedef struct record {
     rank_row *rows; // ranks entries when dist
     double avg[NCOMP];
     int have_imb;
-    double imb[3]; // end to end, worst stage, mean stage
+    double imb[3];         // end to end, worst stage, mean stage
+    const cli_json *iters; // dsmm mcl: the "iterations" array, checked; NULL otherwise
 } record;
 
 // One file: its text, its parsed records and what was read from them.
@@ -218,6 +219,35 @@ static int read_rank(const where *w, const cli_json *o, size_t r, rank_row *row)
 }
 
 // Everything printed later is read and checked here, so a bad record prints nothing.
+// dsmm mcl's per-iteration records: every one an object with the numbers the table prints
+// (the components only where the iteration was distributed).
+static const char *const iter_nums[] = {"iteration",  "seconds",    "flops", "nnz_in",
+                                        "nnz_expand", "nnz_pruned", "chaos"};
+static const char *const iter_comps[NCOMP] = {"comp_seconds", "comm_seconds", "acc_seconds",
+                                              "wait_seconds"};
+
+static int read_iterations(const where *w, const cli_json *o, record *rec)
+{
+    const cli_json *a = NULL;
+    if (get(w, o, "", "iterations", CLI_JSON_ARRAY, &a)) return -1;
+    for (size_t i = 0; i < a->n; i++) {
+        const cli_json *it = &a->items[i], *v = NULL;
+        char in[48];
+        snprintf(in, sizeof in, "iterations[%zu].", i);
+        if (it->kind != CLI_JSON_OBJECT)
+            return bad(w, "iterations[%zu] is a %s, expected an object", i,
+                       cli_json_kind_name(it->kind));
+        double x;
+        for (size_t k = 0; k < sizeof iter_nums / sizeof iter_nums[0]; k++)
+            if (get_num(w, it, in, iter_nums[k], &x)) return -1;
+        if (get(w, it, in, "expand", CLI_JSON_STRING, &v)) return -1;
+        for (int c = 0; c < NCOMP; c++)
+            if (cli_json_get(it, iter_comps[c]) && get_num(w, it, in, iter_comps[c], &x)) return -1;
+    }
+    rec->iters = a;
+    return 0;
+}
+
 static int read_record(const where *w, const cli_json *o, record *rec)
 {
     static const char *const nums[] = {"threads", "seconds", "io_seconds", "flops",
@@ -237,6 +267,7 @@ static int read_record(const where *w, const cli_json *o, record *rec)
     if (rec->ranks < 1 || rec->ranks > (1 << 24))
         return bad(w, "ranks is %lld, expected 1..%d", (long long)rec->ranks, 1 << 24);
 
+    if (strcmp(rec->op, "mcl") == 0 && read_iterations(w, o, rec)) return -1;
     const char *marker = NULL;
     for (size_t k = 0; k < sizeof dist_keys / sizeof dist_keys[0] && !marker; k++)
         if (cli_json_get(o, dist_keys[k])) marker = dist_keys[k];
@@ -324,9 +355,39 @@ static void print_header(const record *r)
            r->bytes_sent / 1e9);
 }
 
+// dsmm mcl: one row per iteration; the distributed SpGEMM's components where it ran.
+static void print_iterations(const cli_json *a)
+{
+    printf("  %5s %10s %12s %12s %12s %12s %10s %-10s %9s %9s %9s %9s\n", "ite", "seconds", "flops",
+           "nnz in", "expanded", "pruned", "chaos", "expand", "comp", "comm", "acc", "wait");
+    for (size_t i = 0; i < a->n; i++) {
+        const cli_json *it = &a->items[i];
+        double x[sizeof iter_nums / sizeof iter_nums[0]];
+        for (size_t k = 0; k < sizeof iter_nums / sizeof iter_nums[0]; k++) {
+            const cli_json *v = cli_json_get(it, iter_nums[k]);
+            x[k] = v->kind == CLI_JSON_NUMBER ? v->num : NAN;
+        }
+        printf("  %5.0f %10.4f %12.6g %12.0f %12.0f %12.0f %10.4g %-10s", x[0], x[1], x[2], x[3],
+               x[4], x[5], x[6], cli_json_get(it, "expand")->str);
+        for (int c = 0; c < NCOMP; c++) {
+            const cli_json *v = cli_json_get(it, iter_comps[c]);
+            if (v != NULL && v->kind == CLI_JSON_NUMBER)
+                printf(" %9.4f", v->num);
+            else
+                printf(" %9s", "-");
+        }
+        printf("\n");
+    }
+}
+
 static void print_record(const record *r)
 {
     print_header(r);
+    if (r->iters != NULL) {
+        print_iterations(r->iters);
+        printf("\n");
+        return;
+    }
     if (!r->dist) {
         printf("  no per-rank breakdown (not a distributed operation)\n\n");
         return;

@@ -81,6 +81,17 @@ else
 fi
 expect_rc 0 "$dsmm" report s.json
 expect_grep "$tmp/out" 'mcl fused, ranks 1'
+# One row per iteration: 22 of them, the first one's products and counts as the record has them.
+n=$(grep -cE '^ +[0-9]+ +[0-9.]+ +[0-9.e+]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.e+-]+ +fused +- +- +- +-$' "$tmp/out")
+if [ "$n" = 22 ]; then ok; else bad "dsmm report s.json: $n iteration rows, want 22"; fi
+row1=$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["iterations"][0]
+print(i["nnz_in"], i["nnz_expand"], i["nnz_pruned"])' s.json)
+if grep -qE "^ +1 +[0-9.]+ +[0-9.e+]+ +${row1// / +} " "$tmp/out"; then ok; else bad "report: iteration 1 is not '$row1'"; fi
+# A record whose iteration lacks a number is refused, naming it.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["iterations"][3]["flops"]
+json.dump(d, open(sys.argv[2], "w"))' s.json s_bad.json
+expect_rc 1 "$dsmm" report s_bad.json
+expect_grep "$tmp/err" "missing key 'iterations\[3\]\.flops'"
 expect_rc 0 "$dsmm" mcl "$collins" --abc -L 5 --checkpoint ck -o part.out -q
 expect_grep ck/state '^iteration 5$'
 expect_rc 0 "$dsmm" mcl "$collins" --abc --resume ck -o resumed.out -q --stats resumed.json
@@ -161,6 +172,10 @@ assert P2["flops"]==S["flops"] and P2["nnz_in"]==S["nnz_in"] and all(x["bytes_se
     else
         bad "--expand stats: $(head -c 300 "$tmp/pyerr")"
     fi
+    # dsmm report shows the distributed iterations' components, and "-" for replicated ones.
+    expect_rc 0 "$dsmm" report d3.json p4.json
+    expect_grep "$tmp/out" '^ +2 +[0-9.]+ +[0-9.e+]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.e+-]+ +dist +[0-9]+\.[0-9]{4} +[0-9]+\.[0-9]{4} '
+    expect_grep "$tmp/out" '^ +2 +[0-9.]+ +[0-9.e+]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.e+-]+ +replicated +- +- +- +-$'
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o ph.out -q --phases 3 --accumulate binary
     same ph.out ref.2.0
     # How the expansion is sized: the exact count, Cohen's estimator, auto's choice per iteration.
