@@ -550,6 +550,8 @@ int cli_model(int argc, char **argv)
     } else if (npos != 1) {
         return cli_usage_error(&cmd, "needs FILE or --gen rmat|er");
     }
+    if (json && c.stats && strcmp(json, "-") == 0 && strcmp(c.stats, "-") == 0)
+        return cli_usage_error(&cmd, "--json - and --stats - cannot both use stdout");
     if (abcd && cli_parse_abcd(abcd, &gp) != 0)
         return cli_usage_error(&cmd, "--abcd: '%s' is not four probabilities a,b,c,d summing to 1",
                                abcd);

@@ -193,6 +193,10 @@ assert {i["estimator"] for i in a}=={"exact","cohen"}' eexact.json e5.json eauto
     else
         bad "--estimate stats: $(head -c 300 "$tmp/pyerr")"
     fi
+    # --mem caps every rank's allocations under mpirun too: exit 1, no file.
+    expect_rc 1 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc --mem 200K -o capped2.out
+    expect_grep "$tmp/err" 'exceeds the memory budget'
+    expect_none capped2.out
     expect_rc 1 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o small.out --per-process-mem 10K
     expect_grep "$tmp/err" 'too small'
     expect_none small.out

@@ -148,6 +148,7 @@ usage_case() { # regex, then the arguments
 usage_case '^dsmm model: --grid 3x5 has 15 ranks but --ranks is 16$' "$cora" --grid 3x5 --ranks 16
 usage_case '^dsmm model: --ranks: 0 is out of range 1\.\.65536$' "$cora" --ranks 0
 usage_case '^dsmm model: --ranks: 1000000000 is out of range 1\.\.65536$' "$cora" --ranks 1000000000
+usage_case '^dsmm model: --json - and --stats - cannot both use stdout$' "$cora" --ranks 4 --json - --stats -
 usage_case "^dsmm model: --grid: '0x4' is not PRxPC" "$cora" --grid 0x4
 usage_case "^dsmm model: --grid: '4x' is not PRxPC" "$cora" --grid 4x
 usage_case "^dsmm model: --grid: 'big' is not PRxPC" "$cora" --grid big
