@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "comm/comm.h"
+#include "dist/dist.h"
 
 static const cli_cmd cmd = {
     "mcl", "INPUT [options]",
@@ -248,10 +249,8 @@ static void iter_json(dsmmi_json *j, const dsmm_mcl_iter *it)
     }
     if (it->gpu_idle_seconds >= 0) dsmmi_json_num(j, "gpu_idle_seconds", it->gpu_idle_seconds);
     if (it->comp_seconds >= 0) { // the distributed SpGEMM's components (docs/dist.md)
-        dsmmi_json_num(j, "comp_seconds", it->comp_seconds);
-        dsmmi_json_num(j, "comm_seconds", it->comm_seconds);
-        dsmmi_json_num(j, "acc_seconds", it->acc_seconds);
-        dsmmi_json_num(j, "wait_seconds", it->wait_seconds);
+        double c[4] = {it->comp_seconds, it->comm_seconds, it->acc_seconds, it->wait_seconds};
+        for (int k = 0; k < 4; k++) dsmmi_json_num(j, dsmmi_stats_comp_keys[k], c[k]);
     }
     dsmmi_json_end_object(j);
 }

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/json_read.h"
+#include "dist/dist.h"
 
 static const cli_cmd cmd = {
     "report",
@@ -223,8 +224,6 @@ static int read_rank(const where *w, const cli_json *o, size_t r, rank_row *row)
 // (the components only where the iteration was distributed).
 static const char *const iter_nums[] = {"iteration",  "seconds",    "flops", "nnz_in",
                                         "nnz_expand", "nnz_pruned", "chaos"};
-static const char *const iter_comps[NCOMP] = {"comp_seconds", "comm_seconds", "acc_seconds",
-                                              "wait_seconds"};
 
 static int read_iterations(const where *w, const cli_json *o, record *rec)
 {
@@ -242,7 +241,9 @@ static int read_iterations(const where *w, const cli_json *o, record *rec)
             if (get_num(w, it, in, iter_nums[k], &x)) return -1;
         if (get(w, it, in, "expand", CLI_JSON_STRING, &v)) return -1;
         for (int c = 0; c < NCOMP; c++)
-            if (cli_json_get(it, iter_comps[c]) && get_num(w, it, in, iter_comps[c], &x)) return -1;
+            if (cli_json_get(it, dsmmi_stats_comp_keys[c]) &&
+                get_num(w, it, in, dsmmi_stats_comp_keys[c], &x))
+                return -1;
     }
     rec->iters = a;
     return 0;
@@ -370,7 +371,7 @@ static void print_iterations(const cli_json *a)
         printf("  %5.0f %10.4f %12.6g %12.0f %12.0f %12.0f %10.4g %-10s", x[0], x[1], x[2], x[3],
                x[4], x[5], x[6], cli_json_get(it, "expand")->str);
         for (int c = 0; c < NCOMP; c++) {
-            const cli_json *v = cli_json_get(it, iter_comps[c]);
+            const cli_json *v = cli_json_get(it, dsmmi_stats_comp_keys[c]);
             if (v != NULL && v->kind == CLI_JSON_NUMBER)
                 printf(" %9.4f", v->num);
             else

@@ -107,11 +107,16 @@ typedef struct dsmmi_rank_stats {
     int gpu_products, idle_known;
 } dsmmi_rank_stats;
 
+/* The record's top-level maxima of the four components (comp, comm, acc, wait), in that order:
+ * written by dsmmi_stats_fill, read back by dsmm mcl and dsmm report. */
+extern const char *const dsmmi_stats_comp_keys[4];
+
 /* dsmmi_stats_fill: gathers every rank's record and the per-stage flops (stage_flops[s] of this
  * rank, nstages entries; stage_lo/hi: inner-index range of each stage) and writes the
  * operation's statistics into s (on every rank): the stable keys (op, algo, ranks, threads,
  * seconds = max total, flops, nnz_in, nnz_out, peak_bytes = max, bytes_sent = sum), then grid,
- * prefetch, workgroups, components (averages and maxima of comp/comm/acc/wait), load
+ * prefetch, workgroups, components (averages and maxima of comp/comm/acc/wait; the maxima
+ * also as dsmmi_stats_comp_keys), load
  * imbalance (max/avg flops, end-to-end and the worst stage), "ranks_detail" (one object per
  * rank) and "stages" (one object per stage with the flops of every rank); with mine->merge,
  * merge_peak_bytes and merge_seconds (maxima); with mine->pipeline, comm_exposed_seconds and

@@ -58,6 +58,8 @@ enum {
 };
 
 static const char *const comp_names[] = {"comp", "comm", "acc", "wait", "total"};
+const char *const dsmmi_stats_comp_keys[4] = {"comp_seconds", "comm_seconds", "acc_seconds",
+                                              "wait_seconds"};
 
 static void pack_ints(const dsmmi_rank_stats *m, int nstages, int64_t *v)
 {
@@ -250,9 +252,7 @@ dsmm_status dsmmi_stats_fill(dsmm_ctx *ctx, dsmm_stats *s, const char *op, const
         dsmmi_json_num(&j, "max", mx);
         dsmmi_json_end_object(&j);
         // The maxima also as numbers of their own (dsmm mcl sums them over its phases).
-        static const char *const top[] = {"comp_seconds", "comm_seconds", "acc_seconds",
-                                          "wait_seconds"};
-        if (c < 4 && local == DSMM_OK) local = dsmm_stats_set_num(s, top[c], mx);
+        if (c < 4 && local == DSMM_OK) local = dsmm_stats_set_num(s, dsmmi_stats_comp_keys[c], mx);
     }
     dsmmi_json_end_object(&j);
     if (local == DSMM_OK) local = put_raw(s, "components", &j);

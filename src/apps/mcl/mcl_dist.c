@@ -347,11 +347,10 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
         }
         double *comp[4] = {&it->comp_seconds, &it->comm_seconds, &it->acc_seconds,
                            &it->wait_seconds};
-        static const char *const key[4] = {"comp_seconds", "comm_seconds", "acc_seconds",
-                                           "wait_seconds"};
         for (int c = 0; c < 4; c++) {
             double v = 0.0;
-            if (dsmmi_stats_get_num(sst, key[c], &v)) *comp[c] = (*comp[c] < 0 ? 0 : *comp[c]) + v;
+            if (dsmmi_stats_get_num(sst, dsmmi_stats_comp_keys[c], &v))
+                *comp[c] = (*comp[c] < 0 ? 0 : *comp[c]) + v;
         }
         if (dsmmi_stats_get_num(sst, "gpu_idle_seconds", &gi))
             it->gpu_idle_seconds = (it->gpu_idle_seconds < 0 ? 0 : it->gpu_idle_seconds) + gi;
