@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dsmm.h"
@@ -37,6 +38,19 @@ static inline int fuzz_same_csr(const dsmm_csr *A, const dsmm_csr *B)
             return 0;
     }
     return 1;
+}
+
+/* fuzz_read_back: a writer's output (bytes, len; freed here) read with ro must give A again,
+ * bit for bit; a budget too small for the second copy is no finding. */
+static inline void fuzz_read_back(dsmm_ctx *ctx, const dsmm_csr *A, char *bytes, size_t len,
+                                  const char *name, const dsmm_read_opts *ro)
+{
+    dsmm_csr *B = NULL;
+    dsmm_status st = dsmm_read_buffer(ctx, bytes, len, name, ro, &B, NULL, NULL);
+    free(bytes);
+    if (st == DSMM_ERR_NOMEM) return;
+    if (st != DSMM_OK || !fuzz_same_csr(A, B)) __builtin_trap();
+    dsmm_csr_destroy(&B);
 }
 
 #endif // DSMM_FUZZ_H
