@@ -219,7 +219,6 @@ static int read_rank(const where *w, const cli_json *o, size_t r, rank_row *row)
     return 0;
 }
 
-// Everything printed later is read and checked here, so a bad record prints nothing.
 // dsmm mcl's per-iteration records: every one an object with the numbers the table prints
 // (the components only where the iteration was distributed).
 static const char *const iter_nums[] = {"iteration",  "seconds",    "flops", "nnz_in",
@@ -249,6 +248,7 @@ static int read_iterations(const where *w, const cli_json *o, record *rec)
     return 0;
 }
 
+// Everything printed later is read and checked here, so a bad record prints nothing.
 static int read_record(const where *w, const cli_json *o, record *rec)
 {
     static const char *const nums[] = {"threads", "seconds", "io_seconds", "flops",
