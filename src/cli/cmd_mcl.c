@@ -259,15 +259,16 @@ static void iter_json(dsmmi_json *j, const dsmm_mcl_iter *it)
 // SpGEMM's name, or "replicated+NAME" when auto took both ways in one run.
 static const char *algo_name(const dsmm_mcl_result *r, const char *dist, char *buf, size_t n)
 {
-    int used[3] = {0, 0, 0}; // fused, replicated, dist
-    for (int k = 0; k < r->niters; k++)
-        used[r->iters[k].expand == DSMM_MCL_DIST         ? 2
-             : r->iters[k].expand == DSMM_MCL_REPLICATED ? 1
-                                                         : 0] = 1;
-    if (used[1] && used[2])
+    int repl = 0, dst = 0;
+    for (int k = 0; k < r->niters; k++) {
+        repl |= r->iters[k].expand == DSMM_MCL_REPLICATED;
+        dst |= r->iters[k].expand == DSMM_MCL_DIST;
+    }
+    if (repl && dst)
         snprintf(buf, n, "replicated+%s", dist);
     else
-        snprintf(buf, n, "%s", used[2] ? dist : used[1] ? "replicated" : "fused");
+        snprintf(buf, n, "%s",
+                 dst ? dist : expand_name(repl ? DSMM_MCL_REPLICATED : DSMM_MCL_FUSED));
     return buf;
 }
 
