@@ -1,0 +1,115 @@
+#!/bin/bash
+# tests/cli/test_cli_gpu.sh: the CLI's CUDA paths on a device, against the CPU kernels of the same
+# binary: `dsmm spgemm --kernel gpu` and `--kernel cusparse` (every entry, values within 1e-12),
+# the out-of-core `--gpu` driver (one chunk, and many chunks under a small --gpu-mem) and
+# `--gpu --hybrid`, `dsmm spmm --kernel gpu|cusparse` (float and double, k = 1, 7, 64),
+# `dsmm mcl --gpu` (the same clusters as the CPU run), the --stats "gpu" record, and a pool too
+# small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
+# binary was built without CUDA or sees no device.
+# usage: test_cli_gpu.sh DSMM_BINARY DATA_DIR [TEST_BADINPUT_BINARY (unused)]
+set -u
+dsmm=$1
+data=$2
+. "$(dirname "$0")/lib.sh"
+
+if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep -q '^CUDA: yes; GPU: none'; then
+    echo "no CUDA device visible to $dsmm: skipped"
+    exit 77
+fi
+"$dsmm" --version | grep '^CUDA'
+
+# coo_same WANT GOT [RTOL]: two Matrix Market coordinate files with the same entries in the same
+# order (both written sorted by dsmm), values within RTOL relative.
+coo_same() {
+    local rtol=${3:-1e-12}
+    if awk -v rtol="$rtol" '
+        FNR == 1 { f++; h = 0; n = 0; next }
+        /^%/ { next }
+        !h { dims[f] = $1 " " $2 " " $3; h = 1; next }
+        f == 1 { I[++n] = $1; J[n] = $2; V[n] = $3; next }
+        { n++
+          if ($1 != I[n] || $2 != J[n]) { printf "entry %d: (%s, %s), want (%s, %s)\n", n, $1, $2, I[n], J[n]; bad = 1; exit 1 }
+          d = $3 - V[n]; if (d < 0) d = -d; s = ($3 < 0 ? -$3 : $3); t = (V[n] < 0 ? -V[n] : V[n])
+          if (t > s) s = t; if (d > rtol * s + 1e-300) { printf "entry %d: %s, want %s\n", n, $3, V[n]; bad = 1; exit 1 } }
+        END { if (bad) exit 1
+              if (dims[1] != dims[2]) { printf "header %s, want %s\n", dims[2], dims[1]; exit 1 }
+              if (n == 0) { print "no entries"; exit 1 } }' "$1" "$2" >"$tmp/cmp" 2>&1; then
+        ok
+    else
+        bad "$2 differs from $1: $(head -c 300 "$tmp/cmp")"
+    fi
+}
+
+# arr_same WANT GOT RTOL: two Matrix Market array files, values within RTOL (relative to the
+# larger magnitude, plus RTOL absolute near zero).
+arr_same() {
+    if awk -v rtol="$3" '
+        FNR == 1 { f++; h = 0; n = 0; next }
+        /^%/ { next }
+        !h { dims[f] = $0; h = 1; next }
+        f == 1 { w[++n] = $1; next }
+        { n++; d = $1 - w[n]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1); t = (w[n] < 0 ? -w[n] : w[n])
+          if (t > s) s = t; if (d > rtol * (s + 1)) { printf "entry %d: %s, want %s\n", n, $1, w[n]; bad = 1; exit 1 } }
+        END { if (bad) exit 1
+              if (dims[1] != dims[2]) { printf "dims %s, want %s\n", dims[2], dims[1]; exit 1 }
+              if (n == 0) { print "no entries"; exit 1 } }' "$1" "$2" >"$tmp/cmp" 2>&1; then
+        ok
+    else
+        bad "$2 differs from $1: $(head -c 300 "$tmp/cmp")"
+    fi
+}
+
+mats="$data/fe_4elt2.mtx.gz $data/bcsstk13.mtx.gz $data/hep-th.mtx.gz $data/facebook-combined.mtx.gz"
+
+# SpGEMM: dsmm's kernel and cuSPARSE against the CPU's hash kernel, entry by entry
+for a in $mats; do
+    b=$(basename "$a" .mtx.gz)
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.cpu.mtx" --kernel hash --quiet
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.gpu.mtx" --kernel gpu --stats "$tmp/$b.gpu.json" --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.gpu.mtx"
+    expect_grep "$tmp/$b.gpu.json" '"on_gpu": ?1'
+    expect_grep "$tmp/$b.gpu.json" '"gpu": ?\{'
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.cus.mtx" --kernel cusparse --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.cus.mtx"
+    # the out-of-core driver on the device: one chunk, many chunks, and the hybrid split
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.ooc.mtx" --gpu --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.ooc.mtx"
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.ooc4.mtx" --gpu --ooc-mem 256K --stats "$tmp/$b.ooc4.json" --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.ooc4.mtx"
+    expect_grep "$tmp/$b.ooc4.json" '"ooc_chunks_gpu": ?[1-9]'
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.hyb.mtx" --gpu --hybrid --ooc-mem 256K --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.hyb.mtx"
+done
+
+# SpMM: dsmm's kernel and cuSPARSE against the row-wise CPU kernel, same random B
+for a in "$data/fe_4elt2.mtx.gz" "$data/facebook-combined.mtx.gz"; do
+    b=$(basename "$a" .mtx.gz)
+    for k in 1 7 64; do
+        for t in double float; do
+            tol=1e-12
+            [ $t = float ] && tol=1e-4
+            expect_rc 0 "$dsmm" spmm "$a" --k $k --type $t -o "$tmp/$b.$k.$t.cpu.mtx" --kernel row --quiet
+            expect_rc 0 "$dsmm" spmm "$a" --k $k --type $t -o "$tmp/$b.$k.$t.gpu.mtx" --kernel gpu --quiet
+            arr_same "$tmp/$b.$k.$t.cpu.mtx" "$tmp/$b.$k.$t.gpu.mtx" $tol
+            expect_rc 0 "$dsmm" spmm "$a" --k $k --type $t -o "$tmp/$b.$k.$t.cus.mtx" --kernel cusparse --quiet
+            arr_same "$tmp/$b.$k.$t.cpu.mtx" "$tmp/$b.$k.$t.cus.mtx" $tol
+        done
+    done
+done
+
+# MCL with the device multiplying the tiles: the CPU's clusters
+g=$data/collins2007.txt.gz
+expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.cpu" -q
+expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.gpu" -q --gpu --stats "$tmp/mcl.gpu.json"
+expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.gpu"
+expect_grep "$tmp/out" '^d=0[[:space:]]'
+cat "$tmp/out"
+expect_grep "$tmp/mcl.gpu.json" '"gpu_products": ?[1-9]'
+
+# a pool too small for the product: a clear failure, nothing written
+expect_rc 1 "$dsmm" spgemm "$data/hep-th.mtx.gz" -o "$tmp/small.mtx" --kernel gpu --gpu-mem 64K
+expect_grep "$tmp/err" 'gpu-mem'
+expect_none "$tmp/small.mtx"
+
+echo "test_cli_gpu: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
