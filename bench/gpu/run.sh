@@ -70,7 +70,7 @@ if has bench; then
   files=()
   for f in "$DATA"/matrices/*.mtx* "$DATA"/graphs/*.mtx*; do [ -e "$f" ] && files+=("$f"); done
   # shellcheck disable=SC2086
-  step bench_gpu 420 "$OUT/bench_gpu.log" "$BUILD/bench/bench_gpu" ${DSMM_GPU_BENCH_ARGS:---reps 5 --rmat 18 --rmat 19 --rmat 20} \
+  step bench_gpu "${DSMM_GPU_BENCH_SECS:-420}" "$OUT/bench_gpu.log" "$BUILD/bench/bench_gpu" ${DSMM_GPU_BENCH_ARGS:---reps 5 --rmat 18 --rmat 19 --rmat 20} \
     "${files[@]}"
 fi
 if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then

@@ -47,6 +47,7 @@ typedef struct mcl_args {
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
     size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
+    double gpu_flops;            // --gpu-min-flops (-1: the library's default)
     int pipeline, gpu;
 } mcl_args;
 
@@ -311,6 +312,7 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
     dsmmi_json_end_array(&j);
     DSMM_TRY(j.st);
     DSMM_TRY(dsmmi_stats_set_raw(s, "iterations", j.buf));
+    DSMM_TRY(cli_gpu_stats(ctx, s)); // rank 0's device: products, pool, copy and kernel times
     DSMM_TRY(dsmm_stats_write(s, path));
 cleanup:
     dsmmi_json_free(&j);
@@ -339,6 +341,7 @@ int cli_mcl(int argc, char **argv)
 {
     mcl_args a;
     memset(&a, 0, sizeof a);
+    a.gpu_flops = -1;
     a.P = a.S = a.R = -1;
     a.pct = -1;
     a.scheme = 6;
@@ -410,6 +413,9 @@ int cli_mcl(int argc, char **argv)
          K_FLAG, &a.gpu, 0, 0},
         {"gpu-mem", "SIZE", "device memory pool (default: 80% of free; implies --gpu)", K_SIZE,
          &a.gpu_mem, 0, 0},
+        {"gpu-min-flops", "N",
+         "tile products of at least N multiply-adds run on the device (default 2e6; implies --gpu)",
+         K_DOUBLE, &a.gpu_flops, 0, 1e18},
         {NULL, NULL, NULL, K_FLAG, NULL, 0, 0}};
     const char *input = NULL;
     int rc = parse(argc, argv, table, &a, &input);
@@ -450,7 +456,7 @@ int cli_mcl(int argc, char **argv)
                        a.R >= 0 ? a.R : R0, a.pct >= 0 ? a.pct : pct0);
         return CLI_OK;
     }
-    if (a.gpu_mem) a.gpu = 1;
+    if (a.gpu_mem || a.gpu_flops >= 0) a.gpu = 1;
     // Options of the distributed SpGEMM ask for it: auto then means the distributed expansion
     // (the fused and replicated kernels are CPU-only and ignore them).
     int dist_opts = a.gpu || a.pipeline || a.grid || a.phases || strcmp(a.algo, "summa") != 0 ||
@@ -534,6 +540,7 @@ int cli_mcl(int argc, char **argv)
     c.mem = a.budget;
     c.gpu = a.gpu;
     c.gpu_mem = a.gpu_mem;
+    c.gpu_flops = a.gpu_flops;
     cli_dist d;
     memset(&d, 0, sizeof d);
     d.grid = a.grid;

@@ -382,11 +382,12 @@ int cli_spgemm(int argc, char **argv)
         strcmp(ooc_estimate, "exact") != 0)
         return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of auto|cohen|exact",
                                ooc_estimate);
+    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
     if (hybrid && !c.gpu && alg != DSMM_SPGEMM_GPU)
         return cli_usage_error(&cmd, "--hybrid needs --gpu");
     if (hybrid && alg == DSMM_SPGEMM_CUSPARSE)
         return cli_usage_error(&cmd, "--hybrid runs dsmm's kernels, not --kernel cusparse");
-    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu || c.gpu_mem) &&
+    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu) &&
         !DSMM_HAVE_CUDA) {
         fprintf(stderr,
                 "dsmm spgemm: %s: this dsmm was built without CUDA "
@@ -399,7 +400,9 @@ int cli_spgemm(int argc, char **argv)
     if (alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE) c.gpu = 1; // they need the device
     if (ooc_mem || row_panels || col_panels || hybrid) ooc = 1;
     // --gpu with dsmm's kernel: the chunked driver, one chunk when the product fits the device
-    if (c.gpu && (alg == DSMM_SPGEMM_AUTO || alg == DSMM_SPGEMM_GPU) && mask_path == NULL) ooc = 1;
+    // (distributed: the tile products go to the device instead)
+    if (c.gpu && (alg == DSMM_SPGEMM_AUTO || alg == DSMM_SPGEMM_GPU) && mask_path == NULL && !d.on)
+        ooc = 1;
     if (ooc && (mask_path || d.on))
         return cli_usage_error(&cmd, "out of core (--ooc, --ooc-mem, --row-panels, --col-panels, "
                                      "--hybrid) does not take --mask or --algo summa");

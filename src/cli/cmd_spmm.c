@@ -174,6 +174,7 @@ static int measure_bandwidth(const cli_common *c, dsmm_ctx *ctx, double *gbps)
     cli_common tc = *c;
     tc.gpu = 0; // the host's bandwidth; the device stays with the run's context
     tc.gpu_mem = 0;
+    tc.gpu_flops = -1;
     int rc = cli_ctx(&cmd, &tc, &tctx);
     if (rc != CLI_OK) return rc;
     if (c->mem) {
@@ -262,7 +263,8 @@ int cli_spmm(int argc, char **argv)
     }
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
-    if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu || c.gpu_mem) &&
+    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
+    if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu) &&
         !DSMM_HAVE_CUDA) {
         fprintf(stderr,
                 "dsmm spmm: %s: this dsmm was built without CUDA "

@@ -11,6 +11,7 @@
 void cli_common_init(cli_common *c)
 {
     memset(c, 0, sizeof *c);
+    c->gpu_flops = -1;
 }
 
 int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx)
@@ -35,10 +36,11 @@ int cli_ctx(const cli_cmd *cmd, const cli_common *c, dsmm_ctx **ctx)
 
 int cli_gpu(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx)
 {
-    if (!c->gpu && c->gpu_mem == 0) return CLI_OK;
+    if (!c->gpu && c->gpu_mem == 0 && c->gpu_flops < 0) return CLI_OK;
     dsmm_gpu_opts o;
     dsmm_gpu_opts_init(&o);
     o.pool_bytes = c->gpu_mem;
+    if (c->gpu_flops >= 0) o.auto_flops = c->gpu_flops;
     if (dsmm_ctx_set_gpu(ctx, &o) != DSMM_OK) return cli_fail(cmd, ctx, "no GPU");
     return CLI_OK;
 }

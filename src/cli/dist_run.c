@@ -225,6 +225,7 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
     // "seconds" stays the library's: the slowest rank's time in this (median) run.
     if (st == DSMM_OK) st = dsmm_stats_set_num(s, "io_seconds", io_seconds);
     if (st == DSMM_OK) st = dsmm_stats_set_int(s, "repeat", repeat);
+    if (st == DSMM_OK) st = cli_gpu_stats(ctx, s); // rank 0's device record (when it has one)
     char *json = NULL;
     if (st == DSMM_OK) st = dsmm_stats_json(s, &json);
     if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0 && c->stats) st = dsmm_stats_write(s, c->stats);

@@ -54,7 +54,16 @@ struct operand {
     cusparseSpMatDescr_t desc;
 };
 
-dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, operand *o)
+// Ones for every entry: plus-pair (count the paths) is plus-times on ones.
+void pack_ones(void *arg, void *dst, size_t off, size_t n)
+{
+    (void)arg;
+    (void)off;
+    double *d = (double *)dst;
+    for (size_t i = 0; i < n; i++) d[i] = 1.0;
+}
+
+dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, int ones, operand *o)
 {
     dsmm_status st = DSMM_OK;
     dsmmg::index_arg rp = {A->rowptr, NULL, 0};
@@ -73,7 +82,8 @@ dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, opera
                            dsmmg::pack_index, &rp));
     DSMM_TRY(
         dsmmg::upload(ctx, g, o->col_d, (size_t)A->nnz, sizeof(int32_t), dsmmg::pack_cols, &c));
-    DSMM_TRY(dsmmg::upload(ctx, g, o->val_d, (size_t)A->nnz, sizeof(double), dsmmg::pack_vals, &c));
+    DSMM_TRY(dsmmg::upload(ctx, g, o->val_d, (size_t)A->nnz, sizeof(double),
+                           ones ? pack_ones : dsmmg::pack_vals, &c));
     CUSPARSE_TRY(cusparseCreateCsr(&o->desc, A->nrows, A->ncols, A->nnz, o->rp_d, o->col_d,
                                    o->val_d, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
@@ -123,17 +133,20 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
     memset(&B, 0, sizeof B);
     DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED,
                "cusparse spgemm: no device on this context (dsmm_ctx_set_gpu)");
-    DSMM_CHECK(ctx, phase == DSMMI_SPGEMM_FULL && a->M == NULL && a->sr == DSMM_PLUS_TIMES,
+    DSMM_CHECK(ctx,
+               phase == DSMMI_SPGEMM_FULL && a->M == NULL &&
+                   (a->sr == DSMM_PLUS_TIMES || a->sr == DSMM_PLUS_PAIR),
                DSMM_ERR_UNSUPPORTED,
-               "cusparse spgemm: cuSPARSE computes full plus-times products only (no mask, "
-               "no symbolic/numeric pair, no other semiring)");
-    DSMM_CHECK(ctx, a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN, DSMM_ERR_UNSUPPORTED,
-               "cusparse spgemm: inputs need values");
+               "cusparse spgemm: cuSPARSE computes full plus-times (and plus-pair, on ones) "
+               "products only (no mask, no symbolic/numeric pair, no other semiring)");
+    DSMM_CHECK(ctx,
+               a->sr == DSMM_PLUS_PAIR || (a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN),
+               DSMM_ERR_UNSUPPORTED, "cusparse spgemm: plus-times needs inputs with values");
     DSMMG_CUDA(cudaSetDevice(g->device));
     dsmmi_dpool_peak_reset(&g->pool);
     DSMM_TRY(dsmmg::cusparse_handle(ctx, g, &h));
-    DSMM_TRY(upload_operand(ctx, g, a->A, &A));
-    DSMM_TRY(upload_operand(ctx, g, a->B, &B));
+    DSMM_TRY(upload_operand(ctx, g, a->A, a->sr == DSMM_PLUS_PAIR, &A));
+    DSMM_TRY(upload_operand(ctx, g, a->B, a->sr == DSMM_PLUS_PAIR, &B));
     t_up = dsmmi_wtime() - t0;
     {
         cusparseHandle_t H = (cusparseHandle_t)h;

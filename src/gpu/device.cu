@@ -2,6 +2,7 @@
 // two streams, events, pinned staging buffers), and the staged copies of CSR arrays that every
 // GPU entry uses.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/device.cuh"
@@ -46,7 +47,7 @@ extern "C" void dsmmi_gpu_state_destroy(dsmm_ctx *ctx, dsmmi_gpu **pg)
     if (g->cusparse_free) g->cusparse_free(g);
     if (g->pool_base_d) cudaFree(g->pool_base_d);
     dsmmi_dpool_destroy(ctx, &g->pool);
-    dsmmi_free(ctx, g);
+    free(g);
     *pg = NULL;
 }
 
@@ -63,7 +64,8 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
     cudaError_t rc = cudaGetDeviceCount(&n);
     DSMM_CHECK(ctx, rc == cudaSuccess && n > 0, DSMM_ERR_CUDA, "gpu: no CUDA device (%s)",
                rc != cudaSuccess ? cudaGetErrorString(rc) : "none visible");
-    g = (dsmmi_gpu *)dsmmi_calloc(ctx, 1, sizeof *g);
+    // the context's own bookkeeping, like the context itself: outside its byte count and budget
+    g = (dsmmi_gpu *)calloc(1, sizeof *g);
     DSMM_CHECK(ctx, g != NULL, DSMM_ERR_NOMEM, "gpu: device state");
     g->device = o->device >= 0 ? o->device : ctx->rank % n;
     DSMM_CHECK(ctx, g->device < n, DSMM_ERR_ARG, "gpu: device %d asked but %d visible", g->device,

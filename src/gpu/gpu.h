@@ -164,10 +164,25 @@ void dsmmi_gpu_global_batches(const dsmm_idx *gtab_off, dsmm_idx n, dsmm_idx max
 /* SpMM variant and the AUTO decision (plan.c)                                                */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The SpMM kernel variant for A (m rows, nnz entries) and k columns: 1 (nnz-split) when the
+/* The SpMM kernel variant for A (m rows, nnz entries) and k columns: 1 (split rows) when the
  * longest row holds more than 8 times the mean row length plus 64 entries, so a warp per row
  * would leave most warps idle behind a few long rows; else 0 (row-split). */
 int dsmmi_gpu_spmm_variant(const dsmm_csr *A);
+
+/* Split rows: the row-split kernel takes the first DSMMI_GPU_SPMM_SPLIT_CAP entries of every
+ * row and writes C; each further DSMMI_GPU_SPMM_SPLIT_CAP entries of a longer row are an item
+ * of their own (row, first entry), whose sums a second kernel adds into C with atomics. */
+#define DSMMI_GPU_SPMM_SPLIT_CAP 256
+typedef struct dsmmi_gpu_spmm_segs {
+    dsmm_idx n;      // items
+    int32_t *row;    // row of each item
+    dsmm_idx *begin; // first entry (index into A's entries) of each item
+} dsmmi_gpu_spmm_segs;
+
+/* The items of A for a cap of `cap` entries, in row order (NULL arrays when n == 0). */
+dsmm_status dsmmi_gpu_spmm_segs_make(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx cap,
+                                     dsmmi_gpu_spmm_segs *out);
+void dsmmi_gpu_spmm_segs_free(dsmm_ctx *ctx, dsmmi_gpu_spmm_segs *s);
 
 /* Lanes that share one row in the row-split SpMM kernel: k <= 8 -> 8, <= 16 -> 16, else 32
  * (a warp); each lane then handles columns lane, lane + lanes, ... (4 at a time when k is a

@@ -81,6 +81,40 @@ int dsmmi_gpu_spmm_variant(const dsmm_csr *A)
     return (double)longest > 8.0 * mean + 64.0;
 }
 
+dsmm_status dsmmi_gpu_spmm_segs_make(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx cap,
+                                     dsmmi_gpu_spmm_segs *out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx n = 0;
+    memset(out, 0, sizeof *out);
+    DSMM_CHECK(ctx, cap > 0 && A->nrows <= INT32_MAX, DSMM_ERR_ARG,
+               "gpu spmm: split rows need a positive cap and 32-bit row ids");
+    for (dsmm_idx i = 0; i < A->nrows; i++) {
+        dsmm_idx len = A->rowptr[i + 1] - A->rowptr[i];
+        if (len > cap) n += (len - 1) / cap; // items past the first cap entries
+    }
+    if (n == 0) goto cleanup;
+    out->row = dsmmi_malloc(ctx, (size_t)n, sizeof *out->row);
+    out->begin = dsmmi_malloc(ctx, (size_t)n, sizeof *out->begin);
+    DSMM_CHECK(ctx, out->row && out->begin, DSMM_ERR_NOMEM, "gpu spmm: split rows");
+    for (dsmm_idx i = 0; i < A->nrows; i++)
+        for (dsmm_idx p = A->rowptr[i] + cap; p < A->rowptr[i + 1]; p += cap) {
+            out->row[out->n] = (int32_t)i;
+            out->begin[out->n++] = p;
+        }
+cleanup:
+    if (st != DSMM_OK) dsmmi_gpu_spmm_segs_free(ctx, out);
+    return st;
+}
+
+void dsmmi_gpu_spmm_segs_free(dsmm_ctx *ctx, dsmmi_gpu_spmm_segs *s)
+{
+    if (s == NULL) return;
+    dsmmi_free(ctx, s->row);
+    dsmmi_free(ctx, s->begin);
+    memset(s, 0, sizeof *s);
+}
+
 int dsmmi_gpu_wants(dsmm_ctx *ctx, double flops)
 {
     const dsmmi_gpu *g = dsmmi_gpu_of(ctx);

@@ -1,6 +1,7 @@
 // src/gpu/pool.c: the device memory pool: one region allocated up front and carved into
 // aligned blocks by first fit, with neighbours merged on free (out-of-core paper §IV.B: no
 // cudaMalloc/cudaFree while products run). Plain C over offsets, so tests run it on the host.
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -20,7 +21,9 @@ dsmm_status dsmmi_dpool_init(dsmm_ctx *ctx, dsmmi_dpool *p, void *base, size_t s
     p->size = size & ~(align - 1); // a tail shorter than align could never start a block
     p->align = align;
     p->capblk = 16;
-    p->blk = dsmmi_malloc(ctx, (size_t)p->capblk, sizeof *p->blk);
+    // the block list lives as long as the device state: plain malloc, outside the context's
+    // byte count (dsmm_ctx_mem_in_use) and budget, like the context's own bookkeeping
+    p->blk = malloc((size_t)p->capblk * sizeof *p->blk);
     DSMM_CHECK(ctx, p->blk != NULL, DSMM_ERR_NOMEM, "device pool: block list");
     p->nblk = p->size > 0 ? 1 : 0;
     p->blk[0] = (dsmmi_dpool_block){.off = 0, .size = p->size, .used = 0};
@@ -31,7 +34,8 @@ cleanup:
 void dsmmi_dpool_destroy(dsmm_ctx *ctx, dsmmi_dpool *p)
 {
     if (p == NULL) return;
-    dsmmi_free(ctx, p->blk);
+    (void)ctx;
+    free(p->blk);
     memset(p, 0, sizeof *p);
 }
 
@@ -60,7 +64,7 @@ dsmm_status dsmmi_dpool_alloc(dsmm_ctx *ctx, dsmmi_dpool *p, size_t bytes, const
                MIB(p->size));
     if (p->blk[i].size > need) { // split: the tail stays free
         if (p->nblk == p->capblk) {
-            dsmmi_dpool_block *nb = dsmmi_realloc(ctx, p->blk, (size_t)p->capblk * 2, sizeof *nb);
+            dsmmi_dpool_block *nb = realloc(p->blk, (size_t)p->capblk * 2 * sizeof *nb);
             DSMM_CHECK(ctx, nb != NULL, DSMM_ERR_NOMEM, "device pool: block list");
             p->blk = nb;
             p->capblk *= 2;

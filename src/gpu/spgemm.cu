@@ -142,8 +142,63 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     if (lane == 0) cnt_out[r] = cnt[grp];
 }
 
-// Numeric, shared-memory tables: values accumulated, then each entry's rank among the row's
-// columns (a count over the table, nsparse's sort for short rows) gives its place in C.
+// Sorted output of a row whose table is in shared memory: the table's entries are compacted to
+// its front (each lane first takes its slots into registers: T / GROUP <= 16 of them), padded
+// to a power of two with a key above every column, and bitonic-sorted in place by the group,
+// O(n log^2 n) compare-exchanges for the row's n entries (a rank count over the whole table
+// was O(n T)); then written to C with consecutive lanes on consecutive entries.
+constexpr int MAX_SLOTS_PER_LANE = 16;
+
+template <int GROUP>
+__device__ __forceinline__ void sort_row(int32_t *keys, double *vals, int T, int lane, int *cnt,
+                                         dsmm_idx base, int32_t *__restrict__ cc,
+                                         double *__restrict__ cv)
+{
+    int32_t kk[MAX_SLOTS_PER_LANE];
+    double vv[MAX_SLOTS_PER_LANE];
+#pragma unroll
+    for (int u = 0; u < MAX_SLOTS_PER_LANE; u++) {
+        int i = lane + u * GROUP;
+        kk[u] = i < T ? keys[i] : -1;
+        vv[u] = i < T ? vals[i] : 0.0;
+    }
+    group_sync<GROUP>();
+#pragma unroll
+    for (int u = 0; u < MAX_SLOTS_PER_LANE; u++) {
+        if (kk[u] < 0) continue;
+        int at = atomicAdd(cnt, 1);
+        keys[at] = kk[u];
+        vals[at] = vv[u];
+    }
+    group_sync<GROUP>();
+    int n = *cnt, N = 1;
+    while (N < n) N <<= 1;
+    for (int i = n + lane; i < N; i += GROUP) keys[i] = INT32_MAX; // columns are below 2^31 - 1
+    group_sync<GROUP>();
+    for (int size = 2; size <= N; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int t = lane; t < N / 2; t += GROUP) {
+                int i = 2 * t - (t & (stride - 1)), j = i + stride;
+                int32_t ki = keys[i], kj = keys[j];
+                if ((ki > kj) == ((i & size) == 0)) {
+                    keys[i] = kj;
+                    keys[j] = ki;
+                    double tv = vals[i];
+                    vals[i] = vals[j];
+                    vals[j] = tv;
+                }
+            }
+            group_sync<GROUP>();
+        }
+    }
+    for (int i = lane; i < n; i += GROUP) {
+        cc[base + i] = keys[i];
+        cv[base + i] = vals[i];
+    }
+}
+
+// Numeric, shared-memory tables: values accumulated, then the row's entries go to C, sorted
+// (sort_row) or in table order.
 template <int GROUP, int OP, bool SORT>
 __global__ void __launch_bounds__(launch<GROUP>::block)
     num_shared(const int32_t *__restrict__ rows, dsmm_idx nrows, int T, int sub,
@@ -170,20 +225,16 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     FOR_ROW_PRODUCTS(accumulate<OP>(keys, vals, mask, c, av, j, bv, q);)
     group_sync<GROUP>();
     dsmm_idx base = cp[r];
-    for (int i = lane; i < T; i += GROUP) {
-        int32_t c = keys[i];
-        if (c < 0) continue;
-        dsmm_idx at;
-        if (SORT) {
-            int rank = 0;
-            // empty slots hold -1, which is the largest value as unsigned
-            for (int t = 0; t < T; t++) rank += (unsigned)keys[t] < (unsigned)c;
-            at = base + rank;
-        } else {
-            at = base + atomicAdd(&cnt[grp], 1);
+    if (SORT) {
+        sort_row<GROUP>(keys, vals, T, lane, &cnt[grp], base, cc, cv);
+    } else {
+        for (int i = lane; i < T; i += GROUP) {
+            int32_t c = keys[i];
+            if (c < 0) continue;
+            dsmm_idx at = base + atomicAdd(&cnt[grp], 1);
+            cc[at] = c;
+            cv[at] = vals[i];
         }
-        cc[at] = c;
-        cv[at] = vals[i];
     }
 }
 
@@ -322,6 +373,9 @@ template <int GROUP, int OP, bool SORT> static dsmm_status num_bin_op(product *p
     size_t smem = (size_t)launch<GROUP>::rows * T * (sizeof(double) + sizeof(int32_t));
     dsmm_idx blocks = (n + launch<GROUP>::rows - 1) / launch<GROUP>::rows;
     int sub = p->sub < GROUP ? p->sub : GROUP;
+    DSMM_CHECK(ctx, !SORT || T <= GROUP * MAX_SLOTS_PER_LANE, DSMM_ERR_INTERNAL,
+               "gpu spgemm: bin %d's table of %d entries is over %d a lane", bin, T,
+               MAX_SLOTS_PER_LANE);
     DSMM_TRY(set_smem(ctx, num_shared<GROUP, OP, SORT>, smem));
     num_shared<GROUP, OP, SORT>
         <<<(unsigned)blocks, launch<GROUP>::block, smem, dsmmg::stream(p->g, 0)>>>(
@@ -677,6 +731,7 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     dsmm_idx *flops = NULL, total = 0;
+    double tw0 = 0, tw_flops = 0, tw_begin = 0, tw_num = 0, tw_fin = 0;
     dsmmg::csr_d Ad, Bd;
     dsmmg::spgemm_run r;
     memset(&Ad, 0, sizeof Ad);
@@ -690,9 +745,11 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         g->info.products_cpu++;
         return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
     }
+    tw0 = dsmmi_wtime();
     flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *flops);
     DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row flops");
     dsmmi_spgemm_row_flops(a->A, a->B, flops, &total);
+    tw_flops = dsmmi_wtime() - tw0;
     if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total)) {
         g->info.products_cpu++;
         flops = (dsmm_idx *)dsmmi_free(ctx, flops);
@@ -706,11 +763,27 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->A, vt, &Ad));
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &Bd));
         double t_up = dsmmi_wtime() - t0;
+        double tb = dsmmi_wtime();
         DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd, flops, 0, 1, &r));
         flops = (dsmm_idx *)dsmmi_free(ctx, flops);
+        tw_begin = dsmmi_wtime() - tb;
         DSMM_TRY(dsmmg::spgemm_numeric(&r));
+        tw_num = dsmmi_wtime() - tb - tw_begin;
         DSMM_TRY(dsmmg::spgemm_finish(&r));
         double t1 = dsmmi_wtime();
+        tw_fin = t1 - tb - tw_begin - tw_num;
+        // where the host's time goes (--verbose): planning, the symbolic launch (bins, their
+        // upload), the wait for the count and numeric launch, the wait for the numeric phase
+        dsmmi_log(ctx, DSMM_LOG_DEBUG,
+                  "gpu spgemm: row flops %.3f ms, bins+symbolic launch %.3f ms, count wait + "
+                  "numeric launch %.3f ms, numeric wait %.3f ms; device symbolic %.3f ms, "
+                  "numeric %.3f ms; rows per bin %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+                  tw_flops * 1e3, tw_begin * 1e3, tw_num * 1e3, tw_fin * 1e3, r.ms_symbolic,
+                  r.ms_numeric, (long long)r.bins.count[0], (long long)r.bins.count[1],
+                  (long long)r.bins.count[2], (long long)r.bins.count[3],
+                  (long long)r.bins.count[4], (long long)r.bins.count[5],
+                  (long long)r.bins.count[6], (long long)r.bins.count[7],
+                  (long long)r.bins.count[8], (long long)r.bins.count[9]);
         dsmmg::csr_d Cd = dsmmg::spgemm_result(&r);
         DSMM_TRY(dsmmg::download_csr(ctx, g, &Cd, a->type, a->col_bits, a->sorted, C));
         info->seconds_transfer = t_up + r.seconds_upload + (dsmmi_wtime() - t1);

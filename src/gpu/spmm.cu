@@ -16,7 +16,7 @@
 
 namespace {
 
-enum { BLOCK = 256, UNROLL = 4, NNZ_PER_WARP = 256 };
+enum { BLOCK = 256, UNROLL = 4 };
 
 // One access of VEC consecutive values: 16-byte vectors where k and alignment allow.
 template <typename V, int VEC> struct vec { // VEC == 1
@@ -61,13 +61,15 @@ template <typename V, int LANES, int VEC>
 __global__ void __launch_bounds__(BLOCK)
     spmm_rows(dsmm_idx m, dsmm_idx k, const dsmm_idx *__restrict__ rowptr,
               const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B,
-              V *__restrict__ C, V alpha, V beta, int read_c)
+              V *__restrict__ C, V alpha, V beta, int read_c, dsmm_idx cap)
 {
     typedef typename vec<V, VEC>::T T;
     const dsmm_idx r = (dsmm_idx)blockIdx.x * (BLOCK / LANES) + threadIdx.x / LANES;
     const int lane = threadIdx.x % LANES;
     if (r >= m) return;
-    const dsmm_idx groups = k / VEC, p0 = rowptr[r], p1 = rowptr[r + 1];
+    // (split variant: the row's first `cap` entries; spmm_segs adds the rest)
+    const dsmm_idx groups = k / VEC, p0 = rowptr[r],
+                   p1 = rowptr[r + 1] - p0 > cap ? p0 + cap : rowptr[r + 1];
     T *Cr = reinterpret_cast<T *>(C + r * k);
     for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)LANES * UNROLL) {
         V acc[UNROLL][VEC] = {};
@@ -92,59 +94,34 @@ __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-// Nnz-split: warp w takes entries [w * NNZ_PER_WARP, ...) of A. A row may be shared by several
-// warps, so every row's partial sum goes into C with atomicAdd; C already holds beta * C.
-template <typename V, int VEC>
+// Split variant, the rest of the long rows: item t is entries [seg_begin[t], seg_begin[t] + cap)
+// (clipped to the row's end) of row seg_row[t], after spmm_rows wrote the row's first cap
+// entries; LANES lanes an item, the sums added into C with atomics (several items share a row).
+template <typename V, int LANES, int VEC>
 __global__ void __launch_bounds__(BLOCK)
-    spmm_nnz(dsmm_idx m, dsmm_idx k, dsmm_idx nnz, const dsmm_idx *__restrict__ rowptr,
-             const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B,
-             V *__restrict__ C, V alpha)
+    spmm_segs(dsmm_idx nseg, const int32_t *__restrict__ seg_row,
+              const dsmm_idx *__restrict__ seg_begin, dsmm_idx cap, dsmm_idx k,
+              const dsmm_idx *__restrict__ rowptr, const int32_t *__restrict__ col,
+              const V *__restrict__ val, const V *__restrict__ B, V *__restrict__ C, V alpha)
 {
-    const dsmm_idx w = ((dsmm_idx)blockIdx.x * BLOCK + threadIdx.x) / 32;
-    const int lane = threadIdx.x % 32;
-    const dsmm_idx q0 = w * NNZ_PER_WARP;
-    if (q0 >= nnz) return;
-    const dsmm_idx q1 = q0 + NNZ_PER_WARP < nnz ? q0 + NNZ_PER_WARP : nnz;
-    // The row holding entry q0 is the last r with rowptr[r] <= q0: empty rows before it start
-    // at the same offset, and rowptr[m] = nnz > q0 keeps the answer below m.
-    dsmm_idx lo = 0, hi = m;
-    while (hi - lo > 1) {
-        const dsmm_idx mid = lo + (hi - lo) / 2;
-        if (rowptr[mid] <= q0)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    const dsmm_idx t = (dsmm_idx)blockIdx.x * (BLOCK / LANES) + threadIdx.x / LANES;
+    const int lane = threadIdx.x % LANES;
+    if (t >= nseg) return;
+    const dsmm_idx r = seg_row[t], p0 = seg_begin[t],
+                   p1 = rowptr[r + 1] - p0 > cap ? p0 + cap : rowptr[r + 1];
     const dsmm_idx groups = k / VEC;
-    for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)32 * UNROLL) {
-        dsmm_idx r = lo, p = q0;
-        // Invariant: p < q1 is an entry of row r (rows past the first start exactly at p).
-        while (p < q1) {
-            const dsmm_idx start = p;
-            const dsmm_idx end = rowptr[r + 1] < q1 ? rowptr[r + 1] : q1;
-            V acc[UNROLL][VEC] = {};
-            accumulate<V, 32, VEC>(acc, start, end, g0, groups, col, val, B);
-            p = end;
-            if (end > start) {
+    for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)LANES * UNROLL) {
+        V acc[UNROLL][VEC] = {};
+        accumulate<V, LANES, VEC>(acc, p0, p1, g0, groups, col, val, B);
 #pragma unroll
-                for (int u = 0; u < UNROLL; u++) {
-                    const dsmm_idx g = g0 + (dsmm_idx)u * 32;
-                    if (g >= groups) continue;
-                    V *c = C + r * k + g * VEC;
+        for (int u = 0; u < UNROLL; u++) {
+            const dsmm_idx g = g0 + (dsmm_idx)u * LANES;
+            if (g >= groups) continue;
+            V *c = C + r * k + g * VEC;
 #pragma unroll
-                    for (int i = 0; i < VEC; i++) atomicAdd(c + i, alpha * acc[u][i]);
-                }
-            }
-            r++;
+            for (int i = 0; i < VEC; i++) atomicAdd(c + i, alpha * acc[u][i]);
         }
     }
-}
-
-template <typename V> __global__ void scale(dsmm_idx n, V *__restrict__ x, V beta)
-{
-    const dsmm_idx stride = (dsmm_idx)gridDim.x * blockDim.x;
-    for (dsmm_idx i = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        x[i] *= beta;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,48 +220,46 @@ static void finish(dsmmi_gpu *g, dsmm_spmm_info *info, double t_transfer)
     g->info.seconds_kernels += s;
 }
 
+template <typename V, int LANES, int VEC>
+static void launch_lanes(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks,
+                         const dsmmi_spmm_args *a, const dsmmg::csr_d *A, const V *val,
+                         const V *B, V *C, dsmm_idx cap, const int32_t *seg_row,
+                         const dsmm_idx *seg_begin, dsmm_idx nseg)
+{
+    V alpha = (V)a->alpha, beta = (V)a->beta;
+    spmm_rows<V, LANES, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
+        a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0, cap);
+    if (nseg > 0)
+        spmm_segs<V, LANES, VEC><<<(unsigned)sblocks, BLOCK, 0, s>>>(
+            nseg, seg_row, seg_begin, cap, a->k, A->rowptr_d, A->col_d, val, B, C, alpha);
+}
+
 template <typename V, int VEC>
 static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
-                          const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d)
+                          const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
+                          const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
 {
     dsmm_status st = DSMM_OK;
     cudaStream_t s = dsmmg::stream(g, 0);
     const V *val = (const V *)val_d, *B = (const V *)B_d;
     V *C = (V *)C_d;
-    V alpha = (V)a->alpha, beta = (V)a->beta;
     // Lanes per row from the vector groups, not the columns: 32 floats are 8 float4 groups,
     // which 8 lanes cover without 24 idle ones.
     int lanes = dsmmi_gpu_spmm_lanes(a->k / VEC), rows = BLOCK / lanes;
-    dsmm_idx warps = (A->nnz + NNZ_PER_WARP - 1) / NNZ_PER_WARP, total = a->m * a->k;
-    dsmm_idx blocks =
-        variant == 0 ? (a->m + rows - 1) / rows : (warps + BLOCK / 32 - 1) / (BLOCK / 32);
-    DSMM_CHECK(ctx, blocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
+    dsmm_idx cap = variant == 0 ? (dsmm_idx)INT64_MAX : (dsmm_idx)DSMMI_GPU_SPMM_SPLIT_CAP;
+    dsmm_idx blocks = (a->m + rows - 1) / rows, sblocks = (nseg + rows - 1) / rows;
+    DSMM_CHECK(ctx, blocks <= INT32_MAX && sblocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
-    if (variant == 0) {
-        if (blocks == 0) goto cleanup;
-        if (lanes == 8)
-            spmm_rows<V, 8, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
-                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
-        else if (lanes == 16)
-            spmm_rows<V, 16, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
-                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
-        else
-            spmm_rows<V, 32, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
-                a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0);
-        DSMM_TRY(dsmmg::check_launch(ctx, "spmm row-split"));
-    } else {
-        // beta == 0 was zeroed at upload and beta == 1 needs nothing; rows without entries
-        // keep this beta * C.
-        if (a->beta != 0.0 && a->beta != 1.0 && total > 0) {
-            dsmm_idx sb = (total + BLOCK - 1) / BLOCK;
-            scale<V><<<(unsigned)(sb < 4096 ? sb : 4096), BLOCK, 0, s>>>(total, C, beta);
-            DSMM_TRY(dsmmg::check_launch(ctx, "spmm scale C"));
-        }
-        if (blocks == 0 || a->k == 0) goto cleanup;
-        spmm_nnz<V, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(a->m, a->k, A->nnz, A->rowptr_d,
-                                                            A->col_d, val, B, C, alpha);
-        DSMM_TRY(dsmmg::check_launch(ctx, "spmm nnz-split"));
-    }
+    if (blocks == 0) goto cleanup;
+    if (lanes == 8)
+        launch_lanes<V, 8, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin, nseg);
+    else if (lanes == 16)
+        launch_lanes<V, 16, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
+                                 nseg);
+    else
+        launch_lanes<V, 32, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
+                                 nseg);
+    DSMM_TRY(dsmmg::check_launch(ctx, variant == 0 ? "spmm row-split" : "spmm split rows"));
 cleanup:
     return st;
 }
@@ -293,12 +268,13 @@ cleanup:
 // 256-byte aligned blocks, so with ld = k every row start is aligned.
 template <typename V>
 static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
-                       const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d)
+                       const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
+                       const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
 {
     constexpr int W = (int)(16 / sizeof(V));
     int wide = a->k % W == 0 && ((uintptr_t)B_d | (uintptr_t)C_d) % 16 == 0;
-    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d)
-                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d);
+    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, seg_row, seg_begin, nseg)
+                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, seg_row, seg_begin, nseg);
 }
 
 // A pattern matrix's values for cuSPARSE, which has no implicit ones.
@@ -329,10 +305,14 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     dsmmg::csr_d Ad;
     void *val_d = NULL, *B_d = NULL, *C_d = NULL;
+    int32_t *seg_row_d = NULL;
+    dsmm_idx *seg_begin_d = NULL;
+    dsmmi_gpu_spmm_segs sg;
     size_t elem = 0;
     int variant = 0;
     double t0 = 0, t_transfer = 0;
     memset(&Ad, 0, sizeof Ad);
+    memset(&sg, 0, sizeof sg);
     // AUTO products below the context's threshold stay on the CPU's row-wise kernel.
     if (g != NULL && a->auto_chosen && !dsmmi_gpu_wants(ctx, (double)a->A->nnz * (double)a->k)) {
         g->info.products_cpu++;
@@ -350,14 +330,29 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->A->nnz * elem, "spmm values", &val_d));
         DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)a->A->nnz, elem));
     }
-    DSMM_TRY(upload_dense(ctx, g, a, variant == 1, &B_d, &C_d));
+    // spmm_rows writes every element of C (beta * C read first when beta != 0): no zeroing
+    DSMM_TRY(upload_dense(ctx, g, a, 0, &B_d, &C_d));
+    if (variant == 1) {
+        DSMM_TRY(dsmmi_gpu_spmm_segs_make(ctx, a->A, DSMMI_GPU_SPMM_SPLIT_CAP, &sg));
+        if (sg.n > 0) {
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sg.n * sizeof(int32_t),
+                                       "spmm split rows", (void **)&seg_row_d));
+            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sg.n * sizeof(dsmm_idx),
+                                       "spmm split offsets", (void **)&seg_begin_d));
+            DSMM_TRY(dsmmg::upload_raw(ctx, g, seg_row_d, sg.row, (size_t)sg.n, sizeof(int32_t)));
+            DSMM_TRY(
+                dsmmg::upload_raw(ctx, g, seg_begin_d, sg.begin, (size_t)sg.n, sizeof(dsmm_idx)));
+        }
+    }
     t_transfer = dsmmi_wtime() - t0;
 
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
     if (a->type == DSMM_DOUBLE)
-        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d));
+        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, seg_row_d, seg_begin_d,
+                             sg.n));
     else
-        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d));
+        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, seg_row_d, seg_begin_d,
+                            sg.n));
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
 
     t0 = dsmmi_wtime();
@@ -372,7 +367,10 @@ cleanup:
         dsmmi_dpool_free(&g->pool, val_d);
         dsmmi_dpool_free(&g->pool, B_d);
         dsmmi_dpool_free(&g->pool, C_d);
+        dsmmi_dpool_free(&g->pool, seg_row_d);
+        dsmmi_dpool_free(&g->pool, seg_begin_d);
     }
+    dsmmi_gpu_spmm_segs_free(ctx, &sg);
     return st;
 }
 

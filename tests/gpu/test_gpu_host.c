@@ -400,6 +400,52 @@ static int test_spmm_variant(void)
     return TEST_PASS;
 }
 
+// The split variant's items: every entry of every row past its first `cap` is in exactly one
+// item, items of a row are consecutive and cap apart, rows of at most cap entries have none.
+static int test_spmm_segs(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx lens[] = {0, 1, 5, 5, 6, 10, 0, 11, 16, 17, 3};
+    static const dsmm_idx caps[] = {1, 5, 16, 100};
+    dsmm_idx m = sizeof lens / sizeof lens[0], nnz = 0;
+    for (dsmm_idx i = 0; i < m; i++) nnz += lens[i];
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, dsmm_csr_create(ctx, m, 20, nnz, DSMM_PATTERN, &A));
+    A->rowptr[0] = 0;
+    for (dsmm_idx i = 0; i < m; i++) {
+        A->rowptr[i + 1] = A->rowptr[i] + lens[i];
+        for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            A->colidx[k] = k - A->rowptr[i];
+    }
+    A->nnz = nnz;
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        dsmm_idx cap = caps[c], want = 0, t = 0;
+        dsmmi_gpu_spmm_segs sg;
+        CHECK_OK(ctx, dsmmi_gpu_spmm_segs_make(ctx, A, cap, &sg));
+        for (dsmm_idx i = 0; i < m; i++)
+            for (dsmm_idx p = A->rowptr[i] + cap; p < A->rowptr[i + 1]; p += cap, t++) {
+                CHECK_MSG(t < sg.n, "cap %lld: %lld items, more wanted", (long long)cap,
+                          (long long)sg.n);
+                CHECK_EQ_IDX(sg.row[t], i);
+                CHECK_EQ_IDX(sg.begin[t], p);
+                want++;
+            }
+        CHECK_EQ_IDX(sg.n, want);
+        CHECK(want > 0 || (sg.row == NULL && sg.begin == NULL));
+        dsmmi_gpu_spmm_segs_free(ctx, &sg);
+    }
+    // cap 1: an item for each entry but the first of each row
+    dsmmi_gpu_spmm_segs sg;
+    CHECK_OK(ctx, dsmmi_gpu_spmm_segs_make(ctx, A, 1, &sg));
+    CHECK_EQ_IDX(sg.n, nnz - 9); // 9 non-empty rows
+    dsmmi_gpu_spmm_segs_free(ctx, &sg);
+    CHECK_ST(ctx, dsmmi_gpu_spmm_segs_make(ctx, A, 0, &sg), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static int fake_calls;
@@ -544,7 +590,7 @@ int main(int argc, char **argv)
 {
     static const test_case tests[] = {
         TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
-        TEST(test_bins),        TEST(test_spmm_variant), TEST(test_dispatch),
+        TEST(test_bins),        TEST(test_spmm_variant), TEST(test_spmm_segs), TEST(test_dispatch),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
