@@ -76,14 +76,14 @@ fi
 if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
-    step "sanitizer $tool" 240 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" \
+    step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-240}" "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" \
       --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spmm \
       | tail -4
   done
 fi
 if has ooc; then
   echo "== out of core and hybrid (bench/ooc.sh --gpu: CPU in core on all cores, GPU chunks, hybrid)"
-  step ooc 300 "$OUT/ooc.log" bash bench/ooc.sh "$BUILD/bin/dsmm" --gpu --repeat 3 --rmat 18 --rmat 20 \
-    --out "$OUT/ooc"
+  step ooc "${DSMM_GPU_OOC_SECS:-300}" "$OUT/ooc.log" bash bench/ooc.sh "$BUILD/bin/dsmm" --gpu --repeat "${DSMM_GPU_OOC_REPEAT:-3}" \
+    --out /tmp/dsmm-bench-ooc
 fi
 exit $rc_all

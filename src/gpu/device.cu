@@ -73,6 +73,7 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
     DSMMG_CUDA(cudaSetDevice(g->device));
     DSMMG_CUDA(cudaGetDeviceProperties(&p, g->device));
     snprintf(g->name, sizeof g->name, "%.80s, sm_%d%d", p.name, p.major, p.minor);
+    g->sm_count = p.multiProcessorCount;
     g->auto_flops = o->auto_flops;
     DSMMG_CUDA(cudaMemGetInfo(&free_b, &total_b));
     want = o->pool_bytes ? o->pool_bytes : free_b / 5 * 4;

@@ -169,10 +169,12 @@ void dsmmi_gpu_global_batches(const dsmm_idx *gtab_off, dsmm_idx n, dsmm_idx max
  * would leave most warps idle behind a few long rows; else 0 (row-split). */
 int dsmmi_gpu_spmm_variant(const dsmm_csr *A);
 
-/* Split rows: the row-split kernel takes the first DSMMI_GPU_SPMM_SPLIT_CAP entries of every
- * row and writes C; each further DSMMI_GPU_SPMM_SPLIT_CAP entries of a longer row are an item
- * of their own (row, first entry), whose sums a second kernel adds into C with atomics. */
-#define DSMMI_GPU_SPMM_SPLIT_CAP 256
+/* Split rows: the row-split kernel takes the first `cap` entries of every row and writes C;
+ * each further `cap` entries of a longer row are an item of their own (row, first entry),
+ * whose sums a second kernel adds into C with atomics. The cap (dsmmi_gpu_spmm_cap) gives
+ * about four waves of work groups on the device, within [16, 256] entries: small matrices
+ * with long rows get short items (parallelism), large ones long items (fewer atomics). */
+dsmm_idx dsmmi_gpu_spmm_cap(dsmm_idx nnz, int lanes, int sm_count);
 typedef struct dsmmi_gpu_spmm_segs {
     dsmm_idx n;      // items
     int32_t *row;    // row of each item
@@ -199,6 +201,7 @@ static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
 typedef struct dsmmi_gpu dsmmi_gpu;
 struct dsmmi_gpu {
     int device;
+    int sm_count; // multiprocessors (sizes the SpMM's split of long rows)
     char name[96];
     double auto_flops;
     dsmmi_dpool pool;

@@ -81,6 +81,14 @@ int dsmmi_gpu_spmm_variant(const dsmm_csr *A)
     return (double)longest > 8.0 * mean + 64.0;
 }
 
+dsmm_idx dsmmi_gpu_spmm_cap(dsmm_idx nnz, int lanes, int sm_count)
+{
+    // groups of `lanes` threads, 2048 threads a multiprocessor, four waves
+    double groups = 4.0 * (sm_count > 0 ? sm_count : 132) * (2048.0 / (lanes > 0 ? lanes : 32));
+    double cap = (double)nnz / groups;
+    return cap < 16 ? 16 : cap > 256 ? 256 : (dsmm_idx)cap;
+}
+
 dsmm_status dsmmi_gpu_spmm_segs_make(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx cap,
                                      dsmmi_gpu_spmm_segs *out)
 {

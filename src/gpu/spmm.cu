@@ -237,7 +237,8 @@ static void launch_lanes(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks,
 template <typename V, int VEC>
 static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
                           const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
-                          const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
+                          dsmm_idx split_cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
+                          dsmm_idx nseg)
 {
     dsmm_status st = DSMM_OK;
     cudaStream_t s = dsmmg::stream(g, 0);
@@ -246,7 +247,7 @@ static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_
     // Lanes per row from the vector groups, not the columns: 32 floats are 8 float4 groups,
     // which 8 lanes cover without 24 idle ones.
     int lanes = dsmmi_gpu_spmm_lanes(a->k / VEC), rows = BLOCK / lanes;
-    dsmm_idx cap = variant == 0 ? (dsmm_idx)INT64_MAX : (dsmm_idx)DSMMI_GPU_SPMM_SPLIT_CAP;
+    dsmm_idx cap = variant == 0 ? (dsmm_idx)INT64_MAX : split_cap;
     dsmm_idx blocks = (a->m + rows - 1) / rows, sblocks = (nseg + rows - 1) / rows;
     DSMM_CHECK(ctx, blocks <= INT32_MAX && sblocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
@@ -269,12 +270,15 @@ cleanup:
 template <typename V>
 static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
                        const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
-                       const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
+                       dsmm_idx cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
+                       dsmm_idx nseg)
 {
     constexpr int W = (int)(16 / sizeof(V));
     int wide = a->k % W == 0 && ((uintptr_t)B_d | (uintptr_t)C_d) % 16 == 0;
-    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, seg_row, seg_begin, nseg)
-                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, seg_row, seg_begin, nseg);
+    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
+                               nseg)
+                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
+                               nseg);
 }
 
 // A pattern matrix's values for cuSPARSE, which has no implicit ones.
@@ -308,6 +312,7 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     int32_t *seg_row_d = NULL;
     dsmm_idx *seg_begin_d = NULL;
     dsmmi_gpu_spmm_segs sg;
+    dsmm_idx cap = 0;
     size_t elem = 0;
     int variant = 0;
     double t0 = 0, t_transfer = 0;
@@ -333,7 +338,8 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     // spmm_rows writes every element of C (beta * C read first when beta != 0): no zeroing
     DSMM_TRY(upload_dense(ctx, g, a, 0, &B_d, &C_d));
     if (variant == 1) {
-        DSMM_TRY(dsmmi_gpu_spmm_segs_make(ctx, a->A, DSMMI_GPU_SPMM_SPLIT_CAP, &sg));
+        cap = dsmmi_gpu_spmm_cap(a->A->nnz, dsmmi_gpu_spmm_lanes(a->k), g->sm_count);
+        DSMM_TRY(dsmmi_gpu_spmm_segs_make(ctx, a->A, cap, &sg));
         if (sg.n > 0) {
             DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sg.n * sizeof(int32_t),
                                        "spmm split rows", (void **)&seg_row_d));
@@ -348,10 +354,10 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
 
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
     if (a->type == DSMM_DOUBLE)
-        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, seg_row_d, seg_begin_d,
-                             sg.n));
+        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d,
+                             seg_begin_d, sg.n));
     else
-        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, seg_row_d, seg_begin_d,
+        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d,
                             sg.n));
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
 

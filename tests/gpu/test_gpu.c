@@ -56,7 +56,12 @@ static int same_as_cpu(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, dsmm
     CHECK_NEAR(gi.flops, ci.flops, 0);
     CHECK(G->nnz == 0 || (G->colidx32 != NULL) == (col_bits == 32));
     CHECK(gi.device_bytes > 0);
-    if (test_csr_same(ctx, G, W, 1e-12, 1e-300, what) != TEST_PASS) return TEST_FAIL;
+    // two summation orders: 1e-12 relative, and 1e-10 of C's largest magnitude for entries
+    // that cancel (bcsstk13: terms near 1e10 leave a rounding residue of 0.3 on either side)
+    double big = 0;
+    for (dsmm_idx k = 0; k < W->nnz; k++)
+        if (fabs(dsmm_csr_value(W, k)) > big) big = fabs(dsmm_csr_value(W, k));
+    if (test_csr_same(ctx, G, W, 1e-12, 1e-10 * big + 1e-300, what) != TEST_PASS) return TEST_FAIL;
     dsmm_csr_destroy(&G);
     dsmm_csr_destroy(&W);
     return TEST_PASS;

@@ -440,6 +440,11 @@ static int test_spmm_segs(void)
     CHECK_EQ_IDX(sg.n, nnz - 9); // 9 non-empty rows
     dsmmi_gpu_spmm_segs_free(ctx, &sg);
     CHECK_ST(ctx, dsmmi_gpu_spmm_segs_make(ctx, A, 0, &sg), DSMM_ERR_ARG);
+    // the cap: four waves of groups, within [16, 256]
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_cap(1000, 8, 132), 16);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_cap((dsmm_idx)1 << 40, 32, 132), 256);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_cap((dsmm_idx)100 * 4 * 132 * 64, 32, 132), 100);
+    CHECK_EQ_IDX(dsmmi_gpu_spmm_cap((dsmm_idx)100 * 4 * 132 * 64, 32, 0), 100); // unknown: 132
     dsmm_ctx_clear_error(ctx);
     dsmm_csr_destroy(&A);
     CHECK_NO_LEAK(ctx);
