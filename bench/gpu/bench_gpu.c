@@ -107,11 +107,13 @@ static int bench_spgemm(dsmm_ctx *ctx, const char *name, const dsmm_csr *A, int 
         if (st[s] != DSMM_OK) printf("  %s failed: %s\n", s ? "cusparse" : "dsmm", err[s]);
     printf("{\"bench\": \"gpu_spgemm\", \"build\": \"%s\", \"matrix\": \"%s\", \"nnz_a\": %lld, "
            "\"nnz_c\": %lld, \"flops\": %.0f, \"dsmm_ms\": %.4f, \"cusparse_ms\": %.4f, "
-           "\"ratio\": %.4f, \"dsmm_call_ms\": %.4f, \"cusparse_call_ms\": %.4f, \"dsmm_symbolic_ms\": %.4f, \"dsmm_numeric_ms\": %.4f, \"dsmm_device_bytes\": %zu, \"cusparse_device_bytes\": %zu, "
+           "\"ratio\": %.4f, \"dsmm_call_ms\": %.4f, \"cusparse_call_ms\": %.4f, "
+           "\"dsmm_symbolic_ms\": %.4f, \"dsmm_numeric_ms\": %.4f, \"dsmm_device_bytes\": %zu, "
+           "\"cusparse_device_bytes\": %zu, "
            "\"dsmm_ok\": %d, \"cusparse_ok\": %d, \"max_rel_diff\": %.3g, \"reps\": %d}\n",
            DSMM_BENCH_BUILD, name, (long long)A->nnz, (long long)(C[0] ? C[0]->nnz : -1), flops,
-           med[0] * 1e3, med[1] * 1e3, ratio, wmed[0] * 1e3, wmed[1] * 1e3, sym_ms, num_ms, mem[0], mem[1], st[0] == DSMM_OK, st[1] == DSMM_OK,
-           diff, reps);
+           med[0] * 1e3, med[1] * 1e3, ratio, wmed[0] * 1e3, wmed[1] * 1e3, sym_ms, num_ms, mem[0],
+           mem[1], st[0] == DSMM_OK, st[1] == DSMM_OK, diff, reps);
     dsmm_csr_destroy(&C[0]);
     dsmm_csr_destroy(&C[1]);
     return st[0] == DSMM_OK && diff >= 0 && diff <= 1e-10 ? 0 : 1;

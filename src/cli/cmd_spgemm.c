@@ -387,8 +387,7 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "--hybrid needs --gpu");
     if (hybrid && alg == DSMM_SPGEMM_CUSPARSE)
         return cli_usage_error(&cmd, "--hybrid runs dsmm's kernels, not --kernel cusparse");
-    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu) &&
-        !DSMM_HAVE_CUDA) {
+    if ((alg == DSMM_SPGEMM_GPU || alg == DSMM_SPGEMM_CUSPARSE || c.gpu) && !DSMM_HAVE_CUDA) {
         fprintf(stderr,
                 "dsmm spgemm: %s: this dsmm was built without CUDA "
                 "(configure with -DDSMM_USE_CUDA=ON)\n",

@@ -264,8 +264,7 @@ int cli_spmm(int argc, char **argv)
     if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
         return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
     if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
-    if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu) &&
-        !DSMM_HAVE_CUDA) {
+    if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu) && !DSMM_HAVE_CUDA) {
         fprintf(stderr,
                 "dsmm spmm: %s: this dsmm was built without CUDA "
                 "(configure with -DDSMM_USE_CUDA=ON)\n",

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "comm/comm.h"
 
 void cli_common_init(cli_common *c)
 {
@@ -41,7 +42,11 @@ int cli_gpu(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx)
     dsmm_gpu_opts_init(&o);
     o.pool_bytes = c->gpu_mem;
     if (c->gpu_flops >= 0) o.auto_flops = c->gpu_flops;
-    if (dsmm_ctx_set_gpu(ctx, &o) != DSMM_OK) return cli_fail(cmd, ctx, "no GPU");
+    dsmm_status st = dsmm_ctx_set_gpu(ctx, &o);
+    // every rank learns that one got no device: the others would wait for it in the product's
+    // collectives
+    if (dsmmi_comm_agree(ctx, st) != DSMM_OK)
+        return cli_fail(cmd, ctx, st != DSMM_OK ? "no GPU" : "another rank got no GPU");
     return CLI_OK;
 }
 

@@ -139,9 +139,9 @@ extern "C" dsmm_status dsmmi_gpu_spgemm_cusparse(dsmm_ctx *ctx, const dsmmi_spge
                DSMM_ERR_UNSUPPORTED,
                "cusparse spgemm: cuSPARSE computes full plus-times (and plus-pair, on ones) "
                "products only (no mask, no symbolic/numeric pair, no other semiring)");
-    DSMM_CHECK(ctx,
-               a->sr == DSMM_PLUS_PAIR || (a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN),
-               DSMM_ERR_UNSUPPORTED, "cusparse spgemm: plus-times needs inputs with values");
+    DSMM_CHECK(
+        ctx, a->sr == DSMM_PLUS_PAIR || (a->A->type != DSMM_PATTERN && a->B->type != DSMM_PATTERN),
+        DSMM_ERR_UNSUPPORTED, "cusparse spgemm: plus-times needs inputs with values");
     DSMMG_CUDA(cudaSetDevice(g->device));
     dsmmi_dpool_peak_reset(&g->pool);
     DSMM_TRY(dsmmg::cusparse_handle(ctx, g, &h));

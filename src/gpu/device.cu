@@ -76,7 +76,14 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
     g->sm_count = p.multiProcessorCount;
     g->auto_flops = o->auto_flops;
     DSMMG_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    want = o->pool_bytes ? o->pool_bytes : free_b / 5 * 4;
+    {
+        // The default: 80% of the free memory, shared among the ranks that pick this device
+        // (rank modulo the device count), which start at the same time and would otherwise
+        // each ask for 80% of what the first had not yet taken.
+        int sharing = (ctx->size - g->device + n - 1) / n;
+        if (sharing < 1) sharing = 1;
+        want = o->pool_bytes ? o->pool_bytes : free_b / 5 * 4 / (size_t)sharing;
+    }
     DSMM_CHECK(ctx, want <= free_b, DSMM_ERR_CUDA,
                "gpu: a pool of %.1f MiB asked but %s has %.1f MiB free", want / 1048576.0, p.name,
                free_b / 1048576.0);

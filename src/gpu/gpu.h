@@ -135,14 +135,21 @@ static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
 /* Entries of a global-bin row's own table: the power of two >= 2u. */
 dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols);
 
+/* Products (flops) one thread block takes of a global row: a row of f flops is spread over
+ * ceil(f / DSMMI_GPU_GLOBAL_BLOCK_FLOPS) blocks that share its table, so one hub row does not
+ * leave a single multiprocessor working while the others idle. */
+#define DSMMI_GPU_GLOBAL_BLOCK_FLOPS 32768
+
 /* The rows of one product sorted into bins: rows[start[b] .. start[b + 1]) are bin b's rows
  * in increasing order; the global bin also gets each row's table offset (prefix sums of
- * dsmmi_gpu_global_table, in entries). */
+ * dsmmi_gpu_global_table, in entries) and its first thread block (prefix sums of the blocks
+ * per row). */
 typedef struct dsmmi_gpu_bins {
     dsmm_idx count[DSMMI_GPU_NBINS];
     dsmm_idx start[DSMMI_GPU_NBINS + 1];
     int32_t *rows;        // nrows entries
     dsmm_idx *gtab_off;   // count[GLOBAL] + 1 entries: table offsets of the global rows
+    dsmm_idx *gblk_off;   // count[GLOBAL] + 1 entries: first block of each global row
     dsmm_idx max_flops;   // the largest row's flops
     dsmm_idx total_flops; // sum over rows
 } dsmmi_gpu_bins;

@@ -30,9 +30,13 @@ dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx n
     out->rows = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *out->rows);
     out->gtab_off =
         dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1, sizeof *out->gtab_off);
-    DSMM_CHECK(ctx, out->rows && out->gtab_off, DSMM_ERR_NOMEM, "gpu spgemm: row bins");
+    out->gblk_off =
+        dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1, sizeof *out->gblk_off);
+    DSMM_CHECK(ctx, out->rows && out->gtab_off && out->gblk_off, DSMM_ERR_NOMEM,
+               "gpu spgemm: row bins");
     memcpy(next, out->start, sizeof next);
     out->gtab_off[0] = 0;
+    out->gblk_off[0] = 0;
     for (dsmm_idx i = 0; i < nrows; i++) {
         int b = dsmmi_gpu_bin_of(flops[i], ncols);
         dsmm_idx slot = next[b]++;
@@ -40,6 +44,9 @@ dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx n
         if (b == DSMMI_GPU_GLOBAL_BIN) {
             dsmm_idx g = slot - out->start[b];
             out->gtab_off[g + 1] = out->gtab_off[g] + dsmmi_gpu_global_table(flops[i], ncols);
+            out->gblk_off[g + 1] =
+                out->gblk_off[g] +
+                (flops[i] + DSMMI_GPU_GLOBAL_BLOCK_FLOPS - 1) / DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
         }
     }
 cleanup:
@@ -52,6 +59,7 @@ void dsmmi_gpu_bins_free(dsmm_ctx *ctx, dsmmi_gpu_bins *b)
     if (b == NULL) return;
     dsmmi_free(ctx, b->rows);
     dsmmi_free(ctx, b->gtab_off);
+    dsmmi_free(ctx, b->gblk_off);
     memset(b, 0, sizeof *b);
 }
 

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
@@ -238,72 +240,127 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     }
 }
 
-// Global-memory tables, a block per row: row g of the batch owns entries
-// [toff[g] - toff[0], toff[g + 1] - toff[0]) of keys/vals.
+// Global-memory tables: row g of the batch owns entries [toff[g] - toff[0], toff[g + 1] -
+// toff[0]) of keys/vals, and thread blocks [boff[g], boff[g + 1]) (absolute numbers; the batch's
+// first is boff[0]). Block b of a row takes its products (A entry, B entry) numbered
+// [b F, (b + 1) F) in row order, F = DSMMI_GPU_GLOBAL_BLOCK_FLOPS, so a hub row's work spreads
+// over many multiprocessors evenly whatever the lengths of the B rows it meets. The tables are
+// initialised by table_init first, and (numeric) read out by ext_global after.
 constexpr int GLOBAL_BLOCK = 512;
 
-__global__ void __launch_bounds__(GLOBAL_BLOCK)
-    sym_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff, int sub,
-               const dsmm_idx *__restrict__ ap, const int32_t *__restrict__ ac,
-               const dsmm_idx *__restrict__ bp, const int32_t *__restrict__ bc, int32_t *tkeys,
-               dsmm_idx *__restrict__ cnt_out)
+__global__ void table_init(dsmm_idx n, int32_t *__restrict__ keys, double *__restrict__ vals,
+                           double ident)
 {
-    constexpr int GROUP = GLOBAL_BLOCK;
-    __shared__ unsigned long long cnt;
-    int lane = threadIdx.x;
-    int32_t r = rows[blockIdx.x];
-    dsmm_idx T = toff[blockIdx.x + 1] - toff[blockIdx.x];
-    int32_t *keys = tkeys + (toff[blockIdx.x] - toff[0]);
-    unsigned mask = (unsigned)(T - 1);
-    for (dsmm_idx i = lane; i < T; i += GROUP) keys[i] = -1;
-    if (lane == 0) cnt = 0;
-    __syncthreads();
-    unsigned long long mine = 0;
-    FOR_ROW_PRODUCTS({
-        int fresh = 0;
-        probe(keys, mask, c, &fresh);
-        mine += fresh;
-    })
-    if (mine) atomicAdd(&cnt, mine);
-    __syncthreads();
-    if (lane == 0) cnt_out[r] = (dsmm_idx)cnt;
+    const dsmm_idx stride = (dsmm_idx)gridDim.x * blockDim.x;
+    for (dsmm_idx i = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        keys[i] = -1;
+        if (vals) vals[i] = ident;
+    }
 }
 
-// Numeric with global tables. Sorted output goes to the batch's scratch at soff[g] (CUB sorts
-// it and copy_rows moves it into C); unsorted output goes straight to C's row.
-template <int OP>
+template <bool NUMERIC, int OP>
 __global__ void __launch_bounds__(GLOBAL_BLOCK)
-    num_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff, int sub,
-               const dsmm_idx *__restrict__ ap, const int32_t *__restrict__ ac,
-               const double *__restrict__ av, const dsmm_idx *__restrict__ bp,
-               const int32_t *__restrict__ bc, const double *__restrict__ bv, int32_t *tkeys,
-               double *tvals, const dsmm_idx *__restrict__ out_off, int by_row,
-               int32_t *__restrict__ oc, double *__restrict__ ov)
+    ins_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff,
+               const dsmm_idx *__restrict__ boff, dsmm_idx nrows, const dsmm_idx *__restrict__ ap,
+               const int32_t *__restrict__ ac, const double *__restrict__ av,
+               const dsmm_idx *__restrict__ bp, const int32_t *__restrict__ bc,
+               const double *__restrict__ bv, int32_t *tkeys, double *tvals,
+               dsmm_idx *__restrict__ cnt_out)
 {
-    constexpr int GROUP = GLOBAL_BLOCK;
-    __shared__ unsigned long long cnt;
-    int lane = threadIdx.x;
-    int32_t r = rows[blockIdx.x];
-    dsmm_idx T = toff[blockIdx.x + 1] - toff[blockIdx.x];
-    dsmm_idx t0 = toff[blockIdx.x] - toff[0];
-    int32_t *keys = tkeys + t0;
-    double *vals = tvals + t0;
-    unsigned mask = (unsigned)(T - 1);
-    for (dsmm_idx i = lane; i < T; i += GROUP) {
-        keys[i] = -1;
-        vals[i] = sr_identity<OP>();
+    typedef cub::BlockScan<dsmm_idx, GLOBAL_BLOCK> scan_t;
+    typedef cub::BlockReduce<unsigned long long, GLOBAL_BLOCK> reduce_t;
+    __shared__ union {
+        typename scan_t::TempStorage scan;
+        typename reduce_t::TempStorage reduce;
+    } tmp;
+    __shared__ dsmm_idx pre[GLOBAL_BLOCK]; // products before each A entry of the chunk
+    __shared__ int32_t acol[GLOBAL_BLOCK];
+    __shared__ double aval[GLOBAL_BLOCK];
+    const dsmm_idx t = boff[0] + blockIdx.x;
+    dsmm_idx lo = 0, hi = nrows; // the row: the last g with boff[g] <= t
+    while (hi - lo > 1) {
+        dsmm_idx mid = lo + (hi - lo) / 2;
+        if (boff[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
     }
-    if (lane == 0) cnt = 0;
+    const dsmm_idx g = lo, b = t - boff[g];
+    const int32_t r = rows[g];
+    const dsmm_idx T = toff[g + 1] - toff[g], t0 = toff[g] - toff[0];
+    int32_t *keys = tkeys + t0;
+    double *vals = NUMERIC ? tvals + t0 : NULL;
+    const unsigned mask = (unsigned)(T - 1);
+    const dsmm_idx p0 = b * DSMMI_GPU_GLOBAL_BLOCK_FLOPS, p1 = p0 + DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
+    const dsmm_idx a1 = ap[r + 1];
+    dsmm_idx run = 0; // products of the row before this chunk of A entries (block-uniform)
+    unsigned long long mine = 0;
+    for (dsmm_idx j0 = ap[r]; j0 < a1 && run < p1; j0 += GLOBAL_BLOCK) {
+        const dsmm_idx j = j0 + threadIdx.x;
+        dsmm_idx len = 0, excl = 0, total = 0;
+        int32_t c = 0;
+        if (j < a1) {
+            c = ac[j];
+            len = bp[c + 1] - bp[c];
+        }
+        scan_t(tmp.scan).ExclusiveSum(len, excl, total);
+        pre[threadIdx.x] = run + excl;
+        acol[threadIdx.x] = c;
+        if (NUMERIC) aval[threadIdx.x] = (OP == OP_PLUS_PAIR || j >= a1) ? 1.0 : av[j];
+        __syncthreads();
+        const int n = a1 - j0 < GLOBAL_BLOCK ? (int)(a1 - j0) : GLOBAL_BLOCK;
+        const dsmm_idx from = p0 > run ? p0 : run, to = p1 < run + total ? p1 : run + total;
+        for (dsmm_idx p = from + threadIdx.x; p < to; p += GLOBAL_BLOCK) {
+            // the A entry holding product p: the last e with pre[e] <= p (entries with no
+            // products share their successor's start and are passed over)
+            int e = 0, z = n;
+            while (z - e > 1) {
+                int m = (e + z) / 2;
+                if (pre[m] <= p)
+                    e = m;
+                else
+                    z = m;
+            }
+            const dsmm_idx q = bp[acol[e]] + (p - pre[e]);
+            const int32_t col = bc[q];
+            int fresh = 0;
+            const unsigned h = probe(keys, mask, col, &fresh);
+            if (NUMERIC) {
+                const double bb = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
+                sr_accumulate<OP>(&vals[h], sr_mul<OP>(aval[e], bb));
+            } else {
+                mine += fresh;
+            }
+        }
+        run += total;
+        __syncthreads(); // pre, acol, aval and the scan's storage are reused
+    }
+    if (!NUMERIC) {
+        unsigned long long sum = reduce_t(tmp.reduce).Sum(mine);
+        if (threadIdx.x == 0 && sum) atomicAdd((unsigned long long *)&cnt_out[r], sum);
+    }
+}
+
+// Numeric, after ins_global: a block per row reads its table out, to C's row (by_row, unsorted
+// output) or to the batch's scratch at out_off[g] for CUB's sort.
+__global__ void __launch_bounds__(GLOBAL_BLOCK)
+    ext_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff,
+               const int32_t *__restrict__ tkeys, const double *__restrict__ tvals,
+               const dsmm_idx *__restrict__ out_off, int by_row, int32_t *__restrict__ oc,
+               double *__restrict__ ov)
+{
+    __shared__ unsigned long long cnt;
+    const int32_t r = rows[blockIdx.x];
+    const dsmm_idx T = toff[blockIdx.x + 1] - toff[blockIdx.x], t0 = toff[blockIdx.x] - toff[0];
+    if (threadIdx.x == 0) cnt = 0;
     __syncthreads();
-    FOR_ROW_PRODUCTS(accumulate<OP>(keys, vals, mask, c, av, j, bv, q);)
-    __syncthreads();
-    dsmm_idx base = by_row ? out_off[r] : out_off[blockIdx.x];
-    for (dsmm_idx i = lane; i < T; i += GROUP) {
-        int32_t c = keys[i];
+    const dsmm_idx base = by_row ? out_off[r] : out_off[blockIdx.x];
+    for (dsmm_idx i = threadIdx.x; i < T; i += GLOBAL_BLOCK) {
+        int32_t c = tkeys[t0 + i];
         if (c < 0) continue;
         dsmm_idx at = base + (dsmm_idx)atomicAdd(&cnt, 1ULL);
         oc[at] = c;
-        ov[at] = vals[i];
+        ov[at] = tvals[t0 + i];
     }
 }
 
@@ -429,31 +486,51 @@ static dsmm_status shared_bins(product *p, int numeric)
     return st;
 }
 
-static void launch_num_global(product *p, dsmm_idx nb, const int32_t *rows, const dsmm_idx *toff,
-                              int32_t *tk, double *tv, const dsmm_idx *off, int by_row, int32_t *oc,
-                              double *ov)
+// The global rows' tables of one batch: initialised (keys empty; values the semiring's identity
+// when numeric), then filled by ins_global over the batch's `blocks` thread blocks.
+static dsmm_status fill_global(product *p, int numeric, dsmm_idx cnt, dsmm_idx blocks, dsmm_idx ent,
+                               const int32_t *rows, const dsmm_idx *toff_d, const dsmm_idx *boff_d,
+                               int32_t *tk, double *tv)
 {
+    dsmm_ctx *ctx = p->ctx;
+    dsmm_status st = DSMM_OK;
     cudaStream_t s = dsmmg::stream(p->g, 0);
     const double *av = (const double *)p->A->val_d, *bv = (const double *)p->B->val_d;
-#define NUM_GLOBAL(OP)                                                                             \
-    num_global<OP><<<(unsigned)nb, GLOBAL_BLOCK, 0, s>>>(                                          \
-        rows, toff, p->sub, p->A->rowptr_d, p->A->col_d, av, p->B->rowptr_d, p->B->col_d, bv, tk,  \
-        tv, off, by_row, oc, ov)
-    switch (p->op) {
-    case OP_PLUS_PAIR:
-        NUM_GLOBAL(OP_PLUS_PAIR);
-        break;
-    case OP_MIN_PLUS:
-        NUM_GLOBAL(OP_MIN_PLUS);
-        break;
-    case OP_MAX_TIMES:
-        NUM_GLOBAL(OP_MAX_TIMES);
-        break;
-    default:
-        NUM_GLOBAL(OP_PLUS_TIMES);
-        break;
+    double ident = p->op == OP_MIN_PLUS ? INFINITY : p->op == OP_MAX_TIMES ? -INFINITY : 0.0;
+    dsmm_idx ib = (ent + 255) / 256;
+    DSMM_CHECK(ctx, blocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
+               "gpu spgemm: %lld thread blocks for the longest rows exceed the grid limit",
+               (long long)blocks);
+    table_init<<<(unsigned)(ib < 65536 ? ib : 65536), 256, 0, s>>>(ent, tk, numeric ? tv : NULL,
+                                                                   ident);
+    DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table init (device-memory tables)"));
+#define INS_GLOBAL(NUM, OP)                                                                        \
+    ins_global<NUM, OP><<<(unsigned)blocks, GLOBAL_BLOCK, 0, s>>>(                                 \
+        rows, toff_d, boff_d, cnt, p->A->rowptr_d, p->A->col_d, av, p->B->rowptr_d, p->B->col_d,   \
+        bv, tk, tv, p->cnt_d)
+    if (!numeric) {
+        INS_GLOBAL(false, OP_PLUS_PAIR); // the symbolic phase ignores the semiring
+    } else {
+        switch (p->op) {
+        case OP_PLUS_PAIR:
+            INS_GLOBAL(true, OP_PLUS_PAIR);
+            break;
+        case OP_MIN_PLUS:
+            INS_GLOBAL(true, OP_MIN_PLUS);
+            break;
+        case OP_MAX_TIMES:
+            INS_GLOBAL(true, OP_MAX_TIMES);
+            break;
+        default:
+            INS_GLOBAL(true, OP_PLUS_TIMES);
+            break;
+        }
     }
-#undef NUM_GLOBAL
+#undef INS_GLOBAL
+    DSMM_TRY(dsmmg::check_launch(ctx, numeric ? "spgemm numeric (device-memory tables)"
+                                              : "spgemm symbolic (device-memory tables)"));
+cleanup:
+    return st;
 }
 
 // The rows with tables in device memory, in batches that fit the pool: symbolic (numeric == 0)
@@ -482,23 +559,22 @@ static dsmm_status global_bin(product *p, int numeric)
     for (dsmm_idx t = 0; t < nb; t++) {
         dsmm_idx lo = bounds[t], cnt = bounds[t + 1] - lo, ent = toff[bounds[t + 1]] - toff[lo];
         const int32_t *rows = grows + lo;
-        const dsmm_idx *toff_d = p->toff_d + lo;
-        int sub = p->sub;
+        const dsmm_idx *toff_d = p->toff_d + lo, *boff_d = p->boff_d + lo;
+        dsmm_idx blocks = p->bins.gblk_off[bounds[t + 1]] - p->bins.gblk_off[lo];
         DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ent * sizeof(int32_t),
                                    "hash tables of the longest rows", (void **)&tk, &p->pool_full));
         if (!numeric) {
-            sym_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, sub, p->A->rowptr_d,
-                                                              p->A->col_d, p->B->rowptr_d,
-                                                              p->B->col_d, tk, p->cnt_d);
-            DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (device-memory tables)"));
+            DSMM_TRY(fill_global(p, 0, cnt, blocks, ent, rows, toff_d, boff_d, tk, NULL));
             tk = (int32_t *)dsmmi_dpool_free(&g->pool, tk);
             continue;
         }
         DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ent * sizeof(double),
                                    "hash values of the longest rows", (void **)&tv, &p->pool_full));
+        DSMM_TRY(fill_global(p, 1, cnt, blocks, ent, rows, toff_d, boff_d, tk, tv));
         if (!p->sorted) {
-            launch_num_global(p, cnt, rows, toff_d, tk, tv, p->cp_d, 1, p->cc_d, p->cv_d);
-            DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (device-memory tables)"));
+            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, tk, tv, p->cp_d, 1,
+                                                              p->cc_d, p->cv_d);
+            DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table read-out"));
         } else {
             // Each row's nnz is at most half its table, so ent / 2 bounds the batch's output.
             dsmm_idx outn = ent / 2;
@@ -527,8 +603,9 @@ static dsmm_status global_bin(product *p, int numeric)
             DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB scratch", &tmp, &p->pool_full));
             DSMMG_CUDA(
                 cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
-            launch_num_global(p, cnt, rows, toff_d, tk, tv, soff_d, 0, sc, sv);
-            DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (device-memory tables)"));
+            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, tk, tv, soff_d, 0, sc,
+                                                              sv);
+            DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table read-out"));
             // num_items may exceed what the rows hold; entries past soff[cnt] are not sorted
             DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(
                 tmp, sort_bytes, sc, sc2, sv, sv2, (int)outn, (int)cnt, soff_d, soff_d + 1, s));
@@ -637,6 +714,8 @@ dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sort
                             (void **)&r->rows_d, &r->pool_full));
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
                             (void **)&r->toff_d, &r->pool_full));
+        DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
+                            (void **)&r->boff_d, &r->pool_full));
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
                             (void **)&r->cnt_d, &r->pool_full));
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row pointers of C",
@@ -644,6 +723,7 @@ dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sort
         double t0 = dsmmi_wtime();
         DSMM_TRY(upload_raw(ctx, g, r->rows_d, r->bins.rows, (size_t)m, sizeof(int32_t)));
         DSMM_TRY(upload_raw(ctx, g, r->toff_d, r->bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
+        DSMM_TRY(upload_raw(ctx, g, r->boff_d, r->bins.gblk_off, (size_t)ng + 1, sizeof(dsmm_idx)));
         r->seconds_upload = dsmmi_wtime() - t0;
     }
     r->stage = 1;
@@ -708,6 +788,7 @@ void spgemm_release(spgemm_run *r)
     dsmmi_dpool *pool = &r->g->pool;
     r->rows_d = (int32_t *)dsmmi_dpool_free(pool, r->rows_d);
     r->toff_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->toff_d);
+    r->boff_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->boff_d);
     r->cnt_d = (dsmm_idx *)dsmmi_dpool_free(pool, r->cnt_d);
     dsmmi_gpu_bins_free(r->ctx, &r->bins);
 }

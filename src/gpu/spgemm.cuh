@@ -29,6 +29,7 @@ struct spgemm_run {
     dsmm_idx rows_empty;    // rows without products (bin 0)
     int32_t *rows_d;        // bins.rows
     dsmm_idx *toff_d;       // bins.gtab_off
+    dsmm_idx *boff_d;       // bins.gblk_off
     dsmm_idx *cnt_d;        // nnz per row (nrows + 1; the last 0)
     dsmm_idx *cp_d;         // C's row pointers (64-bit)
     int32_t *cc_d;          // C's columns

@@ -222,9 +222,9 @@ static void finish(dsmmi_gpu *g, dsmm_spmm_info *info, double t_transfer)
 
 template <typename V, int LANES, int VEC>
 static void launch_lanes(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks,
-                         const dsmmi_spmm_args *a, const dsmmg::csr_d *A, const V *val,
-                         const V *B, V *C, dsmm_idx cap, const int32_t *seg_row,
-                         const dsmm_idx *seg_begin, dsmm_idx nseg)
+                         const dsmmi_spmm_args *a, const dsmmg::csr_d *A, const V *val, const V *B,
+                         V *C, dsmm_idx cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
+                         dsmm_idx nseg)
 {
     V alpha = (V)a->alpha, beta = (V)a->beta;
     spmm_rows<V, LANES, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
@@ -275,10 +275,10 @@ static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spm
 {
     constexpr int W = (int)(16 / sizeof(V));
     int wide = a->k % W == 0 && ((uintptr_t)B_d | (uintptr_t)C_d) % 16 == 0;
-    return wide ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
-                               nseg)
-                : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
-                               nseg);
+    return wide
+               ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin, nseg)
+               : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
+                              nseg);
 }
 
 // A pattern matrix's values for cuSPARSE, which has no implicit ones.
@@ -354,8 +354,8 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
 
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
     if (a->type == DSMM_DOUBLE)
-        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d,
-                             seg_begin_d, sg.n));
+        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d,
+                             sg.n));
     else
         DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d,
                             sg.n));

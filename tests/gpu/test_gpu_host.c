@@ -336,9 +336,14 @@ static int test_bins(void)
                     dsmm_idx t = bins.gtab_off[g + 1] - bins.gtab_off[g];
                     dsmm_idx u = flops[r] < ncols ? flops[r] : ncols;
                     CHECK(t >= 2 * u && t < 4 * u && (t & (t - 1)) == 0);
+                    // blocks sharing the row: ceil(flops / block flops), at least one
+                    dsmm_idx nbk = bins.gblk_off[g + 1] - bins.gblk_off[g];
+                    CHECK(nbk >= 1 && (nbk - 1) * DSMMI_GPU_GLOBAL_BLOCK_FLOPS < flops[r] &&
+                          nbk * DSMMI_GPU_GLOBAL_BLOCK_FLOPS >= flops[r]);
                 }
             }
         }
+        CHECK_EQ_IDX(bins.gblk_off[0], 0);
         if (trial < 3) CHECK(bins.count[DSMMI_GPU_GLOBAL_BIN] > 0);
         if (trial == 3) CHECK_EQ_IDX(bins.count[DSMMI_GPU_GLOBAL_BIN], 0);
         // batches of the global rows: cover them in order, each within the limit or one row
@@ -414,8 +419,7 @@ static int test_spmm_segs(void)
     A->rowptr[0] = 0;
     for (dsmm_idx i = 0; i < m; i++) {
         A->rowptr[i + 1] = A->rowptr[i] + lens[i];
-        for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            A->colidx[k] = k - A->rowptr[i];
+        for (dsmm_idx k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) A->colidx[k] = k - A->rowptr[i];
     }
     A->nnz = nnz;
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
@@ -594,8 +598,8 @@ static int test_dispatch(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
-        TEST(test_bins),        TEST(test_spmm_variant), TEST(test_spmm_segs), TEST(test_dispatch),
+        TEST(test_pool_random),  TEST(test_pool_edges), TEST(test_stage),    TEST(test_bins),
+        TEST(test_spmm_variant), TEST(test_spmm_segs),  TEST(test_dispatch),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
