@@ -129,7 +129,7 @@ print(s["flops"], s["nnz_out"], "%dx%d" % (s.get("ooc_row_panels", 0), s.get("oo
         fi
         ratio=$(python3 -c "print('%.2f' % ($base / $med) if $med > 0 else '-')")
         printf '%-12s %-12s %10.3g %12s %9s %9s %10.4f %7s %7s %8.1f %s\n' "$name" "$mode" "$flops" \
-            "$nnz" "$panels" "$chunks($gchunks)" "$med" "$ratio" "$hidden" "$(echo "$rss / 1024" | bc -l)" "$same"
+            "$nnz" "$panels" "$chunks($gchunks)" "$med" "$ratio" "$hidden" "$(awk -v r="$rss" 'BEGIN { print r / 1024 }')" "$same"
         [ "$mode" != cpu ] && rm -f "$f"
     done
     rm -f "$out/C-$name-cpu.dsmm"

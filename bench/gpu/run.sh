@@ -74,11 +74,19 @@ if has bench; then
     "${files[@]}"
 fi
 if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
+  # dsmm's kernels alone first (DSMM_TEST_NO_CUSPARSE: no cuSPARSE references), then with them;
+  # the hazards and errors counted by kernel, so a report names whose kernel it is
   for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool"
-    step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-240}" "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" \
-      --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spmm \
-      | tail -4
+    for only in 1 0; do
+      echo "== compute-sanitizer --tool $tool (cuSPARSE references: $([ $only = 1 ] && echo no || echo yes))"
+      export DSMM_TEST_NO_CUSPARSE=$only
+      step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-240}" \
+        "$OUT/sanitizer-$tool-$only.log" compute-sanitizer --tool "$tool" --print-limit 1000 \
+        --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spmm \
+        | grep -E "SUMMARY|passed|exit"
+      grep -oE "(Error|Warning): .*|in [A-Za-z_][A-Za-z0-9_:<>, ]*\(" "$OUT/sanitizer-$tool-$only.log" \
+        | sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -12
+    done
   done
 fi
 if has ooc; then
