@@ -1,5 +1,5 @@
 # tests/cli/lib.sh: what the CLI test scripts share: a scratch directory removed on exit,
-# pass/fail counting, and the checks expect_rc, expect_grep and expect_none.
+# pass/fail counting, and the checks expect_rc, expect_grep, expect_none and arr_same.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -30,4 +30,22 @@ expect_none() {
     for f in "$@"; do
         if [ -e "$f" ] || compgen -G "$f.tmp.*" >/dev/null; then bad "$f was left behind"; else ok; fi
     done
+}
+
+# arr_same WANT GOT [RTOL]: two array files of the same shape whose values agree within RTOL (relative
+# to the larger magnitude, plus the same absolute amount near zero). RTOL 0: exactly equal.
+arr_same() {
+    local rtol=${3:-1e-12}
+    if awk -v rtol="$rtol" '
+        FNR == 1 { f++; h = 0; n = 0; next }
+        /^%/ { next }
+        !h { dims[f] = $0; h = 1; next }
+        f == 1 { w[++n] = $1; next }
+        { n++; d = $1 - w[n]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1); t = (w[n] < 0 ? -w[n] : w[n])
+          if (t > s) s = t; if (d > rtol * (s + 1)) { printf "entry %d: %s, want %s\n", n, $1, w[n]; failed = 1; exit 1 }
+          got = n }
+        END { if (failed) exit 1
+              if (dims[1] != dims[2]) { printf "dims %s, want %s\n", dims[2], dims[1]; exit 1 }
+              if (got != length(w)) { printf "%d values, want %d\n", got, length(w); exit 1 } }
+    ' "$1" "$2" >"$tmp/arr_same.log" 2>&1; then ok; else bad "$2 vs $1: $(head -c 300 "$tmp/arr_same.log")"; fi
 }

@@ -47,25 +47,6 @@ coo_same() {
     fi
 }
 
-# arr_same WANT GOT RTOL: two Matrix Market array files, values within RTOL (relative to the
-# larger magnitude, plus RTOL absolute near zero).
-arr_same() {
-    if awk -v rtol="$3" '
-        FNR == 1 { f++; h = 0; n = 0; next }
-        /^%/ { next }
-        !h { dims[f] = $0; h = 1; next }
-        f == 1 { w[++n] = $1; next }
-        { n++; d = $1 - w[n]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1); t = (w[n] < 0 ? -w[n] : w[n])
-          if (t > s) s = t; if (d > rtol * (s + 1)) { printf "entry %d: %s, want %s\n", n, $1, w[n]; bad = 1; exit 1 } }
-        END { if (bad) exit 1
-              if (dims[1] != dims[2]) { printf "dims %s, want %s\n", dims[2], dims[1]; exit 1 }
-              if (n == 0) { print "no entries"; exit 1 } }' "$1" "$2" >"$tmp/cmp" 2>&1; then
-        ok
-    else
-        bad "$2 differs from $1: $(head -c 300 "$tmp/cmp")"
-    fi
-}
-
 mats="$data/fe_4elt2.mtx.gz $data/bcsstk13.mtx.gz $data/hep-th.mtx.gz $data/facebook-combined.mtx.gz"
 
 # SpGEMM: dsmm's kernel and cuSPARSE against the CPU's hash kernel, entry by entry

@@ -44,24 +44,6 @@ ref() { # MODE A B > OUT
     awk -v mode="$1" -f "$tmp/ref.awk" "$a" "$3"
 }
 
-# same WANT GOT [RTOL]: two array files of the same shape whose values agree within RTOL (relative
-# to the larger magnitude, plus the same absolute amount near zero). RTOL 0: exactly equal.
-same() {
-    local rtol=${3:-1e-12}
-    if awk -v rtol="$rtol" '
-        FNR == 1 { f++; h = 0; n = 0; next }
-        /^%/ { next }
-        !h { dims[f] = $0; h = 1; next }
-        f == 1 { w[++n] = $1; next }
-        { n++; d = $1 - w[n]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1); t = (w[n] < 0 ? -w[n] : w[n])
-          if (t > s) s = t; if (d > rtol * (s + 1)) { printf "entry %d: %s, want %s\n", n, $1, w[n]; failed = 1; exit 1 }
-          got = n }
-        END { if (failed) exit 1
-              if (dims[1] != dims[2]) { printf "dims %s, want %s\n", dims[2], dims[1]; exit 1 }
-              if (got != length(w)) { printf "%d values, want %d\n", got, length(w); exit 1 } }
-    ' "$1" "$2" >"$tmp/same.log" 2>&1; then ok; else bad "$2 vs $1: $(head -c 300 "$tmp/same.log")"; fi
-}
-
 # dense FILE N K SEED: an N x K Matrix Market array of values in [-4, 4) from SEED.
 dense() {
     awk -v n="$2" -v k="$3" -v s="$4" 'BEGIN { srand(s); printf "%%%%MatrixMarket matrix array real general\n%d %d\n", n, k
@@ -135,17 +117,17 @@ for kern in row col auto ref; do
     [ $kern = ref ] && opt="--kernel ref"
     for t in 1 2; do
         expect_rc 0 "$dsmm" spmm "$hep" --B "$tmp/bh.mtx" -o "$tmp/hep-$kern-$t.mtx" $opt -t $t $bw
-        same "$tmp/hep.want" "$tmp/hep-$kern-$t.mtx"
+        arr_same "$tmp/hep.want" "$tmp/hep-$kern-$t.mtx"
         expect_rc 0 "$dsmm" spmm "$tmp/r.mtx" --B "$tmp/br.mtx" -o "$tmp/r-$kern-$t.mtx" $opt -t $t $bw
-        same "$tmp/r.want" "$tmp/r-$kern-$t.mtx"
+        arr_same "$tmp/r.want" "$tmp/r-$kern-$t.mtx"
         expect_rc 0 "$dsmm" spmm "$tmp/r.mtx" --B "$tmp/brt.mtx" --transpose -o "$tmp/rt-$kern-$t.mtx" \
             $opt -t $t $bw
-        same "$tmp/rt.want" "$tmp/rt-$kern-$t.mtx"
+        arr_same "$tmp/rt.want" "$tmp/rt-$kern-$t.mtx"
         expect_grep "$tmp/err" "^dsmm spmm: A\\^T 30 x 41 \\([0-9]+ nnz\\) x B k=7 double, "
     done
     # float: the same product to float precision
     expect_rc 0 "$dsmm" spmm "$hep" --B "$tmp/bh.mtx" -o "$tmp/hep-$kern-f.mtx" $opt --type float -t 2 $bw
-    same "$tmp/hep.want" "$tmp/hep-$kern-f.mtx" 1e-5
+    arr_same "$tmp/hep.want" "$tmp/hep-$kern-f.mtx" 1e-5
 done
 # random B: row and col against ref on a pattern matrix (symmetric: A^T * B = A * B) and an abc
 # network (not symmetric), 2 threads
@@ -155,13 +137,13 @@ for f in fe_4elt2.mtx.gz collins2007.txt.gz; do
     expect_rc 0 "$dsmm" spmm "$data/$f" --k 16 --seed $seed -o "$x-reft.mtx" --kernel ref --transpose $bw
     for kern in row col; do
         expect_rc 0 "$dsmm" spmm "$data/$f" --k 16 --seed $seed -o "$x-$kern.mtx" --layout $kern -t 2 $bw
-        same "$x-ref.mtx" "$x-$kern.mtx"
+        arr_same "$x-ref.mtx" "$x-$kern.mtx"
         expect_rc 0 "$dsmm" spmm "$data/$f" --k 16 --seed $seed -o "$x-$kern-t.mtx" --layout $kern \
             --transpose -t 2 $bw
-        same "$x-reft.mtx" "$x-$kern-t.mtx"
+        arr_same "$x-reft.mtx" "$x-$kern-t.mtx"
     done
 done
-same "$tmp/fe_4elt2-ref.mtx" "$tmp/fe_4elt2-reft.mtx"
+arr_same "$tmp/fe_4elt2-ref.mtx" "$tmp/fe_4elt2-reft.mtx"
 if cmp -s "$tmp/collins2007-ref.mtx" "$tmp/collins2007-reft.mtx"; then
     bad "collins2007: A * B = A^T * B, but A is not symmetric"
 else ok; fi
@@ -177,7 +159,7 @@ if cmp -s "$tmp/b1.mtx" "$tmp/b2.mtx"; then ok; else bad "random B depends on th
 expect_rc 0 "$dsmm" spmm "$tmp/i5.mtx" --k 9 --seed 8 -o "$tmp/b3.mtx" $bw
 if cmp -s "$tmp/b1.mtx" "$tmp/b3.mtx"; then bad "seeds 7 and 8 gave the same B"; else ok; fi
 expect_rc 0 "$dsmm" spmm "$tmp/i5.mtx" --k 9 --seed 7 -o "$tmp/b4.mtx" --type float $bw
-same "$tmp/b1.mtx" "$tmp/b4.mtx" 1e-7
+arr_same "$tmp/b1.mtx" "$tmp/b4.mtx" 1e-7
 # without --k: 64 columns; without --seed: seed 1
 expect_rc 0 "$dsmm" spmm "$tmp/i5.mtx" -o "$tmp/b5.mtx" $bw
 expect_grep "$tmp/b5.mtx" '^5 64$'
