@@ -72,8 +72,7 @@ typedef struct cli_common {
     int base;          // index into "1|0"
     int gpu;           // --gpu: the context gets the CUDA device (AUTO sends large products)
     size_t gpu_mem;    // --gpu-mem: device pool bytes (0: dsmm_gpu_opts' default); implies --gpu
-    double
-        gpu_flops; // --gpu-min-flops: AUTO's threshold (-1: dsmm_gpu_opts' default); implies --gpu
+    double gpu_flops;  // --gpu-min-flops: AUTO's threshold (-1: the default); implies --gpu
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -121,10 +120,15 @@ void cli_common_init(cli_common *c);
         NULL,     "use the CUDA device: local products above the threshold run there",             \
         CLI_FLAG, &(c).gpu,                                                                        \
         0,        0},                                                                              \
-        {"gpu-mem", 0,                                                                             \
-         "SIZE",    "device memory pool, e.g. 2G (default: 80% of free; implies --gpu)",           \
-         CLI_SIZE,  &(c).gpu_mem,                                                                  \
-         0,         0},                                                                            \
+        {"gpu-mem",                                                                                \
+         0,                                                                                        \
+         "SIZE",                                                                                   \
+         "device memory pool, e.g. 2G (default: 80% of free, split among the ranks on the "        \
+         "device; implies --gpu)",                                                                 \
+         CLI_SIZE,                                                                                 \
+         &(c).gpu_mem,                                                                             \
+         0,                                                                                        \
+         0},                                                                                       \
     {                                                                                              \
         "gpu-min-flops", 0, "N",                                                                   \
             "local products of at least N multiply-adds run on the device (default 2e6; implies "  \

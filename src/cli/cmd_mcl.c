@@ -411,8 +411,10 @@ int cli_mcl(int argc, char **argv)
         {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
         {"gpu", NULL, "expand with the distributed SpGEMM, large tile products on the CUDA device",
          K_FLAG, &a.gpu, 0, 0},
-        {"gpu-mem", "SIZE", "device memory pool (default: 80% of free; implies --gpu)", K_SIZE,
-         &a.gpu_mem, 0, 0},
+        {"gpu-mem", "SIZE",
+         "device memory pool (default: 80% of free, split among the ranks on the device; implies "
+         "--gpu)",
+         K_SIZE, &a.gpu_mem, 0, 0},
         {"gpu-min-flops", "N",
          "tile products of at least N multiply-adds run on the device (default 2e6; implies --gpu)",
          K_DOUBLE, &a.gpu_flops, 0, 1e18},
