@@ -262,6 +262,9 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc -o - --stats -
 expect_grep "$tmp/err" 'cannot both use stdout'
 expect_rc 2 "$dsmm" mcl "$collins" --abc --gpu-mem 12Q -o q.out
 expect_grep "$tmp/err" "--gpu-mem: '12Q' is not a size"
+expect_rc 2 "$dsmm" mcl "$collins" --abc --gpu-min-flops -5 -o q.out
+expect_grep "$tmp/err" "--gpu-min-flops: '-5' is not a number in"
+expect_none q.out
 expect_none q.out
 
 echo "test_cli_mcl: $pass passed, $fail failed"

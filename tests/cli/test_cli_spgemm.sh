@@ -303,6 +303,12 @@ expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu-ratio 0.5
 expect_grep "$tmp/err" '^dsmm spgemm: --gpu-ratio needs --hybrid'
 expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu --hybrid --gpu-ratio 1.5
 expect_grep "$tmp/err" "^dsmm spgemm: --gpu-ratio: '1.5' is neither"
+# --gpu-min-flops: a number >= 0 (a usage error names it), and it implies --gpu
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu-min-flops abc
+expect_grep "$tmp/err" "^dsmm spgemm: --gpu-min-flops: 'abc' is not a number"
+expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --gpu-min-flops -1
+expect_grep "$tmp/err" '^dsmm spgemm: --gpu-min-flops: -1 is out of range'
+expect_none "$tmp/f2.mtx"
 expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc --mask "$hep"
 expect_grep "$tmp/err" '^dsmm spgemm: out of core .* does not take --mask'
 expect_rc 2 "$dsmm" spgemm "$hep" -o "$tmp/f2.mtx" --ooc-estimate guess
@@ -455,6 +461,9 @@ if "$dsmm" --version | grep -q '^CUDA: no'; then
     expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --gpu-mem 1G --stats "$tmp/f1.json"
     expect_grep "$tmp/err" '^dsmm spgemm: --gpu: this dsmm was built without CUDA'
     expect_none "$tmp/f1.mtx" "$tmp/f1.json"
+    expect_rc 1 "$dsmm" spgemm "$hep" -o "$tmp/f1.mtx" --gpu-min-flops 0
+    expect_grep "$tmp/err" '^dsmm spgemm: --gpu: this dsmm was built without CUDA'
+    expect_none "$tmp/f1.mtx"
 else
     # a CUDA build on a machine without a device: the reason, no output
     if ! "$dsmm" --version | grep -q 'GPU: [^n]'; then
