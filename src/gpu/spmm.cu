@@ -1,12 +1,12 @@
 // src/gpu/spmm.cu: SpMM C = alpha * A * B + beta * C on the GPU (own kernels and cuSPARSE).
-// Two kernels, picked by dsmmi_gpu_spmm_variant. Row-split: a group of 8, 16 or 32 lanes per
+// Two variants, picked by dsmmi_gpu_spmm_variant. Row-split: a group of 8, 16 or 32 lanes per
 // row of A; each lane owns the columns of C congruent to its lane (in 16-byte vectors when k
 // allows), walks the row's entries and keeps its sums in registers, so every element of C is
-// written once, by one lane, and B's rows are read with coalesced loads. Nnz-split (for rows
-// far longer than the mean, which would idle the other warps): each warp takes a fixed slice
-// of A's entries, finds its first row by binary search on the row pointers (merge-path style)
-// and adds each row's partial sums into C with atomics, after C was scaled by beta. B and C
-// live on the device packed to ld = k; A keeps 64-bit row pointers, so nnz may pass 2^31.
+// written once, by one lane, and B's rows are read with coalesced loads. Split rows (for rows
+// far longer than the mean, which would idle the other warps): the row-split kernel takes the
+// first `cap` entries of every row and writes C, and a second kernel adds each further `cap`
+// entries of a long row (an item of dsmmi_gpu_spmm_segs) into C with atomics. B and C live on
+// the device packed to ld = k; A keeps 64-bit row pointers, so nnz may pass 2^31.
 #include <stdint.h>
 #include <string.h>
 

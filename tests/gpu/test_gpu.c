@@ -389,7 +389,7 @@ static int test_spmm(void)
     test_mat_init(&o, 700, 500, 0.01, seed_at(20));
     o.empty_rows = 0.1;
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &U)); // uniform rows: row-split
-    o.dense_row = 3;                           // one long row: nnz-split
+    o.dense_row = 3;                           // one long row: split rows
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &S));
     CHECK_OK(ctx, dsmm_csr_create(ctx, 9, 4, 0, DSMM_DOUBLE, &E)); // no entries at all
     static const dsmm_idx ks[] = {1, 3, 8, 16, 31, 32, 33, 64, 128, 256};
