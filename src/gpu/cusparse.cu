@@ -54,15 +54,7 @@ struct operand {
     cusparseSpMatDescr_t desc;
 };
 
-// Ones for every entry: plus-pair (count the paths) is plus-times on ones.
-void pack_ones(void *arg, void *dst, size_t off, size_t n)
-{
-    (void)arg;
-    (void)off;
-    double *d = (double *)dst;
-    for (size_t i = 0; i < n; i++) d[i] = 1.0;
-}
-
+// ones: the values uploaded as ones (plus-pair, counting the paths, is plus-times on ones)
 dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, int ones, operand *o)
 {
     dsmm_status st = DSMM_OK;
@@ -83,7 +75,7 @@ dsmm_status upload_operand(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, int o
     DSMM_TRY(
         dsmmg::upload(ctx, g, o->col_d, (size_t)A->nnz, sizeof(int32_t), dsmmg::pack_cols, &c));
     DSMM_TRY(dsmmg::upload(ctx, g, o->val_d, (size_t)A->nnz, sizeof(double),
-                           ones ? pack_ones : dsmmg::pack_vals, &c));
+                           ones ? dsmmg::pack_ones : dsmmg::pack_vals, &c));
     CUSPARSE_TRY(cusparseCreateCsr(&o->desc, A->nrows, A->ncols, A->nnz, o->rp_d, o->col_d,
                                    o->val_d, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));

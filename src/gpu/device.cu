@@ -287,6 +287,16 @@ void pack_vals(void *arg, void *dst, size_t off, size_t n)
     }
 }
 
+void pack_ones(void *arg, void *dst, size_t off, size_t n)
+{
+    (void)off;
+    if (((const csr_arg *)arg)->t == DSMM_DOUBLE) {
+        for (size_t i = 0; i < n; i++) ((double *)dst)[i] = 1.0;
+    } else {
+        for (size_t i = 0; i < n; i++) ((float *)dst)[i] = 1.0f;
+    }
+}
+
 dsmm_status upload_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_type val_type,
                        csr_d *out, int *pool_full)
 {

@@ -66,8 +66,10 @@ struct csr_d {
 
 /* Staging callbacks (dsmmi_stage_pack_fn / unpack_fn) for CSR arrays, arg a csr_arg:
  * pack_cols narrows A's columns to 32 bits, pack_vals converts A's values to t (DOUBLE or
- * FLOAT); unpack_cols writes 32-bit device columns into C's (either width), unpack_vals
- * device doubles into C's values (DOUBLE or FLOAT; not called for PATTERN). */
+ * FLOAT), pack_ones writes ones of type t instead (a pattern for cuSPARSE, which has no
+ * implicit ones, or plus-pair as plus-times); unpack_cols writes 32-bit device columns into C's
+ * (either width), unpack_vals device doubles into C's values (DOUBLE or FLOAT; not called for
+ * PATTERN). */
 struct csr_arg {
     const dsmm_csr *A;
     dsmm_csr *C;
@@ -75,6 +77,7 @@ struct csr_arg {
 };
 void pack_cols(void *arg, void *dst, size_t off, size_t n);
 void pack_vals(void *arg, void *dst, size_t off, size_t n);
+void pack_ones(void *arg, void *dst, size_t off, size_t n);
 void unpack_cols(void *arg, const void *src, size_t off, size_t n);
 void unpack_vals(void *arg, const void *src, size_t off, size_t n);
 

@@ -26,11 +26,16 @@ template <int OP> __device__ __forceinline__ double sr_mul(double a, double b)
     return a * b;
 }
 
+// The semiring's additive identity: on the device for shared tables, on the host for the
+// device-memory tables that table_init fills.
+__host__ __device__ __forceinline__ double sr_identity_of(int op)
+{
+    return op == OP_MIN_PLUS ? INFINITY : op == OP_MAX_TIMES ? -INFINITY : 0.0;
+}
+
 template <int OP> __device__ __forceinline__ double sr_identity()
 {
-    if (OP == OP_MIN_PLUS) return __longlong_as_double(0x7ff0000000000000LL);              // +inf
-    if (OP == OP_MAX_TIMES) return __longlong_as_double((long long)0xfff0000000000000ULL); // -inf
-    return 0.0;
+    return sr_identity_of(OP);
 }
 
 // The semiring's add into a table slot that other threads update at the same time.
@@ -496,13 +501,12 @@ static dsmm_status fill_global(product *p, int numeric, dsmm_idx cnt, dsmm_idx b
     dsmm_status st = DSMM_OK;
     cudaStream_t s = dsmmg::stream(p->g, 0);
     const double *av = (const double *)p->A->val_d, *bv = (const double *)p->B->val_d;
-    double ident = p->op == OP_MIN_PLUS ? INFINITY : p->op == OP_MAX_TIMES ? -INFINITY : 0.0;
     dsmm_idx ib = (ent + 255) / 256;
     DSMM_CHECK(ctx, blocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "gpu spgemm: %lld thread blocks for the longest rows exceed the grid limit",
                (long long)blocks);
     table_init<<<(unsigned)(ib < 65536 ? ib : 65536), 256, 0, s>>>(ent, tk, numeric ? tv : NULL,
-                                                                   ident);
+                                                                   sr_identity_of(p->op));
     DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table init (device-memory tables)"));
 #define INS_GLOBAL(NUM, OP)                                                                        \
     ins_global<NUM, OP><<<(unsigned)blocks, GLOBAL_BLOCK, 0, s>>>(                                 \
@@ -855,16 +859,16 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         tw_fin = t1 - tb - tw_begin - tw_num;
         // where the host's time goes (--verbose): planning, the symbolic launch (bins, their
         // upload), the wait for the count and numeric launch, the wait for the numeric phase
+        char per_bin[DSMMI_GPU_NBINS * 21] = "";
+        for (int b = 0, at = 0; b < DSMMI_GPU_NBINS; b++)
+            at += snprintf(per_bin + at, sizeof per_bin - (size_t)at, " %lld",
+                           (long long)r.bins.count[b]);
         dsmmi_log(ctx, DSMM_LOG_DEBUG,
                   "gpu spgemm: row flops %.3f ms, bins+symbolic launch %.3f ms, count wait + "
                   "numeric launch %.3f ms, numeric wait %.3f ms; device symbolic %.3f ms, "
-                  "numeric %.3f ms; rows per bin %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+                  "numeric %.3f ms; rows per bin%s",
                   tw_flops * 1e3, tw_begin * 1e3, tw_num * 1e3, tw_fin * 1e3, r.ms_symbolic,
-                  r.ms_numeric, (long long)r.bins.count[0], (long long)r.bins.count[1],
-                  (long long)r.bins.count[2], (long long)r.bins.count[3],
-                  (long long)r.bins.count[4], (long long)r.bins.count[5],
-                  (long long)r.bins.count[6], (long long)r.bins.count[7],
-                  (long long)r.bins.count[8], (long long)r.bins.count[9]);
+                  r.ms_numeric, per_bin);
         dsmmg::csr_d Cd = dsmmg::spgemm_result(&r);
         DSMM_TRY(dsmmg::download_csr(ctx, g, &Cd, a->type, a->col_bits, a->sorted, C));
         info->seconds_transfer = t_up + r.seconds_upload + (dsmmi_wtime() - t1);

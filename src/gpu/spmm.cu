@@ -281,17 +281,6 @@ static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spm
                               nseg);
 }
 
-// A pattern matrix's values for cuSPARSE, which has no implicit ones.
-static void pack_ones(void *arg, void *dst, size_t off, size_t n)
-{
-    (void)off;
-    if (*(const dsmm_type *)arg == DSMM_DOUBLE) {
-        for (size_t i = 0; i < n; i++) ((double *)dst)[i] = 1.0;
-    } else {
-        for (size_t i = 0; i < n; i++) ((float *)dst)[i] = 1.0f;
-    }
-}
-
 static dsmm_status cusp(dsmm_ctx *ctx, cusparseStatus_t rc, const char *what)
 {
     dsmm_status st = DSMM_OK;
@@ -426,8 +415,8 @@ extern "C" dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_a
     if (a->av != NULL) {
         DSMM_TRY(dsmmg::upload_raw(ctx, g, val_d, a->av, (size_t)A->nnz, elem));
     } else {
-        dsmm_type t = a->type;
-        DSMM_TRY(dsmmg::upload(ctx, g, val_d, (size_t)A->nnz, elem, pack_ones, &t));
+        dsmmg::csr_arg ones = {A, NULL, a->type}; // a pattern: cuSPARSE has no implicit ones
+        DSMM_TRY(dsmmg::upload(ctx, g, val_d, (size_t)A->nnz, elem, dsmmg::pack_ones, &ones));
     }
     DSMM_TRY(upload_dense(ctx, g, a, 1, &B_d, &C_d));
     t_transfer = dsmmi_wtime() - t0;
