@@ -107,7 +107,7 @@ dsmm_status dsmmi_stage_down(dsmm_ctx *ctx, const dsmmi_stage_ops *ops, size_t n
  * bin 0 holds rows with u == 0 (nothing to compute); bins 1..DSMMI_GPU_SHARED_BINS hold rows
  * whose hash table of size 2^(5 + bin) fits in shared memory with a load of at most 1/2
  * (u <= 2^(4 + bin)), so tables of 64 .. 8192 entries; the last bin holds larger rows, each
- * with a table of its own in device memory of nextpow2(2u) entries. */
+ * with a table of its own in device memory (dsmmi_gpu_global_table). */
 #define DSMMI_GPU_SHARED_BINS 8
 #define DSMMI_GPU_NBINS       (DSMMI_GPU_SHARED_BINS + 2)
 #define DSMMI_GPU_GLOBAL_BIN  (DSMMI_GPU_NBINS - 1)
@@ -132,7 +132,11 @@ static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
     return DSMMI_GPU_GLOBAL_BIN;
 }
 
-/* Entries of a global-bin row's own table: the power of two >= 2u. */
+/* Entries of a global-bin row's own table: the power of two >= 2u (a hash table, load at most
+ * 1/2), or ncols when that power is ncols or more: then the table is dense, slot c holding
+ * column c, which needs no probing, keeps the products of one row of B on neighbouring slots
+ * and reads out in column order, so the row needs no sort. A row's table is dense exactly
+ * when its size equals ncols (a hash table is then always smaller). */
 dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols);
 
 /* Products (flops) one thread block takes of a global row: a row of f flops is spread over

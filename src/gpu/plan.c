@@ -9,7 +9,7 @@ dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols)
 {
     dsmm_idx u = flops < ncols ? flops : ncols, t = 1;
     while (t < 2 * u) t <<= 1;
-    return t;
+    return t >= ncols ? ncols : t; // a dense table is no larger than the hash table: take it
 }
 
 dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx nrows,

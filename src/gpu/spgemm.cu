@@ -2,8 +2,10 @@
 // allocation, numeric), with rows binned by their flops (nsparse / spECK): rows whose table of
 // up to 8192 entries fits in shared memory run a warp per row (small tables, several rows per
 // block) or a block per row; larger rows get a table of their own in device memory, processed
-// in batches that fit the pool, and are sorted with CUB's segmented sort. Row pointers and
-// counts are 64-bit throughout (cuSPARSE's 32-bit row pointers overflow at 2^31 entries).
+// in batches that fit the pool: a hash table sorted with CUB's segmented sort, or, when the
+// row's bound reaches half of B's columns, a dense table read out in column order. Row
+// pointers and counts are 64-bit throughout (cuSPARSE's 32-bit row pointers overflow at 2^31
+// entries).
 // Values accumulate in double whatever C's type, as on the CPU, so results agree.
 #include <math.h>
 #include <string.h>
@@ -80,6 +82,13 @@ __device__ __forceinline__ unsigned probe(int32_t *keys, unsigned mask, int32_t 
         }
         h = (h + 1) & mask;
     }
+}
+
+// A dense table's slot of column c is c; *fresh is set when this thread claimed it.
+__device__ __forceinline__ unsigned claim_dense(int32_t *keys, int32_t c, int *fresh)
+{
+    if (keys[c] != c && atomicCAS(&keys[c], -1, c) == -1) *fresh = 1;
+    return (unsigned)c;
 }
 
 // One product A(r, j) * B(j's row, q) added into column c's slot (claimed when new).
@@ -247,7 +256,8 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
 
 // Global-memory tables: row g of the batch owns entries [toff[g] - toff[0], toff[g + 1] -
 // toff[0]) of keys/vals, and thread blocks [boff[g], boff[g + 1]) (absolute numbers; the batch's
-// first is boff[0]). Block b of a row takes its products (A entry, B entry) numbered
+// first is boff[0]). A table of ncols entries is dense (dsmmi_gpu_global_table): column c's
+// slot is c, no hashing. Block b of a row takes its products (A entry, B entry) numbered
 // [b F, (b + 1) F) in row order, F = DSMMI_GPU_GLOBAL_BLOCK_FLOPS, so a hub row's work spreads
 // over many multiprocessors evenly whatever the lengths of the B rows it meets. The tables are
 // initialised by table_init first, and (numeric) read out by ext_global after.
@@ -269,7 +279,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
                const dsmm_idx *__restrict__ boff, dsmm_idx nrows, const dsmm_idx *__restrict__ ap,
                const int32_t *__restrict__ ac, const double *__restrict__ av,
                const dsmm_idx *__restrict__ bp, const int32_t *__restrict__ bc,
-               const double *__restrict__ bv, int32_t *tkeys, double *tvals,
+               const double *__restrict__ bv, dsmm_idx ncols, int32_t *tkeys, double *tvals,
                dsmm_idx *__restrict__ cnt_out)
 {
     typedef cub::BlockScan<dsmm_idx, GLOBAL_BLOCK> scan_t;
@@ -295,7 +305,8 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     const dsmm_idx T = toff[g + 1] - toff[g], t0 = toff[g] - toff[0];
     int32_t *keys = tkeys + t0;
     double *vals = NUMERIC ? tvals + t0 : NULL;
-    const unsigned mask = (unsigned)(T - 1);
+    const bool dense = T == ncols;
+    const unsigned mask = (unsigned)(T - 1); // hash tables only
     const dsmm_idx p0 = b * DSMMI_GPU_GLOBAL_BLOCK_FLOPS, p1 = p0 + DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
     const dsmm_idx a1 = ap[r + 1];
     dsmm_idx run = 0; // products of the row before this chunk of A entries (block-uniform)
@@ -329,7 +340,8 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
             const dsmm_idx q = bp[acol[e]] + (p - pre[e]);
             const int32_t col = bc[q];
             int fresh = 0;
-            const unsigned h = probe(keys, mask, col, &fresh);
+            const unsigned h =
+                dense ? claim_dense(keys, col, &fresh) : probe(keys, mask, col, &fresh);
             if (NUMERIC) {
                 const double bb = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
                 sr_accumulate<OP>(&vals[h], sr_mul<OP>(aval[e], bb));
@@ -346,17 +358,37 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     }
 }
 
-// Numeric, after ins_global: a block per row reads its table out, to C's row (by_row, unsorted
-// output) or to the batch's scratch at out_off[g] for CUB's sort.
+// Numeric, after ins_global: a block per row reads its table out. A hash table goes to C's row
+// (by_row, unsorted output) or to the batch's scratch at out_off[g] for CUB's sort, in slot
+// order; a dense one goes to C's row (cp) in column order, sorted without a sort.
 __global__ void __launch_bounds__(GLOBAL_BLOCK)
-    ext_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff,
+    ext_global(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff, dsmm_idx ncols,
                const int32_t *__restrict__ tkeys, const double *__restrict__ tvals,
                const dsmm_idx *__restrict__ out_off, int by_row, int32_t *__restrict__ oc,
-               double *__restrict__ ov)
+               double *__restrict__ ov, const dsmm_idx *__restrict__ cp, int32_t *__restrict__ cc,
+               double *__restrict__ cv)
 {
+    typedef cub::BlockScan<int, GLOBAL_BLOCK> scan_t;
+    __shared__ typename scan_t::TempStorage scan;
     __shared__ unsigned long long cnt;
     const int32_t r = rows[blockIdx.x];
     const dsmm_idx T = toff[blockIdx.x + 1] - toff[blockIdx.x], t0 = toff[blockIdx.x] - toff[0];
+    if (T == ncols) { // dense: an ordered compaction, GLOBAL_BLOCK slots a step
+        dsmm_idx base = cp[r];
+        for (dsmm_idx i0 = 0; i0 < T; i0 += GLOBAL_BLOCK) {
+            const dsmm_idx i = i0 + threadIdx.x;
+            const int32_t c = i < T ? tkeys[t0 + i] : -1;
+            int at = 0, total = 0;
+            scan_t(scan).ExclusiveSum(c >= 0 ? 1 : 0, at, total);
+            if (c >= 0) {
+                cc[base + at] = c;
+                cv[base + at] = tvals[t0 + i];
+            }
+            base += total;
+            __syncthreads(); // the scan's storage is reused
+        }
+        return;
+    }
     if (threadIdx.x == 0) cnt = 0;
     __syncthreads();
     const dsmm_idx base = by_row ? out_off[r] : out_off[blockIdx.x];
@@ -370,16 +402,17 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
 }
 
 // The batch's row counts, gathered for the scratch offsets (the last slot 0: its exclusive
-// sum is the total).
-__global__ void gather_counts(const int32_t *__restrict__ rows, dsmm_idx n,
-                              const dsmm_idx *__restrict__ cnt, dsmm_idx *__restrict__ out)
+// sum is the total). Rows with dense tables take no scratch: ext_global writes them to C.
+__global__ void gather_counts(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ toff,
+                              dsmm_idx ncols, dsmm_idx n, const dsmm_idx *__restrict__ cnt,
+                              dsmm_idx *__restrict__ out)
 {
     dsmm_idx g = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < n) out[g] = cnt[rows[g]];
+    if (g < n) out[g] = toff[g + 1] - toff[g] == ncols ? 0 : cnt[rows[g]];
     if (g == n) out[g] = 0;
 }
 
-// Sorted scratch rows into C, a block per row.
+// Sorted scratch rows into C, a block per row (none for dense rows: their segments are empty).
 __global__ void copy_rows(const int32_t *__restrict__ rows, const dsmm_idx *__restrict__ soff,
                           const int32_t *__restrict__ sc, const double *__restrict__ sv,
                           const dsmm_idx *__restrict__ cp, int32_t *__restrict__ cc,
@@ -511,7 +544,7 @@ static dsmm_status fill_global(product *p, int numeric, dsmm_idx cnt, dsmm_idx b
 #define INS_GLOBAL(NUM, OP)                                                                        \
     ins_global<NUM, OP><<<(unsigned)blocks, GLOBAL_BLOCK, 0, s>>>(                                 \
         rows, toff_d, boff_d, cnt, p->A->rowptr_d, p->A->col_d, av, p->B->rowptr_d, p->B->col_d,   \
-        bv, tk, tv, p->cnt_d)
+        bv, p->ncols, tk, tv, p->cnt_d)
     if (!numeric) {
         INS_GLOBAL(false, OP_PLUS_PAIR); // the symbolic phase ignores the semiring
     } else {
@@ -575,13 +608,18 @@ static dsmm_status global_bin(product *p, int numeric)
         DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ent * sizeof(double),
                                    "hash values of the longest rows", (void **)&tv, &p->pool_full));
         DSMM_TRY(fill_global(p, 1, cnt, blocks, ent, rows, toff_d, boff_d, tk, tv));
-        if (!p->sorted) {
-            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, tk, tv, p->cp_d, 1,
+        dsmm_idx hash_ent = 0; // the batch's hash-table entries: dense rows need no sort
+        for (dsmm_idx i = lo; i < bounds[t + 1]; i++)
+            if (toff[i + 1] - toff[i] != p->ncols) hash_ent += toff[i + 1] - toff[i];
+        if (!p->sorted || hash_ent == 0) {
+            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, p->ncols, tk, tv,
+                                                              p->cp_d, 1, p->cc_d, p->cv_d, p->cp_d,
                                                               p->cc_d, p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table read-out"));
         } else {
-            // Each row's nnz is at most half its table, so ent / 2 bounds the batch's output.
-            dsmm_idx outn = ent / 2;
+            // A hash row's nnz is at most half its table, and dense rows take no scratch, so
+            // hash_ent / 2 bounds the batch's scratch.
+            dsmm_idx outn = hash_ent / 2;
             size_t tmp_bytes = 0;
             DSMM_CHECK(ctx, outn <= INT32_MAX, DSMM_ERR_INTERNAL, "gpu spgemm: batch too large");
             DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)cnt + 1) * sizeof(dsmm_idx),
@@ -595,8 +633,8 @@ static dsmm_status global_bin(product *p, int numeric)
                                        &p->pool_full));
             DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)outn * 8, "sorted values", (void **)&sv2,
                                        &p->pool_full));
-            gather_counts<<<(unsigned)((cnt + 256) / 256), 256, 0, s>>>(rows, cnt, p->cnt_d,
-                                                                        soff_d);
+            gather_counts<<<(unsigned)((cnt + 256) / 256), 256, 0, s>>>(rows, toff_d, p->ncols, cnt,
+                                                                        p->cnt_d, soff_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm gather counts"));
             DSMMG_CUDA(
                 cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
@@ -607,8 +645,8 @@ static dsmm_status global_bin(product *p, int numeric)
             DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB scratch", &tmp, &p->pool_full));
             DSMMG_CUDA(
                 cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, soff_d, soff_d, (int)(cnt + 1), s));
-            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, tk, tv, soff_d, 0, sc,
-                                                              sv);
+            ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(
+                rows, toff_d, p->ncols, tk, tv, soff_d, 0, sc, sv, p->cp_d, p->cc_d, p->cv_d);
             DSMM_TRY(dsmmg::check_launch(ctx, "spgemm table read-out"));
             // num_items may exceed what the rows hold; entries past soff[cnt] are not sorted
             DSMMG_CUDA(cub::DeviceSegmentedSort::SortPairs(

@@ -107,7 +107,9 @@ static int test_spgemm_shapes(void)
 }
 
 // Rows of every bin: a skewed R-MAT graph, a matrix with dense rows (flops far over 4096, so
-// device-memory tables), and a narrow B (many flops, few columns: small tables).
+// device-memory tables, dense ones where they reach half of B's columns), rows with hash
+// tables in device memory beside a dense one, and a narrow B (many flops, few columns: small
+// tables).
 static int test_spgemm_bins(void)
 {
     dsmm_ctx *ctx = gpu_ctx(0);
@@ -131,6 +133,25 @@ static int test_spgemm_bins(void)
     if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 1, "dense rows unsort"))
         return 1;
     dsmm_csr_destroy(&B);
+    dsmm_csr_destroy(&A);
+    // device-memory rows of both kinds in one product: rows of about 6000 flops over 100000
+    // columns get hash tables of 16384 entries; the dense row of A (600000 flops) a dense table
+    test_mat_init(&o, 500, 3000, 0.01, seed_at(5));
+    o.dense_row = 17;
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+    test_mat_init(&o, 3000, 100000, 0.002, seed_at(6));
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "hash and dense"))
+        return 1;
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 32, 1, "hash+dense unsort"))
+        return 1;
+    if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_MIN_PLUS, -1, 64, 0, "hash+dense min-plus"))
+        return 1;
+    dsmm_csr_destroy(&B);
+    dsmm_csr_destroy(&A);
+    test_mat_init(&o, 3000, 3000, 0.004, seed_at(2));
+    o.dense_row = 17;
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
     test_mat_init(&o, 3000, 6, 0.9, seed_at(4));
     CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
     if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "narrow B")) return 1;

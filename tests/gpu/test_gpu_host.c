@@ -300,7 +300,15 @@ static int test_bins(void)
     }
     CHECK_EQ_IDX(dsmmi_gpu_global_table(4097, 1 << 20), 16384);
     CHECK_EQ_IDX(dsmmi_gpu_global_table(8192, 1 << 20), 16384);
-    CHECK_EQ_IDX(dsmmi_gpu_global_table(100000, 5000), 16384);
+    // a dense table (ncols entries) once the hash table would be as large
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(100000, 5000), 5000);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(4097, 8192), 8192);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(30000, 100000), 65536);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(40000, 100000), 100000);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table((dsmm_idx)1 << 19, (dsmm_idx)1 << 20), (dsmm_idx)1 << 20);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(((dsmm_idx)1 << 19) - 1, (dsmm_idx)1 << 20),
+                 (dsmm_idx)1 << 20);
+    CHECK_EQ_IDX(dsmmi_gpu_global_table(((dsmm_idx)1 << 18), (dsmm_idx)1 << 20), (dsmm_idx)1 << 19);
     // random rows: every row once, bins in row order, table offsets exact
     enum { M = 5000 };
     static dsmm_idx flops[M];
