@@ -61,6 +61,12 @@ dsmm_idx dsmmi_mcl_prune(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, floa
 dsmm_idx dsmmi_mcl_prune_whole(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx, float *val,
                                dsmm_idx n, float *scratch, float *chaos);
 
+/* dsmmi_mcl_sum_exact: whether a running double sum of n floats, each >= bar and <= mx, is
+ * exact at every step (then every order of the additions gives the same bits).
+ * dsmmi_mcl_sum4: the double sum of v[0..n) as four running sums joined in a fixed order. */
+int dsmmi_mcl_sum_exact(double bar, double mx, dsmm_idx n);
+double dsmmi_mcl_sum4(const float *v, dsmm_idx n);
+
 /* dsmmi_mcl_inflate: v := v^power then divided by the column sum (floats, double sums);
  * returns n, or 0 when the sum is not positive (the column is emptied). */
 dsmm_idx dsmmi_mcl_inflate(float *val, dsmm_idx n, double power);
