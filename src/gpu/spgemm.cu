@@ -254,6 +254,13 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     }
 }
 
+// A global row's table of T entries is dense (slot c is column c) exactly when T is ncols(B):
+// dsmmi_gpu_global_table's rule, whose hash tables are always smaller.
+__host__ __device__ __forceinline__ bool table_dense(dsmm_idx T, dsmm_idx ncols)
+{
+    return T == ncols;
+}
+
 // Global-memory tables: row g of the batch owns entries [toff[g] - toff[0], toff[g + 1] -
 // toff[0]) of keys/vals, and thread blocks [boff[g], boff[g + 1]) (absolute numbers; the batch's
 // first is boff[0]). A table of ncols entries is dense (dsmmi_gpu_global_table): column c's
@@ -305,7 +312,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     const dsmm_idx T = toff[g + 1] - toff[g], t0 = toff[g] - toff[0];
     int32_t *keys = tkeys + t0;
     double *vals = NUMERIC ? tvals + t0 : NULL;
-    const bool dense = T == ncols;
+    const bool dense = table_dense(T, ncols);
     const unsigned mask = (unsigned)(T - 1); // hash tables only
     const dsmm_idx p0 = b * DSMMI_GPU_GLOBAL_BLOCK_FLOPS, p1 = p0 + DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
     const dsmm_idx a1 = ap[r + 1];
@@ -373,7 +380,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     __shared__ unsigned long long cnt;
     const int32_t r = rows[blockIdx.x];
     const dsmm_idx T = toff[blockIdx.x + 1] - toff[blockIdx.x], t0 = toff[blockIdx.x] - toff[0];
-    if (T == ncols) { // dense: an ordered compaction, GLOBAL_BLOCK slots a step
+    if (table_dense(T, ncols)) { // an ordered compaction, GLOBAL_BLOCK slots a step
         dsmm_idx base = cp[r];
         for (dsmm_idx i0 = 0; i0 < T; i0 += GLOBAL_BLOCK) {
             const dsmm_idx i = i0 + threadIdx.x;
@@ -408,7 +415,7 @@ __global__ void gather_counts(const int32_t *__restrict__ rows, const dsmm_idx *
                               dsmm_idx *__restrict__ out)
 {
     dsmm_idx g = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < n) out[g] = toff[g + 1] - toff[g] == ncols ? 0 : cnt[rows[g]];
+    if (g < n) out[g] = table_dense(toff[g + 1] - toff[g], ncols) ? 0 : cnt[rows[g]];
     if (g == n) out[g] = 0;
 }
 
@@ -610,7 +617,7 @@ static dsmm_status global_bin(product *p, int numeric)
         DSMM_TRY(fill_global(p, 1, cnt, blocks, ent, rows, toff_d, boff_d, tk, tv));
         dsmm_idx hash_ent = 0; // the batch's hash-table entries: dense rows need no sort
         for (dsmm_idx i = lo; i < bounds[t + 1]; i++)
-            if (toff[i + 1] - toff[i] != p->ncols) hash_ent += toff[i + 1] - toff[i];
+            if (!table_dense(toff[i + 1] - toff[i], p->ncols)) hash_ent += toff[i + 1] - toff[i];
         if (!p->sorted || hash_ent == 0) {
             ext_global<<<(unsigned)cnt, GLOBAL_BLOCK, 0, s>>>(rows, toff_d, p->ncols, tk, tv,
                                                               p->cp_d, 1, p->cc_d, p->cv_d, p->cp_d,

@@ -235,9 +235,9 @@ static void launch_lanes(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks,
 }
 
 template <typename V, int VEC>
-static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
+static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a,
                           const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
-                          dsmm_idx split_cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
+                          dsmm_idx cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
                           dsmm_idx nseg)
 {
     dsmm_status st = DSMM_OK;
@@ -247,7 +247,6 @@ static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_
     // Lanes per row from the vector groups, not the columns: 32 floats are 8 float4 groups,
     // which 8 lanes cover without 24 idle ones.
     int lanes = dsmmi_gpu_spmm_lanes(a->k / VEC), rows = BLOCK / lanes;
-    dsmm_idx cap = variant == 0 ? (dsmm_idx)INT64_MAX : split_cap;
     dsmm_idx blocks = (a->m + rows - 1) / rows, sblocks = (nseg + rows - 1) / rows;
     DSMM_CHECK(ctx, blocks <= INT32_MAX && sblocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
@@ -260,25 +259,24 @@ static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_
     else
         launch_lanes<V, 32, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
                                  nseg);
-    DSMM_TRY(dsmmg::check_launch(ctx, variant == 0 ? "spmm row-split" : "spmm split rows"));
+    DSMM_TRY(dsmmg::check_launch(ctx, cap == (dsmm_idx)INT64_MAX ? "spmm row-split"
+                                                                 : "spmm split rows"));
 cleanup:
     return st;
 }
 
 // 16-byte loads need k a multiple of the vector and 16-byte aligned rows: the pool gives
-// 256-byte aligned blocks, so with ld = k every row start is aligned.
+// 256-byte aligned blocks, so with ld = k every row start is aligned. cap: INT64_MAX for the
+// row-split variant (rows whole), else the split rows' cap with nseg items past it.
 template <typename V>
-static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, int variant, const dsmmi_spmm_args *a,
-                       const dsmmg::csr_d *A, const void *val_d, const void *B_d, void *C_d,
-                       dsmm_idx cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
-                       dsmm_idx nseg)
+static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a, const dsmmg::csr_d *A,
+                       const void *val_d, const void *B_d, void *C_d, dsmm_idx cap,
+                       const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
 {
     constexpr int W = (int)(16 / sizeof(V));
     int wide = a->k % W == 0 && ((uintptr_t)B_d | (uintptr_t)C_d) % 16 == 0;
-    return wide
-               ? launch<V, W>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin, nseg)
-               : launch<V, 1>(ctx, g, variant, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin,
-                              nseg);
+    return wide ? launch<V, W>(ctx, g, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin, nseg)
+                : launch<V, 1>(ctx, g, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin, nseg);
 }
 
 static dsmm_status cusp(dsmm_ctx *ctx, cusparseStatus_t rc, const char *what)
@@ -301,7 +299,7 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     int32_t *seg_row_d = NULL;
     dsmm_idx *seg_begin_d = NULL;
     dsmmi_gpu_spmm_segs sg;
-    dsmm_idx cap = 0;
+    dsmm_idx cap = (dsmm_idx)INT64_MAX; // row-split: every row whole; split rows: set below
     size_t elem = 0;
     int variant = 0;
     double t0 = 0, t_transfer = 0;
@@ -343,11 +341,9 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
 
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
     if (a->type == DSMM_DOUBLE)
-        DSMM_TRY(run<double>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d,
-                             sg.n));
+        DSMM_TRY(run<double>(ctx, g, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d, sg.n));
     else
-        DSMM_TRY(run<float>(ctx, g, variant, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d,
-                            sg.n));
+        DSMM_TRY(run<float>(ctx, g, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d, sg.n));
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
 
     t0 = dsmmi_wtime();
