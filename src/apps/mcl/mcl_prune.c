@@ -79,6 +79,20 @@ double dsmmi_mcl_sum4(const float *v, dsmm_idx n)
 typedef float mcl_v8f __attribute__((vector_size(32)));
 typedef long long mcl_v4l __attribute__((vector_size(32)));
 
+// Entries [i0, i1) with value >= fbar moved to positions m.. in order; returns the new m.
+static inline dsmm_idx keep_range(int32_t *idx, float *val, dsmm_idx i0, dsmm_idx i1, float fbar,
+                                  dsmm_idx m)
+{
+    for (dsmm_idx i = i0; i < i1; i++) {
+        if (val[i] >= fbar) {
+            idx[m] = idx[i];
+            val[m] = val[i];
+            m++;
+        }
+    }
+    return m;
+}
+
 // Moves the entries with value >= fbar to the front, in order; returns their count. Eight
 // values are compared at a time, and a group with none kept (most of an expanded column: a few
 // percent survive the cut) costs one test.
@@ -90,23 +104,9 @@ DSMMI_CLONES static dsmm_idx compact_at_least(int32_t *idx, float *val, dsmm_idx
         mcl_v8f v;
         memcpy(&v, val + i, sizeof v);
         mcl_v4l k = (mcl_v4l)(v >= vb);
-        if ((k[0] | k[1] | k[2] | k[3]) == 0) continue;
-        for (dsmm_idx j = i; j < i + 8; j++) {
-            if (val[j] >= fbar) {
-                idx[m] = idx[j];
-                val[m] = val[j];
-                m++;
-            }
-        }
+        if ((k[0] | k[1] | k[2] | k[3]) != 0) m = keep_range(idx, val, i, i + 8, fbar, m);
     }
-    for (; i < n; i++) {
-        if (val[i] >= fbar) {
-            idx[m] = idx[i];
-            val[m] = val[i];
-            m++;
-        }
-    }
-    return m;
+    return keep_range(idx, val, i, n, fbar, m);
 }
 
 // Keeps entries with value >= bar; returns the count and the kept mass: mcl's running double
@@ -249,10 +249,10 @@ dsmm_idx dsmmi_mcl_prune_whole(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx
 {
     // dsmmi_mcl_measure and the first pass of dsmmi_mcl_prune in one loop. With a cut, every
     // rescale sums the kept entries again (keep_from), so the mass above the cut is only
-    // compared with pct, and the sum of squares only makes the chaos: both run as four sums
-    // each, eight dependency chains instead of two (the max and the count are exact in any
-    // order). They can differ from mcl's running sums in the last bits, as the distributed
-    // expansion's stage sums do: the chaos, and a mass within n ulps of pct.
+    // compared with pct, and the sum of squares only makes the chaos: both run as eight
+    // running sums each (measure_cut; the max and the count are exact in any order). They can
+    // differ from mcl's running sums in the last bits, as the distributed expansion's stage sums
+    // do: the chaos, and a mass within n ulps of pct.
     const double cut = r->cut;
     dsmm_idx n_prune = 0;
     double mx = 0.0, sq = 0.0, mass_prune = 0.0;
