@@ -79,7 +79,8 @@ int main(int argc, char **argv)
     dsmmi_mcl_loop loop = {0};
     int32_t *newof = NULL, *orig = NULL;
     dsmm_idx row0 = 0;
-    if (dsmmi_mcl_checkpoint_peek(ctx, dir, &N, &sym) != DSMM_OK) {
+    // The bench has no input graph: the checkpoint's own fingerprint stands in for it.
+    if (dsmmi_mcl_checkpoint_peek(ctx, dir, &N, &sym, &loop.graph_fp) != DSMM_OK) {
         fprintf(stderr, "mcl_expand: %s: %s\n", dir, dsmm_ctx_last_error(ctx));
         goto done;
     }

@@ -181,9 +181,12 @@ dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, 
                                        const dsmmi_mcl_loop *loop);
 dsmm_status dsmmi_mcl_checkpoint_read(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmm_idx N,
                                       dsmmi_mcl_mat *M, dsmm_idx *row0, dsmmi_mcl_loop *loop);
-/* dsmmi_mcl_checkpoint_peek: the vertex count of the checkpoint in dir and whether its run
- * symmetrised the input (what a reader needs before dsmmi_mcl_checkpoint_read). Collective. */
-dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *N, int *sym);
+/* dsmmi_mcl_checkpoint_peek: the vertex count of the checkpoint in dir, whether its run
+ * symmetrised the input, and the fingerprint of the graph it was made from (what a reader
+ * without the input, such as bench/mcl_expand, needs before dsmmi_mcl_checkpoint_read).
+ * Collective. */
+dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *N, int *sym,
+                                      uint64_t *graph_fp);
 
 /* dsmmi_mcl_interpret: clusters of the limit matrix (local rows of L^T), by mcl's rules, into
  * res (n, cluster, nclusters, attractors, overlap, garbage). Collective. */

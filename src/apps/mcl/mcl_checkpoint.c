@@ -184,7 +184,8 @@ cleanup:
     return st;
 }
 
-dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *N, int *sym)
+dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *N, int *sym,
+                                      uint64_t *graph_fp)
 {
     dsmm_status st = DSMM_OK;
     state s;
@@ -192,6 +193,7 @@ dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *
     const char *k = strstr(s.set, " sym=");
     *N = (dsmm_idx)s.n;
     *sym = k != NULL && k[5] == '1';
+    *graph_fp = s.fp;
 cleanup:
     return st;
 }
