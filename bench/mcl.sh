@@ -69,6 +69,7 @@ run_timed() {
     cat "$log.time"
 }
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == 0) ? "nan" : a / b }'; }
 
 printf "%-22s %8s %8s %7s %9s %9s %8s %9s\n" network mcl_s dsmm_s ratio mcl_MB dsmm_MB clusters identical
 for entry in "${inputs[@]}"; do
@@ -90,8 +91,8 @@ for entry in "${inputs[@]}"; do
     ms=$(median <"$out/$name.mcl.t")
     ds=$(median <"$out/$name.dsmm.t")
     d=$("$dsmm" clm dist "$out/$name.mcl.out" "$out/$name.dsmm.out" | sed -n 's/^d=\([0-9]*\).*/\1/p')
-    printf "%-22s %8.2f %8.2f %7.2f %9.1f %9.1f %8s %9s\n" "$name" "$ms" "$ds" "$(echo "$ms / $ds" | bc -l)" \
-        "$(echo "$mrss / 1024" | bc -l)" "$(echo "$drss / 1024" | bc -l)" "$(wc -l <"$out/$name.dsmm.out")" \
+    printf "%-22s %8.2f %8.2f %7.2f %9.1f %9.1f %8s %9s\n" "$name" "$ms" "$ds" "$(div "$ms" "$ds")" \
+        "$(div "$mrss" 1024)" "$(div "$drss" 1024)" "$(wc -l <"$out/$name.dsmm.out")" \
         "$([ "$d" = 0 ] && echo "yes(d=0)" || echo "no(d=$d)")"
 done
 

@@ -63,7 +63,7 @@ for net in $nets; do
         mcl "$name.abc" --abc -I "$I" -o "$name.mcl.I$I" 2>/dev/null
         t1=$(date +%s.%N)
         ncl=$(wc -l <"$name.mcl.I$I")
-        printf "%-40s %5s %8s %6.1f" "$net" "$I" "$ncl" "$(echo "$t1 - $t0" | bc)"
+        printf "%-40s %5s %8s %6.1f" "$net" "$I" "$ncl" "$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }')"
         for p in $ranks; do
             t0=$(date +%s.%N)
             ex=()
@@ -81,7 +81,7 @@ for net in $nets; do
             same=no
             cmp -s "$name.mcl.I$I" "$name.dsmm.P$p.I$I" && same=yes
             [ "$d" = 0 ] || fails=$((fails + 1))
-            printf " %14s" "$d/$same/$(printf %.1f "$(echo "$t1 - $t0" | bc)")"
+            printf " %14s" "$d/$same/$(printf %.1f "$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }')")"
         done
         printf "\n"
     done
