@@ -112,24 +112,6 @@ cleanup:
     return st;
 }
 
-// The checks of dsmm_read's options (io/read.c), with its messages.
-static dsmm_status check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o)
-{
-    dsmm_status st = DSMM_OK;
-    DSMM_CHECK(ctx, o->format >= DSMM_FORMAT_AUTO && o->format <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
-               "read: unknown format %d", (int)o->format);
-    DSMM_CHECK(ctx, o->type >= DSMM_PATTERN && o->type <= DSMM_DOUBLE, DSMM_ERR_ARG,
-               "read: unknown value type %d", (int)o->type);
-    DSMM_CHECK(ctx, o->dup >= DSMM_DUP_SUM && o->dup <= DSMM_DUP_ERROR, DSMM_ERR_ARG,
-               "read: unknown duplicate policy %d", (int)o->dup);
-    DSMM_CHECK(ctx, o->base == 0 || o->base == 1, DSMM_ERR_ARG,
-               "read: index base must be 0 or 1, not %d", o->base);
-    DSMM_CHECK(ctx, o->threads >= 0, DSMM_ERR_ARG, "read: threads must be >= 0, not %d",
-               o->threads);
-cleanup:
-    return st;
-}
-
 // r * len / P without overflow.
 static size_t split_at(size_t len, int P, int r)
 {
@@ -525,7 +507,7 @@ dsmm_status dsmm_dist_read(dsmm_ctx *ctx, const char *path, const dsmm_read_opts
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dist_read: path and out must be non-NULL");
     int gpr = 0, gpc = 0;
-    if (local == DSMM_OK) local = check_opts(ctx, &o);
+    if (local == DSMM_OK) local = dsmmi_read_check_opts(ctx, &o);
     if (local == DSMM_OK) local = dsmmi_grid_resolve(ctx, pr, pc, &gpr, &gpc);
     if (local == DSMM_OK) {
         head = dsmmi_malloc(ctx, PREFIX_BYTES + 1, 1);

@@ -198,6 +198,22 @@ cleanup:
     return st;
 }
 
+dsmm_status dsmmi_summa_bcast_stage(dsmm_ctx *ctx, const dsmmi_grid *g, const dsmmi_summa_plan *p,
+                                    int s, int slot, int prefetch, char *abuf, size_t ab,
+                                    dsmmi_summa_side *a, char *bbuf, size_t bb, dsmmi_summa_side *b)
+{
+    dsmm_status st = DSMM_OK;
+    if (prefetch) {
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, p->kc[s], abuf, ab, &a->req[slot]));
+        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, p->kr[s], bbuf, bb, &b->req[slot]));
+    } else {
+        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_ROW, p->kc[s], abuf, ab));
+        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, p->kr[s], bbuf, bb));
+    }
+cleanup:
+    return st;
+}
+
 char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slot)
 {
     if (own) return side->pack[s];

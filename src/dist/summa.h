@@ -57,6 +57,15 @@ char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slo
 /* dsmmi_summa_side_free: completes pending requests and frees everything in side (n stages). */
 void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side);
 
+/* dsmmi_summa_bcast_stage: stage s's broadcasts: A's piece (ab bytes at abuf) along the grid
+ * row from column p->kc[s], B's (bb bytes at bbuf) along the grid column from row p->kr[s];
+ * started into a->req[slot] and b->req[slot] when prefetch, else completed. Collective over the
+ * row and the column. */
+dsmm_status dsmmi_summa_bcast_stage(dsmm_ctx *ctx, const dsmmi_grid *g, const dsmmi_summa_plan *p,
+                                    int s, int slot, int prefetch, char *abuf, size_t ab,
+                                    dsmmi_summa_side *a, char *bbuf, size_t bb,
+                                    dsmmi_summa_side *b);
+
 /* dsmmi_summa_a_bytes: bytes of stage s's piece of A for this rank's grid row, from the
  * all-gathered piece sizes a_all (P x p->n). */
 size_t dsmmi_summa_a_bytes(const dsmm_dist *A, const dsmmi_summa_plan *p, const int64_t *a_all,

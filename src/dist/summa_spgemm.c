@@ -98,20 +98,9 @@ static char *b_at(const dsmm_dist *B, const run *r, int s, int slot)
 dsmm_status dsmmi_summa_post(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r, int s,
                              int slot, int prefetch)
 {
-    dsmm_status st = DSMM_OK;
-    const dsmmi_grid *g = A->grid;
-    int kc = r->plan.kc[s], kr = r->plan.kr[s];
-    char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
-    size_t ab = dsmmi_summa_a_bytes(A, &r->plan, r->a.all, s), bb = b_bytes(B, r, s);
-    if (prefetch) {
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab, &r->a.req[slot]));
-        DSMM_TRY(dsmmi_ibcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb, &r->b.req[slot]));
-    } else {
-        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_ROW, kc, abuf, ab));
-        DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, kr, bbuf, bb));
-    }
-cleanup:
-    return st;
+    return dsmmi_summa_bcast_stage(ctx, A->grid, &r->plan, s, slot, prefetch, a_at(A, r, s, slot),
+                                   dsmmi_summa_a_bytes(A, &r->plan, r->a.all, s), &r->a,
+                                   b_at(B, r, s, slot), b_bytes(B, r, s), &r->b);
 }
 
 dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B, run *r,

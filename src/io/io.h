@@ -36,6 +36,10 @@ dsmm_idx dsmmi_line_of(const char *buf, size_t off);
 dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name);
 dsmm_format dsmmi_format_from_name(const char *name);
 
+/* dsmmi_read_check_opts: dsmm_read's checks of its options (format, value type, duplicate
+ * policy, index base, threads), with its messages; the distributed reader shares them. */
+dsmm_status dsmmi_read_check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o);
+
 /* Parsers: src is complete; opts non-NULL (defaults filled by the caller); info non-NULL. */
 dsmm_status dsmmi_mtx_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
                             dsmm_csr **A, dsmm_dense **D, dsmm_file_info *info);

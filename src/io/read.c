@@ -132,7 +132,7 @@ cleanup:
     return st;
 }
 
-static dsmm_status check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o)
+dsmm_status dsmmi_read_check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o)
 {
     dsmm_status st = DSMM_OK;
     DSMM_CHECK(ctx, o->format >= DSMM_FORMAT_AUTO && o->format <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
@@ -164,7 +164,7 @@ dsmm_status dsmm_read(dsmm_ctx *ctx, const char *path, const dsmm_read_opts *opt
         o = *opts;
     else
         dsmm_read_opts_init(&o);
-    DSMM_TRY(check_opts(ctx, &o));
+    DSMM_TRY(dsmmi_read_check_opts(ctx, &o));
     DSMM_TRY(dsmmi_source_load(ctx, path, &src));
     DSMM_TRY(parse_source(ctx, &src, &o, A, NULL, labels, info));
 cleanup:
@@ -189,7 +189,7 @@ dsmm_status dsmm_read_buffer(dsmm_ctx *ctx, const char *buf, size_t len, const c
         o = *opts;
     else
         dsmm_read_opts_init(&o);
-    DSMM_TRY(check_opts(ctx, &o));
+    DSMM_TRY(dsmmi_read_check_opts(ctx, &o));
     DSMM_TRY(dsmmi_source_wrap(ctx, buf, len, name ? name : "(buffer)", &src));
     DSMM_TRY(parse_source(ctx, &src, &o, A, NULL, labels, info));
 cleanup:

@@ -261,6 +261,36 @@ extern dsmmi_spgemm_tuning dsmmi_spgemm_tune;
 /* dsmmi_sort_pairs: sorts keys[0..n) ascending, vals (may be NULL) following. */
 void dsmmi_sort_pairs(dsmm_idx *keys, double *vals, dsmm_idx n);
 
+/* dsmmi_split_prefix: bounds[0..nparts] cut rows 0..nrows into nparts ranges of about equal
+ * weight, wprefix[0..nrows] holding the prefix sums of the rows' weights: bounds[c] is the first
+ * row i with wprefix[i] >= total * c / nparts (bounds[nparts] = nrows). */
+void dsmmi_split_prefix(const dsmm_idx *wprefix, dsmm_idx nrows, int nparts, dsmm_idx *bounds);
+
+/* The binary min-heaps of the k-way merges (spgemm_heap.c, merge.c): keys with a source each,
+ * ordered by (key, source), so equal keys pop in source order. */
+static inline int dsmmi_heap_before(dsmm_idx k1, int32_t s1, dsmm_idx k2, int32_t s2)
+{
+    return k1 < k2 || (k1 == k2 && s1 < s2);
+}
+
+/* Restores the heap key/src[0..n) below slot s. */
+static inline void dsmmi_heap_sift_down(dsmm_idx *key, int32_t *src, dsmm_idx n, dsmm_idx s)
+{
+    dsmm_idx k = key[s];
+    int32_t v = src[s];
+    for (;;) {
+        dsmm_idx c = 2 * s + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dsmmi_heap_before(key[c + 1], src[c + 1], key[c], src[c])) c++;
+        if (!dsmmi_heap_before(key[c], src[c], k, v)) break;
+        key[s] = key[c];
+        src[s] = src[c];
+        s = c;
+    }
+    key[s] = k;
+    src[s] = v;
+}
+
 /* The 18 specialisations a row function dispatches to: column width x (kind, value type).
  * FN is a macro or always-inline function taking (args..., w32, kind, vt) constants. */
 #define DSMMI_RW_DISPATCH(m, FN, ...)                                                              \

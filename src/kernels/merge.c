@@ -26,35 +26,13 @@ typedef struct mplan {
     dsmm_idx *bounds;  // nchunks + 1 row bounds
     int nchunks, threads;
     dsmm_idx *pos, *key; // heap workspace: np slots per thread each
-    int *src;
+    int32_t *src;
 } mplan;
 
-// (column, part) order: equal columns pop in part order.
-static inline int before(dsmm_idx k1, int s1, dsmm_idx k2, int s2)
-{
-    return k1 < k2 || (k1 == k2 && s1 < s2);
-}
-
-// Restores the heap below slot s.
-static inline void sift_down(dsmm_idx *key, int *src, int n, int s)
-{
-    dsmm_idx k = key[s];
-    int v = src[s];
-    for (;;) {
-        int c = 2 * s + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(key[c + 1], src[c + 1], key[c], src[c])) c++;
-        if (!before(key[c], src[c], k, v)) break;
-        key[s] = key[c];
-        src[s] = src[c];
-        s = c;
-    }
-    key[s] = k;
-    src[s] = v;
-}
+// Equal columns pop in part order (dsmmi_heap_before).
 
 // Loads the cursors of row i into the heap; returns the heap size.
-static int heap_init(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int *src)
+static int heap_init(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int32_t *src)
 {
     int n = 0;
     for (int t = 0; t < pl->np; t++) {
@@ -67,13 +45,13 @@ static int heap_init(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, 
             n++;
         }
     }
-    for (int s = n / 2; s-- > 0;) sift_down(key, src, n, s);
+    for (int s = n / 2; s-- > 0;) dsmmi_heap_sift_down(key, src, n, s);
     return n;
 }
 
 // Advances the top cursor; returns the new heap size.
 static inline int heap_next(const mplan *pl, dsmm_idx i, int n, dsmm_idx *pos, dsmm_idx *key,
-                            int *src)
+                            int32_t *src)
 {
     int t = src[0];
     const dsmm_csr *P = pl->p[t];
@@ -85,7 +63,7 @@ static inline int heap_next(const mplan *pl, dsmm_idx i, int n, dsmm_idx *pos, d
         key[0] = key[n];
         src[0] = src[n];
     }
-    if (n > 1) sift_down(key, src, n, 0);
+    if (n > 1) dsmmi_heap_sift_down(key, src, n, 0);
     return n;
 }
 
@@ -102,7 +80,7 @@ static dsmm_idx count2(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx i)
     return out + (ae - a) + (be - b);
 }
 
-static dsmm_idx countk(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int *src)
+static dsmm_idx countk(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int32_t *src)
 {
     int n = heap_init(pl, i, pos, key, src);
     dsmm_idx out = 0, last = -1;
@@ -146,7 +124,7 @@ DSMMI_INLINE void fill2(const mplan *pl, dsmm_idx i, void *ccol, void *cval, dsm
 }
 
 // k-way heap merge of row i.
-DSMMI_INLINE void fillk(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int *src,
+DSMMI_INLINE void fillk(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int32_t *src,
                         void *ccol, void *cval, dsmm_idx *written, const int w32, const int kind,
                         const int vt)
 {
@@ -183,7 +161,7 @@ static void count_pass(const mplan *pl, dsmm_idx *rowptr)
         t = omp_get_thread_num();
 #endif
         dsmm_idx *pos = pl->pos + (size_t)t * pl->np, *key = pl->key + (size_t)t * pl->np;
-        int *src = pl->src + (size_t)t * pl->np;
+        int32_t *src = pl->src + (size_t)t * pl->np;
         for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++)
             rowptr[i + 1] =
                 pl->np == 2 ? count2(pl->p[0], pl->p[1], i) : countk(pl, i, pos, key, src);
@@ -207,7 +185,7 @@ static int fill_pass(const mplan *pl, dsmm_csr *C)
         t = omp_get_thread_num();
 #endif
         dsmm_idx *pos = pl->pos + (size_t)t * pl->np, *key = pl->key + (size_t)t * pl->np;
-        int *src = pl->src + (size_t)t * pl->np;
+        int32_t *src = pl->src + (size_t)t * pl->np;
         for (dsmm_idx i = pl->bounds[c]; i < pl->bounds[c + 1]; i++) {
             dsmm_idx p = C->rowptr[i], nz = C->rowptr[i + 1] - p, got = 0;
             if (nz == 0) continue;
@@ -221,26 +199,6 @@ static int fill_pass(const mplan *pl, dsmm_csr *C)
         }
     }
     return bad;
-}
-
-// Rows into nchunks parts of about equal weight (input entries + 1 per row).
-static void split_rows(mplan *pl)
-{
-    dsmm_idx total = pl->wprefix[pl->nrows];
-    pl->bounds[0] = 0;
-    for (int c = 1; c < pl->nchunks; c++) {
-        dsmm_idx target = (dsmm_idx)((double)total * c / pl->nchunks);
-        dsmm_idx lo = pl->bounds[c - 1], hi = pl->nrows;
-        while (lo < hi) { // first row i with wprefix[i] >= target
-            dsmm_idx mid = lo + (hi - lo) / 2;
-            if (pl->wprefix[mid] < target)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        pl->bounds[c] = lo;
-    }
-    pl->bounds[pl->nchunks] = pl->nrows;
 }
 
 // The one-part case: C is that part with its columns and values converted.
@@ -345,7 +303,7 @@ dsmm_status dsmmi_csr_merge(dsmm_ctx *ctx, const dsmm_csr *const *P, int n, dsmm
     pl.nchunks = (int)nchunks;
     pl.bounds = dsmmi_malloc(ctx, (size_t)pl.nchunks + 1, sizeof *pl.bounds);
     DSMM_CHECK(ctx, pl.bounds != NULL, DSMM_ERR_NOMEM, "merge: chunk bounds");
-    split_rows(&pl);
+    dsmmi_split_prefix(pl.wprefix, pl.nrows, pl.nchunks, pl.bounds);
     // heap workspace, np slots per thread (unused by the two-way merge, but small)
     size_t slots = (size_t)pl.threads * (size_t)np;
     pl.pos = dsmmi_malloc(ctx, slots, sizeof *pl.pos);

@@ -4,31 +4,9 @@
 // The output comes out sorted; O(flops log k) per row. Also the one-row copy (k = 1).
 #include "kernels/kernels.h"
 
-// (column, source) order: equal columns pop in the order of A's row, so products are summed
-// in the same order as by the hash and dense accumulators and the reference: every kernel
-// gives bit-identical values, whatever AUTO picks.
-static inline int before(dsmm_idx k1, int32_t s1, dsmm_idx k2, int32_t s2)
-{
-    return k1 < k2 || (k1 == k2 && s1 < s2);
-}
-
-// Restores the heap below slot s (keys hp_key, payload hp_src).
-static inline void sift_down(dsmm_idx *key, int32_t *src, dsmm_idx n, dsmm_idx s)
-{
-    dsmm_idx k = key[s];
-    int32_t v = src[s];
-    for (;;) {
-        dsmm_idx c = 2 * s + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(key[c + 1], src[c + 1], key[c], src[c])) c++;
-        if (!before(key[c], src[c], k, v)) break;
-        key[s] = key[c];
-        src[s] = src[c];
-        s = c;
-    }
-    key[s] = k;
-    src[s] = v;
-}
+// Equal columns pop in the order of A's row (dsmmi_heap_before), so products are summed in the
+// same order as by the hash and dense accumulators and the reference: every kernel gives
+// bit-identical values, whatever AUTO picks.
 
 // Loads the row's sources into the heap; returns the heap size.
 DSMMI_INLINE dsmm_idx heap_init(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, int values,
@@ -47,7 +25,7 @@ DSMMI_INLINE dsmm_idx heap_init(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx i, int
             n++;
         }
     }
-    for (dsmm_idx s = n / 2; s-- > 0;) sift_down(w->hp_key, w->hp_src, n, s);
+    for (dsmm_idx s = n / 2; s-- > 0;) dsmmi_heap_sift_down(w->hp_key, w->hp_src, n, s);
     return n;
 }
 
@@ -63,7 +41,7 @@ DSMMI_INLINE dsmm_idx heap_next(dsmmi_acc *w, const dsmmi_rw *m, dsmm_idx n, con
         w->hp_key[0] = w->hp_key[n];
         w->hp_src[0] = w->hp_src[n];
     }
-    if (n > 1) sift_down(w->hp_key, w->hp_src, n, 0);
+    if (n > 1) dsmmi_heap_sift_down(w->hp_key, w->hp_src, n, 0);
     return n;
 }
 

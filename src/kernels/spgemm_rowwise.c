@@ -476,24 +476,23 @@ static void fill_pass(const plan *pl, dsmmi_acc *ws, dsmm_csr *C, int known, cou
     }
 }
 
-// Splits rows into nchunks parts of about equal weight (flops + 1 per row).
-static void split_by_flops(plan *pl)
+void dsmmi_split_prefix(const dsmm_idx *wprefix, dsmm_idx nrows, int nparts, dsmm_idx *bounds)
 {
-    dsmm_idx total = pl->wprefix[pl->nrows];
-    pl->bounds[0] = 0;
-    for (int c = 1; c < pl->nchunks; c++) {
-        dsmm_idx target = (dsmm_idx)((double)total * c / pl->nchunks);
-        dsmm_idx lo = pl->bounds[c - 1], hi = pl->nrows;
+    dsmm_idx total = wprefix[nrows];
+    bounds[0] = 0;
+    for (int c = 1; c < nparts; c++) {
+        dsmm_idx target = (dsmm_idx)((double)total * c / nparts);
+        dsmm_idx lo = bounds[c - 1], hi = nrows;
         while (lo < hi) { // first row i with wprefix[i] >= target
             dsmm_idx mid = lo + (hi - lo) / 2;
-            if (pl->wprefix[mid] < target)
+            if (wprefix[mid] < target)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        pl->bounds[c] = lo;
+        bounds[c] = lo;
     }
-    pl->bounds[pl->nchunks] = pl->nrows;
+    bounds[nparts] = nrows;
 }
 
 // Sorted copy of B keeping repeated columns as separate entries (like the reference kernel):
@@ -613,7 +612,7 @@ static dsmm_status plan_make(dsmm_ctx *ctx, const dsmmi_spgemm_args *a, int kind
     DSMM_CHECK(ctx, pl->bounds != NULL, DSMM_ERR_NOMEM, "spgemm: chunk bounds");
     pl->ws = dsmmi_calloc(ctx, (size_t)threads, sizeof *pl->ws);
     DSMM_CHECK(ctx, pl->ws != NULL, DSMM_ERR_NOMEM, "spgemm: %d workspaces", threads);
-    split_by_flops(pl);
+    dsmmi_split_prefix(pl->wprefix, pl->nrows, pl->nchunks, pl->bounds); // flops + 1 a row
 cleanup:
     return st;
 }
