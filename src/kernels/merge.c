@@ -29,9 +29,8 @@ typedef struct mplan {
     int32_t *src;
 } mplan;
 
-// Equal columns pop in part order (dsmmi_heap_before).
-
-// Loads the cursors of row i into the heap; returns the heap size.
+// Loads the cursors of row i into the heap (equal columns pop in part order,
+// dsmmi_heap_before); returns the heap size.
 static int heap_init(const mplan *pl, dsmm_idx i, dsmm_idx *pos, dsmm_idx *key, int32_t *src)
 {
     int n = 0;
@@ -303,7 +302,7 @@ dsmm_status dsmmi_csr_merge(dsmm_ctx *ctx, const dsmm_csr *const *P, int n, dsmm
     pl.nchunks = (int)nchunks;
     pl.bounds = dsmmi_malloc(ctx, (size_t)pl.nchunks + 1, sizeof *pl.bounds);
     DSMM_CHECK(ctx, pl.bounds != NULL, DSMM_ERR_NOMEM, "merge: chunk bounds");
-    dsmmi_split_prefix(pl.wprefix, pl.nrows, pl.nchunks, pl.bounds);
+    dsmmi_split_prefix(pl.wprefix, pl.nrows, pl.nchunks, pl.bounds); // input entries + 1 a row
     // heap workspace, np slots per thread (unused by the two-way merge, but small)
     size_t slots = (size_t)pl.threads * (size_t)np;
     pl.pos = dsmmi_malloc(ctx, slots, sizeof *pl.pos);
