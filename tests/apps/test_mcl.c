@@ -101,6 +101,43 @@ static void rand_column(uint64_t seed, int n, float *v)
     for (int i = 0; i < n; i++) v[i] = (float)((double)v[i] / s);
 }
 
+// The buffers of the prune tests, n entries each: the column as pruned (idx, val) and a copy
+// (idx2, val2), prune scratch, the column as drawn (v), and the reference's kept values and
+// flags.
+typedef struct prune_bufs {
+    int32_t *idx, *idx2;
+    float *val, *val2, *scr, *v, *ref;
+    int *keep;
+} prune_bufs;
+
+static void prune_bufs_free(prune_bufs *b)
+{
+    free(b->idx);
+    free(b->idx2);
+    free(b->val);
+    free(b->val2);
+    free(b->scr);
+    free(b->v);
+    free(b->ref);
+    free(b->keep);
+}
+
+// Allocates every buffer of b; 0 (nothing left allocated) when one fails.
+static int prune_bufs_alloc(prune_bufs *b, int n)
+{
+    b->idx = malloc(sizeof(int32_t) * (size_t)n);
+    b->idx2 = malloc(sizeof(int32_t) * (size_t)n);
+    b->val = malloc(sizeof(float) * (size_t)n);
+    b->val2 = malloc(sizeof(float) * (size_t)n);
+    b->scr = malloc(sizeof(float) * (size_t)n);
+    b->v = malloc(sizeof(float) * (size_t)n);
+    b->ref = malloc(sizeof(float) * (size_t)n);
+    b->keep = malloc(sizeof(int) * (size_t)n);
+    if (b->idx && b->idx2 && b->val && b->val2 && b->scr && b->v && b->ref && b->keep) return 1;
+    prune_bufs_free(b);
+    return 0;
+}
+
 // dsmmi_mcl_sum_exact's promise: where it holds, the four running sums give the running sum's
 // bits. Floats in [bar, 1] drawn at every scale of that range, n up to 200000; the trials where
 // it does not hold must show the orders differing at least once (else the check proves
@@ -152,13 +189,11 @@ static int test_prune_long_columns(void)
     const double Ps[] = {1000, 10000, 1e9};
     const int64_t Ss[] = {0, 1100};
     const int64_t Rs[] = {0, 1400};
-    int n_max = 100000;
-    int32_t *idx = malloc(sizeof(int32_t) * (size_t)n_max);
-    float *val = malloc(sizeof(float) * (size_t)n_max),
-          *scr = malloc(sizeof(float) * (size_t)n_max);
-    float *v = malloc(sizeof(float) * (size_t)n_max), *ref = malloc(sizeof(float) * (size_t)n_max);
-    int *keep = malloc(sizeof(int) * (size_t)n_max);
-    CHECK(idx && val && scr && v && ref && keep);
+    prune_bufs bufs;
+    CHECK(prune_bufs_alloc(&bufs, 100000));
+    int32_t *idx = bufs.idx;
+    float *val = bufs.val, *scr = bufs.scr, *v = bufs.v, *ref = bufs.ref;
+    int *keep = bufs.keep;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             for (int c = 0; c < 2; c++)
@@ -191,12 +226,7 @@ static int test_prune_long_columns(void)
                     float want_chaos = (float)((cs.maxval - cs.center) * (double)got);
                     CHECK(fabsf(chaos - want_chaos) <= 1e-6f * fabsf(want_chaos));
                 }
-    free(idx);
-    free(val);
-    free(scr);
-    free(v);
-    free(ref);
-    free(keep);
+    prune_bufs_free(&bufs);
     return TEST_PASS;
 }
 
@@ -208,12 +238,11 @@ static int test_prune_vs_reference(void)
     const int64_t Rs[] = {0, 5, 60, 1400};
     const int pcts[] = {0, 50, 90, 99};
     int cases = 0;
-    int32_t *idx = malloc(sizeof(int32_t) * 2000);
-    float *val = malloc(sizeof(float) * 2000), *scr = malloc(sizeof(float) * 2000);
-    float *v = malloc(sizeof(float) * 2000), *ref = malloc(sizeof(float) * 2000);
-    int *keep = malloc(sizeof(int) * 2000);
-    int32_t *idx2 = malloc(sizeof(int32_t) * 2000);
-    float *val2 = malloc(sizeof(float) * 2000);
+    prune_bufs bufs;
+    CHECK(prune_bufs_alloc(&bufs, 2000));
+    int32_t *idx = bufs.idx, *idx2 = bufs.idx2;
+    float *val = bufs.val, *val2 = bufs.val2, *scr = bufs.scr, *v = bufs.v, *ref = bufs.ref;
+    int *keep = bufs.keep;
     for (int a = 0; a < 6; a++)
         for (int b = 0; b < 5; b++)
             for (int c = 0; c < 4; c++)
@@ -269,14 +298,7 @@ static int test_prune_vs_reference(void)
                         cases++;
                     }
     CHECK(cases == 6 * 5 * 4 * 4 * 4);
-    free(idx);
-    free(val);
-    free(scr);
-    free(v);
-    free(ref);
-    free(keep);
-    free(idx2);
-    free(val2);
+    prune_bufs_free(&bufs);
     return TEST_PASS;
 }
 
