@@ -117,7 +117,7 @@ static dsmm_idx keep_from(int32_t *idx, float *val, dsmm_idx n, double bar, doub
     float fbar = (float)bar;
     if ((double)fbar < bar) fbar = nextafterf(fbar, INFINITY);
     dsmm_idx m = compact_at_least(idx, val, n, fbar);
-    if (dsmmi_mcl_sum_exact(bar, mx, n)) {
+    if (dsmmi_mcl_sum_exact(bar, mx, m)) { // the m kept values are what is summed
         *mass = dsmmi_mcl_sum4(val, m);
         return m;
     }
