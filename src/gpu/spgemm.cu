@@ -48,7 +48,9 @@ template <int OP> __device__ __forceinline__ void sr_accumulate(double *p, doubl
         return;
     }
     unsigned long long *q = (unsigned long long *)p;
-    unsigned long long old = *q, seen;
+    // the first read is atomic too (a compare-and-swap that writes back what it finds, so it
+    // changes nothing): a plain load of a slot other threads swap is a hazard to racecheck
+    unsigned long long old = atomicCAS(q, 0ULL, 0ULL), seen;
     do {
         double cur = __longlong_as_double((long long)old);
         // the CPU's dsmmi_sr_add: y < x ? y : x (min), y > x ? y : x (max)
@@ -65,12 +67,17 @@ __device__ __forceinline__ unsigned slot_of(int32_t c, unsigned mask)
     return ((unsigned)c * 2654435761u) & mask;
 }
 
-// Finds (or claims) c's slot; *fresh is set when this thread inserted it.
+// Finds (or claims) c's slot; *fresh is set when this thread inserted it. In shared memory
+// (SHARED) every read of a slot is the compare-and-swap itself: a plain load first (to skip the
+// atomic when the slot already holds c) races with the other threads' swaps, which racecheck
+// reports as hazards, though the swap re-checks what the load saw. Device-memory tables keep
+// the load first, which spares an atomic in device memory for every repeated column.
+template <bool SHARED>
 __device__ __forceinline__ unsigned probe(int32_t *keys, unsigned mask, int32_t c, int *fresh)
 {
     unsigned h = slot_of(c, mask);
     for (;;) {
-        int32_t k = keys[h];
+        int32_t k = SHARED ? -1 : keys[h];
         if (k == c) return h;
         if (k == -1) {
             k = atomicCAS(&keys[h], -1, c);
@@ -100,7 +107,7 @@ __device__ __forceinline__ void accumulate(int32_t *keys, double *vals, unsigned
     double a = OP == OP_PLUS_PAIR ? 1.0 : av[j];
     double b = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
     int fresh = 0;
-    unsigned h = probe(keys, mask, c, &fresh);
+    unsigned h = probe<true>(keys, mask, c, &fresh);
     sr_accumulate<OP>(&vals[h], sr_mul<OP>(a, b));
 }
 
@@ -150,7 +157,7 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     int mine = 0;
     FOR_ROW_PRODUCTS({
         int fresh = 0;
-        probe(keys, mask, c, &fresh);
+        probe<true>(keys, mask, c, &fresh);
         mine += fresh;
     })
     if (mine) atomicAdd(&cnt[grp], mine);
@@ -348,7 +355,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
             const int32_t col = bc[q];
             int fresh = 0;
             const unsigned h =
-                dense ? claim_dense(keys, col, &fresh) : probe(keys, mask, col, &fresh);
+                dense ? claim_dense(keys, col, &fresh) : probe<false>(keys, mask, col, &fresh);
             if (NUMERIC) {
                 const double bb = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
                 sr_accumulate<OP>(&vals[h], sr_mul<OP>(aval[e], bb));
