@@ -4,6 +4,7 @@
 #define DSMM_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "io/io.h"
 
@@ -167,6 +168,12 @@ int cli_parse_abcd(const char *s, dsmm_gen_params *p);
 
 int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
               const cli_run *run);
+/* cli_report_stream: where a command's text report goes: stdout, or stderr when --stats - takes
+ * stdout (as spgemm's summary and gcn's curve do), so that stdout holds the one JSON record. */
+FILE *cli_report_stream(const cli_common *c);
+/* cli_json_vs_stats: CLI_OK, or a usage error when the command's --json report (on stdout) and
+ * --stats - would both write JSON to stdout. */
+int cli_json_vs_stats(const cli_cmd *cmd, const cli_common *c, int json_on_stdout);
 
 /* Distributed runs of spgemm/spmm (dist_run.c): --algo, --grid, --prefetch, --workgroup-size,
  * --permute, --accumulate, --pipeline. on: 1 when the command runs distributed (--algo summa, or

@@ -103,22 +103,22 @@ static void dist_json(dsmmi_json *j, const dsmm_clm_dist_stats *s, const char *n
     dsmmi_json_end_object(j);
 }
 
-static void dist_line(const dsmm_clm_dist_stats *s, int mode, int index, int digits, const char *n1,
-                      const char *n2)
+static void dist_line(FILE *out, const dsmm_clm_dist_stats *s, int mode, int index, int digits,
+                      const char *n1, const char *n2)
 {
     if (index) {
-        printf("rand=%.5f jaccard=%.5f arand=%.5f n1=%s n2=%s\n", s->rand, s->jaccard, s->ari, n1,
-               n2);
+        fprintf(out, "rand=%.5f jaccard=%.5f arand=%.5f n1=%s n2=%s\n", s->rand, s->jaccard, s->ari,
+                n1, n2);
     } else if (mode == 1) {
-        printf("d=%.*f\td1=%.*f\td2=%.*f", digits, s->vi, digits, s->vi_ab, digits, s->vi_ba);
+        fprintf(out, "d=%.*f\td1=%.*f\td2=%.*f", digits, s->vi, digits, s->vi_ab, digits, s->vi_ba);
     } else {
         dsmm_idx d = mode == 0 ? s->sj : s->mk, d1 = mode == 0 ? s->sj_ab : s->mk_ab;
         dsmm_idx d2 = mode == 0 ? s->sj_ba : s->mk_ba;
-        printf("d=%lld\td1=%lld\td2=%lld", (long long)d, (long long)d1, (long long)d2);
+        fprintf(out, "d=%lld\td1=%lld\td2=%lld", (long long)d, (long long)d1, (long long)d2);
     }
     if (!index)
-        printf("\tnn=%lld\tc1=%lld\tc2=%lld\tn1=%s\tn2=%s\n", (long long)s->n,
-               (long long)s->nclusters_a, (long long)s->nclusters_b, n1, n2);
+        fprintf(out, "\tnn=%lld\tc1=%lld\tc2=%lld\tn1=%s\tn2=%s\n", (long long)s->n,
+                (long long)s->nclusters_a, (long long)s->nclusters_b, n1, n2);
 }
 
 static int cmd_dist(int argc, char **argv)
@@ -147,6 +147,8 @@ static int cmd_dist(int argc, char **argv)
     if (npos < 2) return cli_usage_error(&dist_cmd, "needs at least two cluster files");
     if (chain && one_to_many)
         return cli_usage_error(&dist_cmd, "--chain and --one-to-many exclude each other");
+    rc = cli_json_vs_stats(&dist_cmd, &c, json);
+    if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
     dsmm_labels *labels = NULL;
@@ -192,7 +194,7 @@ static int cmd_dist(int argc, char **argv)
             if (json)
                 dist_json(&j, &s, pos[x], pos[y]);
             else
-                dist_line(&s, mode, index, digits, pos[x], pos[y]);
+                dist_line(cli_report_stream(&c), &s, mode, index, digits, pos[x], pos[y]);
         }
     }
     if (json) {
@@ -241,14 +243,15 @@ static void info_json(dsmmi_json *j, const dsmm_clm_info_stats *s, const char *s
     dsmmi_json_end_object(j);
 }
 
-static void info_line(const dsmm_clm_info_stats *s, const char *src)
+static void info_line(FILE *out, const dsmm_clm_info_stats *s, const char *src)
 {
-    printf("eff=%.5f mod=%.5f mf=%.5f af=%.5f  src=%s ncl=%lld max=%lld  ctr=%.1f avg=%.1f "
-           "min=%lld DGI=%lld TWI=%lld TWL=%lld sgl=%lld qrt=%lld\n",
-           s->efficiency, s->modularity, s->massfrac, s->areafrac, src, (long long)s->nclusters,
-           (long long)s->size_max, s->size_ctr, s->size_avg, (long long)s->size_min,
-           (long long)s->dgi, (long long)s->twi, (long long)s->twl, (long long)s->singletons,
-           (long long)s->qrt);
+    fprintf(out,
+            "eff=%.5f mod=%.5f mf=%.5f af=%.5f  src=%s ncl=%lld max=%lld  ctr=%.1f avg=%.1f "
+            "min=%lld DGI=%lld TWI=%lld TWL=%lld sgl=%lld qrt=%lld\n",
+            s->efficiency, s->modularity, s->massfrac, s->areafrac, src, (long long)s->nclusters,
+            (long long)s->size_max, s->size_ctr, s->size_avg, (long long)s->size_min,
+            (long long)s->dgi, (long long)s->twi, (long long)s->twl, (long long)s->singletons,
+            (long long)s->qrt);
 }
 
 static int cmd_info(int argc, char **argv)
@@ -268,6 +271,8 @@ static int cmd_info(int argc, char **argv)
     int rc = cli_parse(&info_cmd, opts, argc, argv, pos, &npos, MAX_FILES);
     if (rc != CLI_OK) return rc;
     if (npos < 2) return cli_usage_error(&info_cmd, "needs a graph and at least one cluster file");
+    rc = cli_json_vs_stats(&info_cmd, &c, json);
+    if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL, *G = NULL;
@@ -334,8 +339,9 @@ static int cmd_info(int argc, char **argv)
         if (json) {
             info_json(&j, &s, pos[f]);
         } else {
-            if (f > 1) printf("===\n");
-            info_line(&s, pos[f]);
+            FILE *out = cli_report_stream(&c);
+            if (f > 1) fprintf(out, "===\n");
+            info_line(out, &s, pos[f]);
         }
         dsmm_clustering_destroy(&C);
     }

@@ -65,15 +65,15 @@ static const char *yes_no(int v)
     return v ? "yes" : "no";
 }
 
-static void print_text(const char *path, const dsmm_file_info *fi, const dsmm_csr *A,
+static void print_text(FILE *out, const char *path, const dsmm_file_info *fi, const dsmm_csr *A,
                        const dsmm_labels *labels, const dsmm_summary *s, const aa_nnz *aa,
                        double io_seconds)
 {
 #define ROW(key, ...)                                                                              \
     do {                                                                                           \
-        printf("%-20s", key ":");                                                                  \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
+        fprintf(out, "%-20s", key ":");                                                            \
+        fprintf(out, __VA_ARGS__);                                                                 \
+        fprintf(out, "\n");                                                                        \
     } while (0)
     ROW("file", "%s", path);
     ROW("format", "%s%s", cli_format_name(fi->format), fi->gzipped ? " (gzip)" : "");
@@ -232,6 +232,8 @@ int cli_info(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 1);
     if (rc != CLI_OK) return rc;
     if (npos != 1) return cli_usage_error(&cmd, "needs one FILE");
+    rc = cli_json_vs_stats(&cmd, &c, json);
+    if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL;
@@ -263,7 +265,7 @@ int cli_info(int argc, char **argv)
             goto done;
         }
     } else {
-        print_text(pos[0], &fi, A, labels, &s, &aa, io);
+        print_text(cli_report_stream(&c), pos[0], &fi, A, labels, &s, &aa, io);
     }
     if (fflush(stdout) != 0) {
         rc = cli_fail(&cmd, NULL, "cannot write to stdout");

@@ -86,15 +86,15 @@ static double sum_i64(const int64_t *v, int n)
     return s;
 }
 
-static void print_text(const result *R)
+static void print_text(FILE *out, const result *R)
 {
     const dsmmi_model *m = R->m;
     int P = m->P;
 #define ROW(key, ...)                                                                              \
     do {                                                                                           \
-        printf("%-17s", key ":");                                                                  \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
+        fprintf(out, "%-17s", key ":");                                                            \
+        fprintf(out, __VA_ARGS__);                                                                 \
+        fprintf(out, "\n");                                                                        \
     } while (0)
     ROW("A", "%lld x %lld, %lld entries, %s (%s)%s", (long long)R->A->nrows, (long long)R->A->ncols,
         (long long)R->A->nnz, dsmm_type_name(R->A->type), R->a_desc,
@@ -116,9 +116,9 @@ static void print_text(const result *R)
         R->mc.bw / 1e9, R->mc.peak / 1e9, R->mc.membw / 1e9);
     ROW("local roofline", "AI %.4g flop/B, roof %.4g GFLOP/s", R->roof.local_ai,
         R->roof.local_roof / 1e9);
-    printf("\n%-8s %10s %12s %12s %12s %12s %9s %10s %10s %10s %11s\n", "alg", "flops imb",
-           "MB in max", "MB in avg", "MB out max", "MB total", "gets max", "gets total",
-           "AI flop/B", "GFLOP/s", "time s");
+    fprintf(out, "\n%-8s %10s %12s %12s %12s %12s %9s %10s %10s %10s %11s\n", "alg", "flops imb",
+            "MB in max", "MB in avg", "MB out max", "MB total", "gets max", "gets total",
+            "AI flop/B", "GFLOP/s", "time s");
     for (int a = 0; a < DSMMI_MODEL_COUNT; a++) {
         double total = R->roof.bytes[a];
         char ai[32];
@@ -126,13 +126,14 @@ static void print_text(const result *R)
             snprintf(ai, sizeof ai, "%.4g", R->roof.inter_ai[a]);
         else
             snprintf(ai, sizeof ai, "inf");
-        printf("%-8s %10.4f %12.4f %12.4f %12.4f %12.4f %9.0f %10.0f %10s %10.4g %11.4g\n",
-               dsmmi_model_alg_name((dsmmi_model_alg)a), R->alg_imb[a],
-               max_i64(m->rank_in[a], P) / 1e6, total / P / 1e6, max_i64(m->rank_out[a], P) / 1e6,
-               total / 1e6, max_i64(m->rank_gets[a], P), sum_i64(m->rank_gets[a], P), ai,
-               R->roof.attainable[a] / 1e9, R->roof.time[a]);
+        fprintf(out, "%-8s %10.4f %12.4f %12.4f %12.4f %12.4f %9.0f %10.0f %10s %10.4g %11.4g\n",
+                dsmmi_model_alg_name((dsmmi_model_alg)a), R->alg_imb[a],
+                max_i64(m->rank_in[a], P) / 1e6, total / P / 1e6, max_i64(m->rank_out[a], P) / 1e6,
+                total / 1e6, max_i64(m->rank_gets[a], P), sum_i64(m->rank_gets[a], P), ai,
+                R->roof.attainable[a] / 1e9, R->roof.time[a]);
     }
-    printf("\nimbalance of the flops (Fig. 1; stationary C: rank (i,j) multiplies for C(i,j))\n");
+    fprintf(out,
+            "\nimbalance of the flops (Fig. 1; stationary C: rank (i,j) multiplies for C(i,j))\n");
     ROW("end-to-end", "%.4f (max/avg of the ranks' total flops)", R->e2e);
     ROW("synchronized", "%.4f (sum over stages of max / sum of avg)", R->sync);
     if (R->worst >= 0)
@@ -688,7 +689,7 @@ int cli_model(int argc, char **argv)
     R.seconds = dsmmi_wtime() - t1;
 
     int to_stdout = json && strcmp(json, "-") == 0;
-    if (!to_stdout) print_text(&R);
+    if (!to_stdout) print_text(cli_report_stream(&c), &R);
     if (json) {
         if (build_json(ctx, &R, &j) != DSMM_OK || write_file(ctx, json, j.buf, 1) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "cannot write the JSON");

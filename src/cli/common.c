@@ -115,6 +115,18 @@ cleanup:
     return st == DSMM_OK ? CLI_OK : cli_fail(cmd, ctx, "cannot write the statistics");
 }
 
+FILE *cli_report_stream(const cli_common *c)
+{
+    return c->stats != NULL && strcmp(c->stats, "-") == 0 ? stderr : stdout;
+}
+
+int cli_json_vs_stats(const cli_cmd *cmd, const cli_common *c, int json_on_stdout)
+{
+    if (json_on_stdout && cli_report_stream(c) == stderr)
+        return cli_usage_error(cmd, "--json and --stats - cannot both use stdout");
+    return CLI_OK;
+}
+
 // Can a file be created at path? Checked before the multiply, so a typo in -o does not cost
 // the whole run. The write itself stays atomic (dsmm_write), this is only an early message.
 int cli_dir_writable(const cli_cmd *c, const char *opt, const char *path)

@@ -177,6 +177,12 @@ expect_grep "$tmp/out" '^nnz: +31502$'
 expect_rc 0 "$dsmm" gen rmat --scale 8 -o "$tmp/st.mtx" --stats "$tmp/gen.json" --threads 2
 expect_rc 0 "$dsmm" convert "$tmp/st.mtx" "$tmp/st.bin" --stats "$tmp/convert.json"
 expect_rc 0 "$dsmm" info "$tmp/st.bin" --stats "$tmp/info.json"
+# --stats -: the text report goes to stderr and stdout is the one record; --json with it is a
+# usage error (two JSON documents on stdout)
+expect_rc 0 "$dsmm" info "$tmp/st.bin" --stats -
+if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["op"] != "info")' "$tmp/out"; then ok; else bad "info --stats -: $(head -c 300 "$tmp/out")"; fi
+expect_grep "$tmp/err" '^dims: +256 x 256$'
+usage_case "dsmm info: --json and --stats - cannot both use stdout" info --json --stats - "$tmp/st.bin"
 for op in gen convert info; do
     if python3 - "$tmp/$op.json" "$op" <<'EOF'; then ok; else bad "--stats $op: $(cat "$tmp/$op.json")"; fi
 import json, sys

@@ -122,6 +122,23 @@ assert abs(c["eff"] - 0.24003) < 1e-5 and abs(c["mod"] - 0.23419) < 1e-5
 assert abs(c["mf"] - 0.54665) < 1e-5 and abs(c["af"] - 0.00555) < 1e-5 and c["TWI"] == 81
 ' out 2>pyerr; then ok; else bad "info --json: $(head -c 300 pyerr)"; fi
 
+# --stats - takes stdout: the distances and measures go to stderr, and stdout is the one JSON
+# record (json.load fails on anything after it); with --json as well it is a usage error.
+stdout_record() { # OP: out is exactly one statistics record of OP
+    if python3 -c 'import json, sys; d = json.load(open("out")); sys.exit(d["op"] != sys.argv[1])' "$1" 2>pyerr; then ok; else bad "--stats - for $1: $(head -c 300 out) $(head -c 200 pyerr)"; fi
+}
+expect_rc 0 "$dsmm" clm dist A.txt B.txt --stats -
+stdout_record "clm dist"
+expect_grep err $'^d=810\td1=270\td2=540\tnn=1622\t'
+expect_rc 0 "$dsmm" clm info "$collins" A.txt B.txt --stats -
+stdout_record "clm info"
+expect_grep err '^eff=0.24003 .* src=A.txt '
+expect_grep err '^===$'
+expect_rc 2 "$dsmm" clm dist --json A.txt B.txt --stats -
+expect_grep err '^dsmm clm dist: --json and --stats - cannot both use stdout$'
+expect_rc 2 "$dsmm" clm info --json "$collins" A.txt --stats -
+expect_grep err '^dsmm clm info: --json and --stats - cannot both use stdout$'
+
 # Nodes only one clustering lists form one extra cluster in the other, with a note (as clm
 # dist's "not a partition (fixed ...)"); for info, nodes in no cluster, with a note. A without
 # its first cluster gets that cluster back; without the first and last, the two merge.

@@ -73,6 +73,11 @@ expect_rc 0 "$dsmm" model "$cora" --grid 2x3
 grep -v '^model seconds' "$tmp/out" | grep -v '^[AB]:' >"$tmp/same"
 if cmp -s "$tmp/withb" "$tmp/same"; then ok; else bad "-b A differs from B = A: $(diff "$tmp/withb" "$tmp/same" | head -5)"; fi
 
+# --stats -: the text goes to stderr, stdout is the one statistics record
+expect_rc 0 "$dsmm" model "$cora" --grid 2x3 --stats -
+json_check "$tmp/out" 'd["op"] == "model"'
+expect_grep "$tmp/err" '^end-to-end:'
+
 # --- JSON ----------------------------------------------------------------------------------
 expect_rc 0 "$dsmm" model "$cora" --grid 2x3 --json "$tmp/m.json"
 expect_grep "$tmp/out" '^end-to-end:'
