@@ -127,9 +127,10 @@ static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
 {
     dsmm_idx u = flops < ncols ? flops : ncols;
     if (u <= 0) return 0;
-    for (int b = 1; b <= DSMMI_GPU_SHARED_BINS; b++)
-        if (u <= ((dsmm_idx)1 << (4 + b))) return b;
-    return DSMMI_GPU_GLOBAL_BIN;
+    // the least b >= 1 with u <= 2^(4 + b): from ceil(log2 u), without a loop
+    int lg = u == 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(u - 1));
+    int b = lg <= 5 ? 1 : lg - 4;
+    return b <= DSMMI_GPU_SHARED_BINS ? b : DSMMI_GPU_GLOBAL_BIN;
 }
 
 /* Entries of a global-bin row's own table: the power of two >= 2u (a hash table, load at most

@@ -7,26 +7,123 @@
 
 dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols)
 {
-    dsmm_idx u = flops < ncols ? flops : ncols, t = 1;
-    while (t < 2 * u) t <<= 1;
+    dsmm_idx u = flops < ncols ? flops : ncols;
+    if (u <= 0) return 1 >= ncols ? ncols : 1;
+    // the least power of two >= 2u is 2^(ceil(log2 u) + 1); past 2^62 it is above any ncols
+    int lg = u == 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(u - 1));
+    if (lg + 1 >= 63) return ncols;
+    dsmm_idx t = (dsmm_idx)1 << (lg + 1);
     return t >= ncols ? ncols : t; // a dense table is no larger than the hash table: take it
 }
 
+// Rows per thread below which binning stays on one thread (the pass over a chunk then costs
+// less than waking the threads).
+enum { BINS_ROWS_PER_THREAD = 32768 };
+
+typedef struct bin_chunk {
+    dsmm_idx lo, hi;                 // the chunk's rows
+    dsmm_idx count[DSMMI_GPU_NBINS]; // its rows per bin; then its first slot in each bin
+    dsmm_idx max_flops, total_flops; // over its rows
+    dsmm_idx gtab, gblk;             // its global rows' table entries and blocks; then offsets
+} bin_chunk;
+
+static dsmm_idx global_blocks(dsmm_idx flops)
+{
+    return (flops + DSMMI_GPU_GLOBAL_BLOCK_FLOPS - 1) / DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
+}
+
+// Pass 1 over a chunk: its counts and sums (in locals: the compiler keeps them in registers).
+static void chunk_count(bin_chunk *c, const dsmm_idx *flops, dsmm_idx ncols)
+{
+    dsmm_idx count[DSMMI_GPU_NBINS] = {0}, maxf = 0, total = 0, tab = 0, blk = 0;
+    for (dsmm_idx i = c->lo; i < c->hi; i++) {
+        dsmm_idx f = flops[i];
+        int b = dsmmi_gpu_bin_of(f, ncols);
+        count[b]++;
+        total += f;
+        maxf = f > maxf ? f : maxf;
+        if (b == DSMMI_GPU_GLOBAL_BIN) {
+            tab += dsmmi_gpu_global_table(f, ncols);
+            blk += global_blocks(f);
+        }
+    }
+    memcpy(c->count, count, sizeof count);
+    c->max_flops = maxf;
+    c->total_flops = total;
+    c->gtab = tab;
+    c->gblk = blk;
+}
+
+// Pass 2 over a chunk: its rows into their bins from the chunk's first slots (count), and the
+// offsets of its global rows from the chunk's first ones (gtab, gblk).
+static void chunk_place(const bin_chunk *c, const dsmm_idx *flops, dsmm_idx ncols,
+                        dsmmi_gpu_bins *out)
+{
+    const dsmm_idx g0 = out->start[DSMMI_GPU_GLOBAL_BIN];
+    dsmm_idx next[DSMMI_GPU_NBINS], tab = c->gtab, blk = c->gblk;
+    int32_t *rows = out->rows;
+    memcpy(next, c->count, sizeof next);
+    for (dsmm_idx i = c->lo; i < c->hi; i++) {
+        dsmm_idx f = flops[i];
+        int b = dsmmi_gpu_bin_of(f, ncols);
+        dsmm_idx slot = next[b]++;
+        rows[slot] = (int32_t)i;
+        if (b == DSMMI_GPU_GLOBAL_BIN) {
+            dsmm_idx g = slot - g0;
+            tab += dsmmi_gpu_global_table(f, ncols);
+            blk += global_blocks(f);
+            out->gtab_off[g + 1] = tab;
+            out->gblk_off[g + 1] = blk;
+        }
+    }
+}
+
+// A stable counting sort of the rows by bin: contiguous chunks of rows, one per thread, are
+// counted, their first slots in every bin are the counts of the chunks before them, and each
+// chunk then places its rows. Every bin lists its rows in increasing order and the offsets are
+// the same at any thread count.
 dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx nrows,
                                 dsmm_idx ncols, dsmmi_gpu_bins *out)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_idx next[DSMMI_GPU_NBINS];
+    bin_chunk *ch = NULL;
     memset(out, 0, sizeof *out);
     DSMM_CHECK(ctx, nrows >= 0 && nrows <= INT32_MAX, DSMM_ERR_ARG,
                "gpu spgemm: %lld rows do not fit 32-bit row ids (split the product)",
                (long long)nrows);
-    for (dsmm_idx i = 0; i < nrows; i++) {
-        out->count[dsmmi_gpu_bin_of(flops[i], ncols)]++;
-        out->total_flops += flops[i];
-        if (flops[i] > out->max_flops) out->max_flops = flops[i];
+    int nt = dsmmi_threads(ctx);
+    if ((dsmm_idx)nt > nrows / BINS_ROWS_PER_THREAD) nt = (int)(nrows / BINS_ROWS_PER_THREAD);
+    if (nt < 1) nt = 1;
+    ch = dsmmi_calloc(ctx, (size_t)nt, sizeof *ch);
+    DSMM_CHECK(ctx, ch != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row bins");
+    for (int t = 0; t < nt; t++) {
+        ch[t].lo = nrows * t / nt;
+        ch[t].hi = nrows * (t + 1) / nt;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+#endif
+    for (int t = 0; t < nt; t++) chunk_count(&ch[t], flops, ncols);
+    for (int t = 0; t < nt; t++) {
+        for (int b = 0; b < DSMMI_GPU_NBINS; b++) out->count[b] += ch[t].count[b];
+        out->total_flops += ch[t].total_flops;
+        if (ch[t].max_flops > out->max_flops) out->max_flops = ch[t].max_flops;
     }
     for (int b = 0; b < DSMMI_GPU_NBINS; b++) out->start[b + 1] = out->start[b] + out->count[b];
+    dsmm_idx next[DSMMI_GPU_NBINS], tab = 0, blk = 0;
+    memcpy(next, out->start, sizeof next);
+    for (int t = 0; t < nt; t++) { // counts become first slots; sums become first offsets
+        for (int b = 0; b < DSMMI_GPU_NBINS; b++) {
+            dsmm_idx n = ch[t].count[b];
+            ch[t].count[b] = next[b];
+            next[b] += n;
+        }
+        dsmm_idx gt = ch[t].gtab, gb = ch[t].gblk;
+        ch[t].gtab = tab;
+        ch[t].gblk = blk;
+        tab += gt;
+        blk += gb;
+    }
     out->rows = dsmmi_malloc(ctx, (size_t)nrows + 1, sizeof *out->rows);
     out->gtab_off =
         dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1, sizeof *out->gtab_off);
@@ -34,22 +131,14 @@ dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx n
         dsmmi_malloc(ctx, (size_t)out->count[DSMMI_GPU_GLOBAL_BIN] + 1, sizeof *out->gblk_off);
     DSMM_CHECK(ctx, out->rows && out->gtab_off && out->gblk_off, DSMM_ERR_NOMEM,
                "gpu spgemm: row bins");
-    memcpy(next, out->start, sizeof next);
     out->gtab_off[0] = 0;
     out->gblk_off[0] = 0;
-    for (dsmm_idx i = 0; i < nrows; i++) {
-        int b = dsmmi_gpu_bin_of(flops[i], ncols);
-        dsmm_idx slot = next[b]++;
-        out->rows[slot] = (int32_t)i;
-        if (b == DSMMI_GPU_GLOBAL_BIN) {
-            dsmm_idx g = slot - out->start[b];
-            out->gtab_off[g + 1] = out->gtab_off[g] + dsmmi_gpu_global_table(flops[i], ncols);
-            out->gblk_off[g + 1] =
-                out->gblk_off[g] +
-                (flops[i] + DSMMI_GPU_GLOBAL_BLOCK_FLOPS - 1) / DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
-        }
-    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+#endif
+    for (int t = 0; t < nt; t++) chunk_place(&ch[t], flops, ncols, out);
 cleanup:
+    dsmmi_free(ctx, ch);
     if (st != DSMM_OK) dsmmi_gpu_bins_free(ctx, out);
     return st;
 }

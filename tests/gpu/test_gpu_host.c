@@ -273,6 +273,24 @@ static int test_stage(void)
 
 /* ---- bins, batches, SpMM variant ----------------------------------------------------------- */
 
+// The bin rule as written: the least b >= 1 whose table holds u = min(flops, ncols) at half load.
+static int bin_ref(dsmm_idx flops, dsmm_idx ncols)
+{
+    dsmm_idx u = flops < ncols ? flops : ncols;
+    if (u <= 0) return 0;
+    for (int b = 1; b <= DSMMI_GPU_SHARED_BINS; b++)
+        if (2 * u <= dsmmi_gpu_bin_table(b)) return b;
+    return DSMMI_GPU_GLOBAL_BIN;
+}
+
+// The device-memory table as written: the least power of two >= 2u, or ncols when not smaller.
+static dsmm_idx table_ref(dsmm_idx flops, dsmm_idx ncols)
+{
+    dsmm_idx u = flops < ncols ? flops : ncols, t = 1;
+    while (t < 2 * u) t <<= 1;
+    return t >= ncols ? ncols : t;
+}
+
 static int test_bins(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -286,6 +304,21 @@ static int test_bins(void)
     CHECK_EQ_IDX(dsmmi_gpu_bin_of(4096, 1 << 20), 8);
     CHECK_EQ_IDX(dsmmi_gpu_bin_of(4097, 1 << 20), DSMMI_GPU_GLOBAL_BIN);
     CHECK_EQ_IDX(dsmmi_gpu_bin_of((dsmm_idx)1 << 40, 20), 1); // nnz <= ncols: a small table
+    // every u up to twice the largest shared table, and around every power of two
+    for (dsmm_idx f = -2; f <= 2 * dsmmi_gpu_bin_table(DSMMI_GPU_SHARED_BINS) + 2; f++) {
+        CHECK_EQ_IDX(dsmmi_gpu_bin_of(f, (dsmm_idx)1 << 40), bin_ref(f, (dsmm_idx)1 << 40));
+        CHECK_EQ_IDX(dsmmi_gpu_bin_of(f, 777), bin_ref(f, 777));
+    }
+    for (int s = 0; s < 62; s++)
+        for (dsmm_idx d = -1; d <= 1; d++) {
+            dsmm_idx f = ((dsmm_idx)1 << s) + d;
+            CHECK_EQ_IDX(dsmmi_gpu_bin_of(f, INT64_MAX), bin_ref(f, INT64_MAX));
+            static const dsmm_idx nc[] = {1, 777, 1 << 20, (dsmm_idx)1 << 40};
+            for (int c = 0; c < 4; c++)
+                if (s < 60) CHECK_EQ_IDX(dsmmi_gpu_global_table(f, nc[c]), table_ref(f, nc[c]));
+        }
+    for (dsmm_idx f = 0; f <= 70000; f++)
+        CHECK_EQ_IDX(dsmmi_gpu_global_table(f, 50000), table_ref(f, 50000));
     for (int b = 1; b <= DSMMI_GPU_SHARED_BINS; b++) {
         int T = dsmmi_gpu_bin_table(b);
         // the largest row of the bin fills at most half its table
@@ -385,6 +418,45 @@ static int test_bins(void)
     CHECK_ST(ctx, dsmmi_gpu_bins_make(ctx, flops, (dsmm_idx)INT32_MAX + 1, 10, &nob), DSMM_ERR_ARG);
     CHECK(nob.rows == NULL);
     dsmm_ctx_clear_error(ctx);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The bins of many rows, made by 1-3 threads (chunks of at least 32768 rows each): the same
+// arrays as one thread makes, and the rows of every bin in increasing order.
+static int test_bins_threads(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    enum { M = 200003 };
+    dsmm_idx *flops = malloc(M * sizeof *flops);
+    CHECK(flops != NULL);
+    for (int i = 0; i < M; i++) {
+        uint64_t r = rnd() % 100;
+        flops[i] = r < 20 ? 0 : r < 97 ? (dsmm_idx)(rnd() % 600) : (dsmm_idx)(rnd() % 90000);
+    }
+    dsmmi_gpu_bins one, many;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 1));
+    CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, M, 1 << 20, &one));
+    dsmm_idx ng = one.count[DSMMI_GPU_GLOBAL_BIN];
+    CHECK(ng > 1000);
+    for (dsmm_idx s = 1; s < M; s++)
+        if (dsmmi_gpu_bin_of(flops[one.rows[s]], 1 << 20) ==
+            dsmmi_gpu_bin_of(flops[one.rows[s - 1]], 1 << 20))
+            CHECK(one.rows[s - 1] < one.rows[s]);
+    for (int t = 2; t <= 3; t++) {
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+        CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, M, 1 << 20, &many));
+        CHECK(memcmp(one.count, many.count, sizeof one.count) == 0);
+        CHECK(memcmp(one.start, many.start, sizeof one.start) == 0);
+        CHECK_EQ_IDX(many.total_flops, one.total_flops);
+        CHECK_EQ_IDX(many.max_flops, one.max_flops);
+        CHECK(memcmp(one.rows, many.rows, M * sizeof *one.rows) == 0);
+        CHECK(memcmp(one.gtab_off, many.gtab_off, (size_t)(ng + 1) * sizeof *one.gtab_off) == 0);
+        CHECK(memcmp(one.gblk_off, many.gblk_off, (size_t)(ng + 1) * sizeof *one.gblk_off) == 0);
+        dsmmi_gpu_bins_free(ctx, &many);
+    }
+    dsmmi_gpu_bins_free(ctx, &one);
+    free(flops);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -606,8 +678,8 @@ static int test_dispatch(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_pool_random),  TEST(test_pool_edges), TEST(test_stage),    TEST(test_bins),
-        TEST(test_spmm_variant), TEST(test_spmm_segs),  TEST(test_dispatch),
+        TEST(test_pool_random),  TEST(test_pool_edges),   TEST(test_stage),     TEST(test_bins),
+        TEST(test_bins_threads), TEST(test_spmm_variant), TEST(test_spmm_segs), TEST(test_dispatch),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
