@@ -168,12 +168,12 @@ int cli_parse_abcd(const char *s, dsmm_gen_params *p);
 
 int cli_stats(const cli_cmd *cmd, const cli_common *c, dsmm_ctx *ctx, const char *op,
               const cli_run *run);
-/* cli_report_stream: where a command's text report goes: stdout, or stderr when --stats - takes
- * stdout (as spgemm's summary and gcn's curve do), so that stdout holds the one JSON record. */
-FILE *cli_report_stream(const cli_common *c);
-/* cli_json_vs_stats: CLI_OK, or a usage error when the command's --json report (on stdout) and
- * --stats - would both write JSON to stdout. */
-int cli_json_vs_stats(const cli_cmd *cmd, const cli_common *c, int json_on_stdout);
+/* cli_report_stream: where a command's text report (a summary, a curve, info's lines) goes:
+ * stdout, or stderr when --stats - or the output (out "-"; NULL: none) takes stdout. */
+FILE *cli_report_stream(const cli_common *c, const char *out);
+/* cli_stdout_once: CLI_OK, or the usage error "WHAT and --stats - cannot both use stdout" when
+ * another output (what, e.g. "-o -") is on stdout (other_on_stdout) and --stats is "-". */
+int cli_stdout_once(const cli_cmd *cmd, const cli_common *c, int other_on_stdout, const char *what);
 
 /* Distributed runs of spgemm/spmm (dist_run.c): --algo, --grid, --prefetch, --workgroup-size,
  * --permute, --accumulate, --pipeline. on: 1 when the command runs distributed (--algo summa, or

@@ -147,7 +147,7 @@ static int cmd_dist(int argc, char **argv)
     if (npos < 2) return cli_usage_error(&dist_cmd, "needs at least two cluster files");
     if (chain && one_to_many)
         return cli_usage_error(&dist_cmd, "--chain and --one-to-many exclude each other");
-    rc = cli_json_vs_stats(&dist_cmd, &c, json);
+    rc = cli_stdout_once(&dist_cmd, &c, json, "--json");
     if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
@@ -194,7 +194,7 @@ static int cmd_dist(int argc, char **argv)
             if (json)
                 dist_json(&j, &s, pos[x], pos[y]);
             else
-                dist_line(cli_report_stream(&c), &s, mode, index, digits, pos[x], pos[y]);
+                dist_line(cli_report_stream(&c, NULL), &s, mode, index, digits, pos[x], pos[y]);
         }
     }
     if (json) {
@@ -271,7 +271,7 @@ static int cmd_info(int argc, char **argv)
     int rc = cli_parse(&info_cmd, opts, argc, argv, pos, &npos, MAX_FILES);
     if (rc != CLI_OK) return rc;
     if (npos < 2) return cli_usage_error(&info_cmd, "needs a graph and at least one cluster file");
-    rc = cli_json_vs_stats(&info_cmd, &c, json);
+    rc = cli_stdout_once(&info_cmd, &c, json, "--json");
     if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
@@ -339,7 +339,7 @@ static int cmd_info(int argc, char **argv)
         if (json) {
             info_json(&j, &s, pos[f]);
         } else {
-            FILE *out = cli_report_stream(&c);
+            FILE *out = cli_report_stream(&c, NULL);
             if (f > 1) fprintf(out, "===\n");
             info_line(out, &s, pos[f]);
         }

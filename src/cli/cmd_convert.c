@@ -48,8 +48,8 @@ int cli_convert(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 2);
     if (rc != CLI_OK) return rc;
     if (npos != 2) return cli_usage_error(&cmd, "needs IN and OUT");
-    if (c.stats && strcmp(pos[1], "-") == 0 && strcmp(c.stats, "-") == 0)
-        return cli_usage_error(&cmd, "OUT - and --stats - cannot both use stdout");
+    rc = cli_stdout_once(&cmd, &c, strcmp(pos[1], "-") == 0, "OUT -");
+    if (rc != CLI_OK) return rc;
 
     static const dsmm_format formats[] = {DSMM_FORMAT_AUTO, DSMM_FORMAT_MTX, DSMM_FORMAT_ABC,
                                           DSMM_FORMAT_BIN};

@@ -289,7 +289,7 @@ int cli_gcn(int argc, char **argv)
         return CLI_FAIL;
     }
     int root = dsmm_ctx_rank(ctx) == 0, P = dsmm_ctx_size(ctx);
-    FILE *out = c.stats && strcmp(c.stats, "-") == 0 ? stderr : stdout;
+    FILE *out = cli_report_stream(&c, NULL);
     progress_ctx pcx = {out, c.verbose ? 1 : 10, c.quiet};
     p.progress = progress;
     p.progress_user = &pcx;

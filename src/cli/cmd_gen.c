@@ -64,8 +64,8 @@ int cli_gen(int argc, char **argv)
     if (kind < 0)
         return cli_usage_error(&cmd, "unknown generator '%s' (rmat, er, planted)", pos[0]);
     if (out == NULL) return cli_usage_error(&cmd, "needs -o OUT");
-    if (c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
-        return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
+    rc = cli_stdout_once(&cmd, &c, strcmp(out, "-") == 0, "-o -");
+    if (rc != CLI_OK) return rc;
     if (truth_path && kind != 2) return cli_usage_error(&cmd, "--truth is for planted only");
     if (abcd && cli_parse_abcd(abcd, &p) != 0)
         return cli_usage_error(&cmd, "--abcd: '%s' is not four probabilities a,b,c,d summing to 1",

@@ -232,7 +232,7 @@ int cli_info(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 1);
     if (rc != CLI_OK) return rc;
     if (npos != 1) return cli_usage_error(&cmd, "needs one FILE");
-    rc = cli_json_vs_stats(&cmd, &c, json);
+    rc = cli_stdout_once(&cmd, &c, json, "--json");
     if (rc != CLI_OK) return rc;
 
     dsmm_ctx *ctx = NULL;
@@ -265,7 +265,7 @@ int cli_info(int argc, char **argv)
             goto done;
         }
     } else {
-        print_text(cli_report_stream(&c), pos[0], &fi, A, labels, &s, &aa, io);
+        print_text(cli_report_stream(&c, NULL), pos[0], &fi, A, labels, &s, &aa, io);
     }
     if (fflush(stdout) != 0) {
         rc = cli_fail(&cmd, NULL, "cannot write to stdout");

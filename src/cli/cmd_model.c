@@ -551,8 +551,8 @@ int cli_model(int argc, char **argv)
     } else if (npos != 1) {
         return cli_usage_error(&cmd, "needs FILE or --gen rmat|er");
     }
-    if (json && c.stats && strcmp(json, "-") == 0 && strcmp(c.stats, "-") == 0)
-        return cli_usage_error(&cmd, "--json - and --stats - cannot both use stdout");
+    rc = cli_stdout_once(&cmd, &c, json && strcmp(json, "-") == 0, "--json -");
+    if (rc != CLI_OK) return rc;
     if (abcd && cli_parse_abcd(abcd, &gp) != 0)
         return cli_usage_error(&cmd, "--abcd: '%s' is not four probabilities a,b,c,d summing to 1",
                                abcd);
@@ -689,7 +689,7 @@ int cli_model(int argc, char **argv)
     R.seconds = dsmmi_wtime() - t1;
 
     int to_stdout = json && strcmp(json, "-") == 0;
-    if (!to_stdout) print_text(cli_report_stream(&c), &R);
+    if (!to_stdout) print_text(cli_report_stream(&c, NULL), &R);
     if (json) {
         if (build_json(ctx, &R, &j) != DSMM_OK || write_file(ctx, json, j.buf, 1) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "cannot write the JSON");

@@ -361,8 +361,8 @@ int cli_spgemm(int argc, char **argv)
     if (!d.on && repeat > 1) return cli_usage_error(&cmd, "--repeat needs --algo summa");
     if (out == NULL && c.stats == NULL && !estimate && !d.on)
         return cli_usage_error(&cmd, "needs -o C (or --stats FILE, or --estimate)");
-    if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
-        return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
+    rc = cli_stdout_once(&cmd, &c, out && strcmp(out, "-") == 0, "-o -");
+    if (rc != CLI_OK) return rc;
     double ratio = 0.65;
     if (gpu_ratio) {
         char *end = NULL;
@@ -549,8 +549,7 @@ int cli_spgemm(int argc, char **argv)
         }
     }
     if (!c.quiet) {
-        int stdout_busy = (out && strcmp(out, "-") == 0) || (c.stats && strcmp(c.stats, "-") == 0);
-        FILE *f = stdout_busy ? stderr : stdout;
+        FILE *f = cli_report_stream(&c, out);
         print_summary(f, &r);
         if (fflush(f) != 0) rc = cli_fail(&cmd, NULL, "cannot write the summary");
     }

@@ -261,8 +261,8 @@ int cli_spmm(int argc, char **argv)
                                    dsmm_spmm_alg_name(alg));
         alg = named;
     }
-    if (out && c.stats && strcmp(out, "-") == 0 && strcmp(c.stats, "-") == 0)
-        return cli_usage_error(&cmd, "-o - and --stats - cannot both use stdout");
+    rc = cli_stdout_once(&cmd, &c, out && strcmp(out, "-") == 0, "-o -");
+    if (rc != CLI_OK) return rc;
     if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
     if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu) && !DSMM_HAVE_CUDA) {
         fprintf(stderr,

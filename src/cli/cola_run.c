@@ -183,8 +183,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     }
     int nwg = 0;
     for (int r = 0; r < dsmm_ctx_size(ctx); r++) nwg += dsmm_ctx_workgroup(ctx, r) == r;
-    int busy = (out && strcmp(out, "-") == 0) || (c->stats && strcmp(c->stats, "-") == 0);
-    FILE *f = c->quiet ? NULL : busy ? stderr : stdout;
+    FILE *f = c->quiet ? NULL : cli_report_stream(c, out);
     size_t elem = type == DSMM_DOUBLE ? 8 : 4;
     if (f && dsmm_ctx_rank(ctx) == 0) {
         fprintf(f, "%-20sspmm %s on %d ranks (%d workgroups), reorder %s, comm %s, pipeline %s\n",

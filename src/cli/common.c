@@ -115,15 +115,20 @@ cleanup:
     return st == DSMM_OK ? CLI_OK : cli_fail(cmd, ctx, "cannot write the statistics");
 }
 
-FILE *cli_report_stream(const cli_common *c)
+static int stats_on_stdout(const cli_common *c)
 {
-    return c->stats != NULL && strcmp(c->stats, "-") == 0 ? stderr : stdout;
+    return c->stats != NULL && strcmp(c->stats, "-") == 0;
 }
 
-int cli_json_vs_stats(const cli_cmd *cmd, const cli_common *c, int json_on_stdout)
+FILE *cli_report_stream(const cli_common *c, const char *out)
 {
-    if (json_on_stdout && cli_report_stream(c) == stderr)
-        return cli_usage_error(cmd, "--json and --stats - cannot both use stdout");
+    return stats_on_stdout(c) || (out != NULL && strcmp(out, "-") == 0) ? stderr : stdout;
+}
+
+int cli_stdout_once(const cli_cmd *cmd, const cli_common *c, int other_on_stdout, const char *what)
+{
+    if (other_on_stdout && stats_on_stdout(c))
+        return cli_usage_error(cmd, "%s and --stats - cannot both use stdout", what);
     return CLI_OK;
 }
 

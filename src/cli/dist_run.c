@@ -235,12 +235,11 @@ static int finish(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, ds
         return fail(cmd, ctx, "cannot write the statistics");
     }
     if (!c->quiet && dsmm_ctx_rank(ctx) == 0) {
-        int busy = (out && strcmp(out, "-") == 0) || (c->stats && strcmp(c->stats, "-") == 0);
         cli_json *rec = NULL;
         cli_json_error err;
         size_t pos = 0;
         if (cli_json_parse(json, strlen(json), &pos, &rec, &err) == 0)
-            summary(busy ? stderr : stdout, cmd->name, d, rec, repeat);
+            summary(cli_report_stream(c, out), cmd->name, d, rec, repeat);
         cli_json_free(rec);
     }
     json = dsmm_free(ctx, json);
