@@ -147,6 +147,9 @@ typedef struct dsmm_gpu_opts {
     size_t stage_bytes; // each of the two pinned host staging buffers (default 16 MiB)
     double auto_flops;  // AUTO sends a local product to the GPU when its multiply-adds reach
                         // this (default 2e6, docs/gpu.md); < 0: AUTO never uses the GPU
+    int host_planning;  // SpGEMM: 1 computes the row flops and bins on the host and uploads
+                        // them (the path before 2026-11-25, kept for comparison); 0 (default):
+                        // the device computes them
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 

@@ -12,13 +12,14 @@
 #                       bench/bench_gpu (built elsewhere with the same CUDA): no configure, no
 #                       build, the test binaries run directly instead of through ctest
 #   DSMM_DATA=DIR       the data folder (default ../shared/data, then shared/data)
-#   DSMM_GPU_STEPS="tests cli bench sanitizer ooc"   the steps to run, in this order
+#   DSMM_GPU_STEPS="tests cli bench plan sanitizer ooc"   the steps to run, in this order
+#                       (plan: bench_gpu's SpGEMM again with the rows binned on the host)
 #   DSMM_GPU_BENCH_ARGS extra arguments of bench_gpu (default: --reps 5 --rmat 18 --rmat 19 --rmat 20)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build/gpu}
 OUT=${2:-${OUT:-.}}
-STEPS=${DSMM_GPU_STEPS:-tests cli bench sanitizer ooc}
+STEPS=${DSMM_GPU_STEPS:-tests cli bench plan sanitizer ooc}
 mkdir -p "$OUT"
 export PATH=$PATH:/usr/local/cuda/bin
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -65,13 +66,20 @@ if has cli && [ "${DSMM_PREBUILT:-0}" = 1 ]; then # ctest -L gpu ran it otherwis
   echo "== test_cli_gpu"
   step test_cli_gpu 300 "$OUT/cli.log" bash tests/cli/test_cli_gpu.sh "$BUILD/bin/dsmm" tests/data
 fi
+files=()
+for f in "$DATA"/matrices/*.mtx* "$DATA"/graphs/*.mtx*; do [ -e "$f" ] && files+=("$f"); done
 if has bench; then
   echo "== timings (dsmm vs cuSPARSE)"
-  files=()
-  for f in "$DATA"/matrices/*.mtx* "$DATA"/graphs/*.mtx*; do [ -e "$f" ] && files+=("$f"); done
   # shellcheck disable=SC2086
   step bench_gpu "${DSMM_GPU_BENCH_SECS:-420}" "$OUT/bench_gpu.log" "$BUILD/bench/bench_gpu" ${DSMM_GPU_BENCH_ARGS:---reps 5 --rmat 18 --rmat 19 --rmat 20} \
     "${files[@]}"
+fi
+if has plan; then
+  echo "== SpGEMM planned on the host (--host-plan), for the call times against the device's planning above"
+  # shellcheck disable=SC2086
+  step bench_gpu_host_plan "${DSMM_GPU_BENCH_SECS:-420}" "$OUT/bench_gpu_host_plan.log" "$BUILD/bench/bench_gpu" \
+    --spgemm-only --host-plan --reps 5 --rmat 18 "${files[@]}"
+  grep -h "call less its copies" "$OUT/bench_gpu.log" "$OUT/bench_gpu_host_plan.log"
 fi
 if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
   # dsmm's kernels alone first (DSMM_TEST_NO_CUSPARSE: no cuSPARSE references), then with them;
@@ -82,7 +90,7 @@ if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
       export DSMM_TEST_NO_CUSPARSE=$only
       step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-240}" \
         "$OUT/sanitizer-$tool-$only.log" compute-sanitizer --tool "$tool" --print-limit 1000 \
-        --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spmm \
+        --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spgemm_plan test_spmm \
         | grep -E "SUMMARY|passed|exit"
       grep -oE "(Error|Warning): .*|in [A-Za-z_][A-Za-z0-9_:<>, ]*\(" "$OUT/sanitizer-$tool-$only.log" \
         | sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -12

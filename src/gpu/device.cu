@@ -75,6 +75,7 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
     snprintf(g->name, sizeof g->name, "%.80s, sm_%d%d", p.name, p.major, p.minor);
     g->sm_count = p.multiProcessorCount;
     g->auto_flops = o->auto_flops;
+    g->host_planning = o->host_planning != 0;
     DSMMG_CUDA(cudaMemGetInfo(&free_b, &total_b));
     {
         // The default: 80% of the free memory, shared among the ranks that pick this device

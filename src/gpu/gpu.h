@@ -123,12 +123,31 @@ static inline int dsmmi_gpu_bin_group(int bin)
     return bin <= 4 ? 32 : bin == 5 ? 128 : bin == 6 ? 256 : 512;
 }
 
-static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
+/* What the host and the device both compute (the bins are made on either side and must agree):
+ * inline functions marked for both under nvcc, and the count of leading zeros of each. */
+#ifdef __CUDACC__
+#define DSMMI_GPU_HD __host__ __device__
+#else
+#define DSMMI_GPU_HD
+#endif
+#ifdef __CUDA_ARCH__
+#define DSMMI_GPU_CLZLL(x) __clzll((long long)(x))
+#else
+#define DSMMI_GPU_CLZLL(x) __builtin_clzll(x)
+#endif
+
+/* ceil(log2 u) for u >= 1, without a loop. */
+static inline DSMMI_GPU_HD int dsmmi_gpu_ceil_log2(dsmm_idx u)
+{
+    return u == 1 ? 0 : 64 - DSMMI_GPU_CLZLL((unsigned long long)(u - 1));
+}
+
+static inline DSMMI_GPU_HD int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
 {
     dsmm_idx u = flops < ncols ? flops : ncols;
     if (u <= 0) return 0;
-    // the least b >= 1 with u <= 2^(4 + b): from ceil(log2 u), without a loop
-    int lg = u == 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(u - 1));
+    // the least b >= 1 with u <= 2^(4 + b)
+    int lg = dsmmi_gpu_ceil_log2(u);
     int b = lg <= 5 ? 1 : lg - 4;
     return b <= DSMMI_GPU_SHARED_BINS ? b : DSMMI_GPU_GLOBAL_BIN;
 }
@@ -138,17 +157,32 @@ static inline int dsmmi_gpu_bin_of(dsmm_idx flops, dsmm_idx ncols)
  * column c, which needs no probing, keeps the products of one row of B on neighbouring slots
  * and reads out in column order, so the row needs no sort. A row's table is dense exactly
  * when its size equals ncols (a hash table is then always smaller). */
-dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols);
+static inline DSMMI_GPU_HD dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols)
+{
+    dsmm_idx u = flops < ncols ? flops : ncols;
+    if (u <= 0) return 1 >= ncols ? ncols : 1;
+    // the least power of two >= 2u is 2^(ceil(log2 u) + 1); past 2^62 it is above any ncols
+    int lg = dsmmi_gpu_ceil_log2(u);
+    if (lg + 1 >= 63) return ncols;
+    dsmm_idx t = (dsmm_idx)1 << (lg + 1);
+    return t >= ncols ? ncols : t; // a dense table is no larger than the hash table: take it
+}
 
 /* Products (flops) one thread block takes of a global row: a row of f flops is spread over
  * ceil(f / DSMMI_GPU_GLOBAL_BLOCK_FLOPS) blocks that share its table, so one hub row does not
  * leave a single multiprocessor working while the others idle. */
 #define DSMMI_GPU_GLOBAL_BLOCK_FLOPS 32768
+static inline DSMMI_GPU_HD dsmm_idx dsmmi_gpu_global_blocks(dsmm_idx flops)
+{
+    return (flops + DSMMI_GPU_GLOBAL_BLOCK_FLOPS - 1) / DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
+}
 
 /* The rows of one product sorted into bins: rows[start[b] .. start[b + 1]) are bin b's rows
  * in increasing order; the global bin also gets each row's table offset (prefix sums of
  * dsmmi_gpu_global_table, in entries) and its first thread block (prefix sums of the blocks
- * per row). */
+ * per row). Made on the host (dsmmi_gpu_bins_make) or on the device (spgemm.cu), which keeps
+ * the row list there (rows NULL on the host) and brings back the counts and the global rows'
+ * offsets, which the host needs to launch the kernels. */
 typedef struct dsmmi_gpu_bins {
     dsmm_idx count[DSMMI_GPU_NBINS];
     dsmm_idx start[DSMMI_GPU_NBINS + 1];
@@ -164,6 +198,15 @@ typedef struct dsmmi_gpu_bins {
 dsmm_status dsmmi_gpu_bins_make(dsmm_ctx *ctx, const dsmm_idx *flops, dsmm_idx nrows,
                                 dsmm_idx ncols, dsmmi_gpu_bins *out);
 void dsmmi_gpu_bins_free(dsmm_ctx *ctx, dsmmi_gpu_bins *b);
+
+/* dsmmi_gpu_bins_device: the bins of A * B made on ctx's device as the SpGEMM makes them
+ * (spgemm.cu: row flops by a kernel, the rows sorted by bin with CUB's stable radix sort, the
+ * global rows' offsets by device scans), then downloaded whole, rows included: the same arrays
+ * as dsmmi_gpu_bins_make from the host's row flops (the tests compare them).
+ * Errors: DSMM_ERR_UNSUPPORTED (no device on ctx, or no CUDA); DSMM_ERR_ARG (2^31 rows or
+ * columns or more); DSMM_ERR_NOMEM (host or pool); DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_bins_device(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                                  dsmmi_gpu_bins *out);
 
 /* dsmmi_gpu_global_batches: splits the global rows [0, n) into batches whose tables fit in
  * max_entries (a row larger than that gets a batch of its own and fails later if it does not
@@ -216,6 +259,7 @@ struct dsmmi_gpu {
     int sm_count; // multiprocessors (sizes the SpMM's split of long rows)
     char name[96];
     double auto_flops;
+    int host_planning; // dsmm_gpu_opts.host_planning
     dsmmi_dpool pool;
     void *pool_base_d; // the one cudaMalloc
     void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap

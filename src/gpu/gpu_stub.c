@@ -1,6 +1,7 @@
 // src/gpu/gpu_stub.c: the device side of the GPU gateway when dsmm is built without CUDA:
 // no devices, and every entry fails with DSMM_ERR_UNSUPPORTED.
 #include <stdio.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 #include "kernels/ooc.h"
@@ -56,6 +57,14 @@ dsmm_status dsmmi_gpu_spmm_cusparse(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsm
 {
     (void)a, (void)info;
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "cusparse spmm: %s", NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_bins_device(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                                  dsmmi_gpu_bins *out)
+{
+    (void)A, (void)B;
+    memset(out, 0, sizeof *out);
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu bins: %s", NO_CUDA);
 }
 
 dsmm_status dsmmi_gpu_copy_bandwidth(dsmm_ctx *ctx, double *gbps)

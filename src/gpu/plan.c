@@ -5,17 +5,6 @@
 
 #include "gpu/gpu.h"
 
-dsmm_idx dsmmi_gpu_global_table(dsmm_idx flops, dsmm_idx ncols)
-{
-    dsmm_idx u = flops < ncols ? flops : ncols;
-    if (u <= 0) return 1 >= ncols ? ncols : 1;
-    // the least power of two >= 2u is 2^(ceil(log2 u) + 1); past 2^62 it is above any ncols
-    int lg = u == 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(u - 1));
-    if (lg + 1 >= 63) return ncols;
-    dsmm_idx t = (dsmm_idx)1 << (lg + 1);
-    return t >= ncols ? ncols : t; // a dense table is no larger than the hash table: take it
-}
-
 // Rows per thread below which binning stays on one thread (the pass over a chunk then costs
 // less than waking the threads).
 enum { BINS_ROWS_PER_THREAD = 32768 };
@@ -26,11 +15,6 @@ typedef struct bin_chunk {
     dsmm_idx max_flops, total_flops; // over its rows
     dsmm_idx gtab, gblk;             // its global rows' table entries and blocks; then offsets
 } bin_chunk;
-
-static dsmm_idx global_blocks(dsmm_idx flops)
-{
-    return (flops + DSMMI_GPU_GLOBAL_BLOCK_FLOPS - 1) / DSMMI_GPU_GLOBAL_BLOCK_FLOPS;
-}
 
 // Pass 1 over a chunk: its counts and sums (in locals: the compiler keeps them in registers).
 static void chunk_count(bin_chunk *c, const dsmm_idx *flops, dsmm_idx ncols)
@@ -44,7 +28,7 @@ static void chunk_count(bin_chunk *c, const dsmm_idx *flops, dsmm_idx ncols)
         maxf = f > maxf ? f : maxf;
         if (b == DSMMI_GPU_GLOBAL_BIN) {
             tab += dsmmi_gpu_global_table(f, ncols);
-            blk += global_blocks(f);
+            blk += dsmmi_gpu_global_blocks(f);
         }
     }
     memcpy(c->count, count, sizeof count);
@@ -71,7 +55,7 @@ static void chunk_place(const bin_chunk *c, const dsmm_idx *flops, dsmm_idx ncol
         if (b == DSMMI_GPU_GLOBAL_BIN) {
             dsmm_idx g = slot - g0;
             tab += dsmmi_gpu_global_table(f, ncols);
-            blk += global_blocks(f);
+            blk += dsmmi_gpu_global_blocks(f);
             out->gtab_off[g + 1] = tab;
             out->gblk_off[g + 1] = blk;
         }

@@ -12,6 +12,7 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
@@ -441,6 +442,74 @@ __global__ void copy_rows(const int32_t *__restrict__ rows, const dsmm_idx *__re
 }
 
 // ---------------------------------------------------------------------------------------------
+// Planning on the device: plan.c's row bins made by kernels
+// ---------------------------------------------------------------------------------------------
+
+// What plan_rows counts for the host: rows per bin, then the row flops' sum and maximum.
+enum { PLAN_TOTAL = DSMMI_GPU_NBINS, PLAN_MAX, PLAN_WORDS };
+constexpr int PLAN_BLOCK = 256;
+// The bins are sort keys of 4 bits; the readbacks of both lanes fit the pinned scratch words
+// 8..31 (words 0 and 1 are the lanes' nnz).
+constexpr int PLAN_KEY_BITS = 4;
+constexpr int PLAN_SCRATCH_WORD = 8;
+static_assert(DSMMI_GPU_NBINS <= (1 << PLAN_KEY_BITS), "bins must fit the radix sort's key bits");
+static_assert(PLAN_SCRATCH_WORD + 2 * PLAN_WORDS <= 32, "plan readback outside the scratch");
+
+// Row flops, a warp per row (A's entries read by consecutive lanes; a hub row does not hold up
+// one thread), each row's bin as its sort key and its number as the value, and the counts:
+// per block in shared memory, then added to stats.
+__global__ void __launch_bounds__(PLAN_BLOCK)
+    plan_rows(dsmm_idx m, const dsmm_idx *__restrict__ ap, const int32_t *__restrict__ ac,
+              const dsmm_idx *__restrict__ bp, dsmm_idx ncols, dsmm_idx *__restrict__ flops,
+              uint8_t *__restrict__ key, int32_t *__restrict__ id, unsigned long long *stats)
+{
+    __shared__ unsigned long long cnt[PLAN_WORDS];
+    if (threadIdx.x < PLAN_WORDS) cnt[threadIdx.x] = 0;
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const dsmm_idx warps = (dsmm_idx)gridDim.x * (PLAN_BLOCK / 32);
+    // i is the same for the 32 lanes of a warp, so all of them reach the shuffles
+    for (dsmm_idx i = (dsmm_idx)blockIdx.x * (PLAN_BLOCK / 32) + threadIdx.x / 32; i < m;
+         i += warps) {
+        unsigned long long f = 0;
+        for (dsmm_idx j = ap[i] + lane; j < ap[i + 1]; j += 32) {
+            const int32_t c = ac[j];
+            f += (unsigned long long)(bp[c + 1] - bp[c]);
+        }
+        for (int o = 16; o > 0; o >>= 1) f += __shfl_down_sync(0xffffffffu, f, o);
+        if (lane == 0) {
+            const int b = dsmmi_gpu_bin_of((dsmm_idx)f, ncols);
+            flops[i] = (dsmm_idx)f;
+            key[i] = (uint8_t)b;
+            id[i] = (int32_t)i;
+            atomicAdd(&cnt[b], 1ULL);
+            atomicAdd(&cnt[PLAN_TOTAL], f);
+            atomicMax(&cnt[PLAN_MAX], f);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < PLAN_WORDS && cnt[threadIdx.x] != 0) {
+        if (threadIdx.x == PLAN_MAX)
+            atomicMax(&stats[PLAN_MAX], cnt[PLAN_MAX]);
+        else
+            atomicAdd(&stats[threadIdx.x], cnt[threadIdx.x]);
+    }
+}
+
+// The global rows' table entries and thread blocks (rows: the global bin's n rows), which
+// inclusive scans turn into the offsets after a leading zero.
+__global__ void plan_global(dsmm_idx n, const int32_t *__restrict__ rows,
+                            const dsmm_idx *__restrict__ flops, dsmm_idx ncols,
+                            dsmm_idx *__restrict__ tab, dsmm_idx *__restrict__ blk)
+{
+    const dsmm_idx g = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= n) return;
+    const dsmm_idx f = flops[rows[g]];
+    tab[g] = dsmmi_gpu_global_table(f, ncols);
+    blk[g] = dsmmi_gpu_global_blocks(f);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------------
 
@@ -736,6 +805,120 @@ cleanup:
     return st;
 }
 
+// The bins made on the device: plan_rows, CUB's stable radix sort of the row numbers by bin
+// (so each bin lists its rows in increasing order, as dsmmi_gpu_bins_make does), then, for the
+// global rows, plan_global and two inclusive scans. rows_d, toff_d and boff_d are filled on the
+// device; the host gets what the launches need: the counts, the flops' sum and maximum (one
+// wait), and, when there are global rows, their offsets (a second wait). bins.rows stays NULL.
+static dsmm_status plan_device(product *p)
+{
+    dsmm_ctx *ctx = p->ctx;
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = p->g;
+    cudaStream_t s = dsmmg::stream(g, 0);
+    const dsmm_idx m = p->nrows;
+    dsmmi_gpu_bins *b = &p->bins;
+    dsmm_idx *flops_d = NULL, *tab_d = NULL, *blk_d = NULL, ng = 0;
+    uint8_t *key_d = NULL, *key2_d = NULL;
+    int32_t *id_d = NULL;
+    unsigned long long *stats_d = NULL, cnt[PLAN_WORDS] = {0};
+    void *tmp = NULL;
+    size_t tmp_bytes = 0;
+    memset(b, 0, sizeof *b);
+    DSMM_CHECK(ctx, m <= INT32_MAX, DSMM_ERR_ARG,
+               "gpu spgemm: %lld rows do not fit 32-bit row ids (split the product)", (long long)m);
+    DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(int32_t), "row bins",
+                               (void **)&p->rows_d, &p->pool_full));
+    if (m > 0) {
+        void *word = dsmmg::scratch(g, PLAN_SCRATCH_WORD + PLAN_WORDS * p->lane);
+        dsmm_idx blocks = (m + PLAN_BLOCK / 32 - 1) / (PLAN_BLOCK / 32);
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)m * sizeof(dsmm_idx), "row flops",
+                                   (void **)&flops_d, &p->pool_full));
+        DSMM_TRY(
+            dsmmg::pool_alloc(ctx, g, (size_t)m, "row bin keys", (void **)&key_d, &p->pool_full));
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)m, "sorted row bin keys", (void **)&key2_d,
+                                   &p->pool_full));
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)m * sizeof(int32_t), "row numbers",
+                                   (void **)&id_d, &p->pool_full));
+        DSMM_TRY(
+            dsmmg::pool_alloc(ctx, g, sizeof cnt, "bin counts", (void **)&stats_d, &p->pool_full));
+        DSMMG_CUDA(cudaMemsetAsync(stats_d, 0, sizeof cnt, s));
+        plan_rows<<<(unsigned)(blocks < (1 << 20) ? blocks : (1 << 20)), PLAN_BLOCK, 0, s>>>(
+            m, p->A->rowptr_d, p->A->col_d, p->B->rowptr_d, p->ncols, flops_d, key_d, id_d,
+            stats_d);
+        DSMM_TRY(dsmmg::check_launch(ctx, "spgemm planning (row flops)"));
+        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, key_d, key2_d, id_d, p->rows_d,
+                                                   (int)m, 0, PLAN_KEY_BITS, s));
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB sort scratch", &tmp, &p->pool_full));
+        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, key_d, key2_d, id_d, p->rows_d,
+                                                   (int)m, 0, PLAN_KEY_BITS, s));
+        DSMMG_CUDA(cudaMemcpyAsync(word, stats_d, sizeof cnt, cudaMemcpyDeviceToHost, s));
+        double t0 = dsmmi_wtime();
+        DSMMG_CUDA(cudaStreamSynchronize(s));
+        p->seconds_blocked += dsmmi_wtime() - t0;
+        memcpy(cnt, word, sizeof cnt);
+    }
+    for (int k = 0; k < DSMMI_GPU_NBINS; k++) {
+        b->count[k] = (dsmm_idx)cnt[k];
+        b->start[k + 1] = b->start[k] + b->count[k];
+    }
+    b->total_flops = (dsmm_idx)cnt[PLAN_TOTAL];
+    b->max_flops = (dsmm_idx)cnt[PLAN_MAX];
+    DSMM_CHECK(ctx, b->start[DSMMI_GPU_NBINS] == m, DSMM_ERR_INTERNAL,
+               "gpu spgemm: the device binned %lld of %lld rows",
+               (long long)b->start[DSMMI_GPU_NBINS], (long long)m);
+    ng = b->count[DSMMI_GPU_GLOBAL_BIN];
+    b->gtab_off = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)ng + 1, sizeof *b->gtab_off);
+    b->gblk_off = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)ng + 1, sizeof *b->gblk_off);
+    DSMM_CHECK(ctx, b->gtab_off && b->gblk_off, DSMM_ERR_NOMEM, "gpu spgemm: row bins");
+    b->gtab_off[0] = b->gblk_off[0] = 0;
+    DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
+                               (void **)&p->toff_d, &p->pool_full));
+    DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
+                               (void **)&p->boff_d, &p->pool_full));
+    DSMMG_CUDA(cudaMemsetAsync(p->toff_d, 0, sizeof(dsmm_idx), s));
+    DSMMG_CUDA(cudaMemsetAsync(p->boff_d, 0, sizeof(dsmm_idx), s));
+    if (ng > 0) {
+        size_t scan_bytes = 0;
+        const int32_t *grows = p->rows_d + b->start[DSMMI_GPU_GLOBAL_BIN];
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ng * sizeof(dsmm_idx), "global table sizes",
+                                   (void **)&tab_d, &p->pool_full));
+        DSMM_TRY(dsmmg::pool_alloc(ctx, g, (size_t)ng * sizeof(dsmm_idx), "global block counts",
+                                   (void **)&blk_d, &p->pool_full));
+        plan_global<<<(unsigned)((ng + 255) / 256), 256, 0, s>>>(ng, grows, flops_d, p->ncols,
+                                                                 tab_d, blk_d);
+        DSMM_TRY(dsmmg::check_launch(ctx, "spgemm planning (global rows)"));
+        DSMMG_CUDA(
+            cub::DeviceScan::InclusiveSum(NULL, scan_bytes, tab_d, p->toff_d + 1, (int)ng, s));
+        if (scan_bytes > tmp_bytes) { // the sort's scratch is reused when large enough
+            tmp = dsmmi_dpool_free(&g->pool, tmp);
+            tmp_bytes = scan_bytes;
+            DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB scan scratch", &tmp, &p->pool_full));
+        }
+        DSMMG_CUDA(
+            cub::DeviceScan::InclusiveSum(tmp, scan_bytes, tab_d, p->toff_d + 1, (int)ng, s));
+        DSMMG_CUDA(
+            cub::DeviceScan::InclusiveSum(tmp, scan_bytes, blk_d, p->boff_d + 1, (int)ng, s));
+        double t0 = dsmmi_wtime();
+        DSMM_TRY(
+            dsmmg::download_raw(ctx, g, b->gtab_off, p->toff_d, (size_t)ng + 1, sizeof(dsmm_idx)));
+        DSMM_TRY(
+            dsmmg::download_raw(ctx, g, b->gblk_off, p->boff_d, (size_t)ng + 1, sizeof(dsmm_idx)));
+        p->seconds_upload += dsmmi_wtime() - t0;
+    }
+cleanup:
+    // Blocks freed here are only reused by work queued after this point on stream 0.
+    dsmmi_dpool_free(&g->pool, tmp);
+    dsmmi_dpool_free(&g->pool, blk_d);
+    dsmmi_dpool_free(&g->pool, tab_d);
+    dsmmi_dpool_free(&g->pool, stats_d);
+    dsmmi_dpool_free(&g->pool, id_d);
+    dsmmi_dpool_free(&g->pool, key2_d);
+    dsmmi_dpool_free(&g->pool, key_d);
+    dsmmi_dpool_free(&g->pool, flops_d);
+    return st;
+}
+
 } // namespace
 
 namespace dsmmg {
@@ -762,9 +945,10 @@ dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sort
     r->lane = lane;
     r->sync_batches = sync_batches;
     DSMM_CHECK(ctx, lane == 0 || lane == 1, DSMM_ERR_INTERNAL, "gpu spgemm: lane %d", lane);
-    DSMM_TRY(dsmmi_gpu_bins_make(ctx, flops, m, B->ncols, &r->bins));
-    r->rows_empty = r->bins.count[0];
-    {
+    if (flops == NULL) {
+        DSMM_TRY(plan_device(r));
+    } else {
+        DSMM_TRY(dsmmi_gpu_bins_make(ctx, flops, m, B->ncols, &r->bins));
         dsmm_idx ng = r->bins.count[DSMMI_GPU_GLOBAL_BIN];
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(int32_t), "row bins",
                             (void **)&r->rows_d, &r->pool_full));
@@ -772,16 +956,17 @@ dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sort
                             (void **)&r->toff_d, &r->pool_full));
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
                             (void **)&r->boff_d, &r->pool_full));
-        DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
-                            (void **)&r->cnt_d, &r->pool_full));
-        DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row pointers of C",
-                            (void **)&r->cp_d, &r->pool_full));
         double t0 = dsmmi_wtime();
         DSMM_TRY(upload_raw(ctx, g, r->rows_d, r->bins.rows, (size_t)m, sizeof(int32_t)));
         DSMM_TRY(upload_raw(ctx, g, r->toff_d, r->bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
         DSMM_TRY(upload_raw(ctx, g, r->boff_d, r->bins.gblk_off, (size_t)ng + 1, sizeof(dsmm_idx)));
         r->seconds_upload = dsmmi_wtime() - t0;
     }
+    r->rows_empty = r->bins.count[0];
+    DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row counts",
+                        (void **)&r->cnt_d, &r->pool_full));
+    DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(dsmm_idx), "row pointers of C",
+                        (void **)&r->cp_d, &r->pool_full));
     r->stage = 1;
     DSMMG_CUDA(cudaEventRecord(event(g, ev_of(r, 0)), s));
     // symbolic: rows of bin 0 (no products) keep the zero count
@@ -882,15 +1067,20 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         g->info.products_cpu++;
         return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
     }
-    tw0 = dsmmi_wtime();
-    flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *flops);
-    DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row flops");
-    dsmmi_spgemm_row_flops(a->A, a->B, flops, &total);
-    tw_flops = dsmmi_wtime() - tw0;
-    if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total)) {
-        g->info.products_cpu++;
-        flops = (dsmm_idx *)dsmmi_free(ctx, flops);
-        return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
+    // The host computes the row flops only for AUTO's decision or when asked to plan on the
+    // host (dsmm_gpu_opts.host_planning); otherwise the device bins the rows (plan_device).
+    if (a->alg == DSMM_SPGEMM_AUTO || g->host_planning) {
+        tw0 = dsmmi_wtime();
+        flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *flops);
+        DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row flops");
+        dsmmi_spgemm_row_flops(a->A, a->B, flops, &total);
+        tw_flops = dsmmi_wtime() - tw0;
+        if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total)) {
+            g->info.products_cpu++;
+            flops = (dsmm_idx *)dsmmi_free(ctx, flops);
+            return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
+        }
+        if (!g->host_planning) flops = (dsmm_idx *)dsmmi_free(ctx, flops);
     }
     {
         double t0 = dsmmi_wtime();
@@ -901,7 +1091,8 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &Bd));
         double t_up = dsmmi_wtime() - t0;
         double tb = dsmmi_wtime();
-        DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd, flops, 0, 1, &r));
+        DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd,
+                                     g->host_planning ? flops : NULL, 0, 1, &r));
         flops = (dsmm_idx *)dsmmi_free(ctx, flops);
         tw_begin = dsmmi_wtime() - tb;
         DSMM_TRY(dsmmg::spgemm_numeric(&r));
@@ -909,25 +1100,28 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(dsmmg::spgemm_finish(&r));
         double t1 = dsmmi_wtime();
         tw_fin = t1 - tb - tw_begin - tw_num;
-        // where the host's time goes (--verbose): planning, the symbolic launch (bins, their
-        // upload), the wait for the count and numeric launch, the wait for the numeric phase
+        // where the host's time goes (--verbose): the host's row flops (AUTO or host
+        // planning), the bins (made on the host and uploaded, or made on the device) and the
+        // symbolic launch, the wait for the count and numeric launch, the wait for the numeric
+        // phase
         char per_bin[DSMMI_GPU_NBINS * 21] = "";
         for (int b = 0, at = 0; b < DSMMI_GPU_NBINS; b++)
             at += snprintf(per_bin + at, sizeof per_bin - (size_t)at, " %lld",
                            (long long)r.bins.count[b]);
         dsmmi_log(ctx, DSMM_LOG_DEBUG,
-                  "gpu spgemm: row flops %.3f ms, bins+symbolic launch %.3f ms, count wait + "
+                  "gpu spgemm: host row flops %.3f ms, %s bins + symbolic launch %.3f ms, "
+                  "count wait + "
                   "numeric launch %.3f ms, numeric wait %.3f ms; device symbolic %.3f ms, "
                   "numeric %.3f ms; rows per bin%s",
-                  tw_flops * 1e3, tw_begin * 1e3, tw_num * 1e3, tw_fin * 1e3, r.ms_symbolic,
-                  r.ms_numeric, per_bin);
+                  tw_flops * 1e3, g->host_planning ? "host" : "device", tw_begin * 1e3,
+                  tw_num * 1e3, tw_fin * 1e3, r.ms_symbolic, r.ms_numeric, per_bin);
         dsmmg::csr_d Cd = dsmmg::spgemm_result(&r);
         DSMM_TRY(dsmmg::download_csr(ctx, g, &Cd, a->type, a->col_bits, a->sorted, C));
         info->seconds_transfer = t_up + r.seconds_upload + (dsmmi_wtime() - t1);
         info->seconds_symbolic = r.ms_symbolic / 1e3;
         info->seconds_numeric = r.ms_numeric / 1e3;
         info->seconds_device = info->seconds_symbolic + info->seconds_numeric;
-        info->flops = (double)total;
+        info->flops = (double)r.bins.total_flops;
         info->nnz = r.nnz;
         info->rows_hash = a->A->nrows - r.rows_empty;
         info->sorted = a->sorted;
@@ -945,5 +1139,46 @@ cleanup:
         dsmmg::free_csr(g, &Bd);
     }
     dsmmi_free(ctx, flops);
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_bins_device(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B,
+                                             dsmmi_gpu_bins *out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    dsmmg::csr_d Ad, Bd;
+    dsmmg::spgemm_run r;
+    memset(&Ad, 0, sizeof Ad);
+    memset(&Bd, 0, sizeof Bd);
+    memset(&r, 0, sizeof r);
+    memset(out, 0, sizeof *out);
+    DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED,
+               "gpu bins: no device on this context (dsmm_ctx_set_gpu)");
+    DSMM_CHECK(ctx, A->ncols == B->nrows, DSMM_ERR_DIM, "gpu bins: A is %lldx%lld, B is %lldx%lld",
+               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+    DSMMG_CUDA(cudaSetDevice(g->device));
+    DSMM_TRY(dsmmg::upload_csr(ctx, g, A, DSMM_PATTERN, &Ad));
+    DSMM_TRY(dsmmg::upload_csr(ctx, g, B, DSMM_PATTERN, &Bd));
+    r.ctx = ctx;
+    r.g = g;
+    r.A = &Ad;
+    r.B = &Bd;
+    r.nrows = A->nrows;
+    r.ncols = B->ncols;
+    DSMM_TRY(plan_device(&r));
+    *out = r.bins;
+    memset(&r.bins, 0, sizeof r.bins); // out owns the host arrays now
+    out->rows = (int32_t *)dsmmi_malloc(ctx, (size_t)A->nrows + 1, sizeof *out->rows);
+    DSMM_CHECK(ctx, out->rows != NULL, DSMM_ERR_NOMEM, "gpu bins: rows");
+    DSMM_TRY(dsmmg::download_raw(ctx, g, out->rows, r.rows_d, (size_t)A->nrows, sizeof(int32_t)));
+cleanup:
+    if (g != NULL) {
+        cudaStreamSynchronize(dsmmg::stream(g, 0));
+        dsmmg::spgemm_free(&r);
+        dsmmg::free_csr(g, &Ad);
+        dsmmg::free_csr(g, &Bd);
+    }
+    if (st != DSMM_OK) dsmmi_gpu_bins_free(ctx, out);
     return st;
 }

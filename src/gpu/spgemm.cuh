@@ -27,22 +27,26 @@ struct spgemm_run {
     int stage;        // 0 none, 1 symbolic queued, 2 numeric queued, 3 finished
     dsmmi_gpu_bins bins;
     dsmm_idx rows_empty;    // rows without products (bin 0)
-    int32_t *rows_d;        // bins.rows
+    int32_t *rows_d;        // bins.rows (made on the device when bins.rows is NULL)
     dsmm_idx *toff_d;       // bins.gtab_off
     dsmm_idx *boff_d;       // bins.gblk_off
     dsmm_idx *cnt_d;        // nnz per row (nrows + 1; the last 0)
     dsmm_idx *cp_d;         // C's row pointers (64-bit)
     int32_t *cc_d;          // C's columns
     double *cv_d;           // C's values (double whatever C's type)
-    double seconds_upload;  // host wall time of the bin uploads (spgemm_begin)
+    double seconds_upload;  // host wall time of the bins' copies (spgemm_begin): their upload,
+                            // or the download of the global rows' offsets made on the device
     double seconds_blocked; // host wall time spent waiting for the symbolic and numeric events
     double ms_symbolic;     // symbolic kernels + scan (events), after spgemm_numeric
     double ms_numeric;      // numeric kernels (events), after spgemm_finish
 };
 
-/* spgemm_begin: bins the rows by flops (host, flops[i] for each row of A), uploads the bins,
- * allocates the row counts and C's row pointers from the pool, and queues the symbolic
- * kernels, the scan and the readback of nnz(C) on stream 0. It does not wait for them.
+/* spgemm_begin: bins the rows by flops, allocates the row counts and C's row pointers from the
+ * pool, and queues the symbolic kernels, the scan and the readback of nnz(C) on stream 0. It
+ * does not wait for them. The bins are made on the host from flops[i] (each row of A's flops)
+ * and uploaded, or, with flops NULL, made on the device (row flops, a radix sort by bin, the
+ * global rows' offsets by scans), which waits for the bin counts (and, when there are rows
+ * with device-memory tables, their offsets) before the symbolic launches.
  * *r is initialised first, so spgemm_free(r) is right after a failure too.
  * Errors: DSMM_ERR_NOMEM (host, or the pool: then r->pool_full); DSMM_ERR_CUDA. */
 dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sorted, const csr_d *A,

@@ -4,12 +4,14 @@
 // every semiring, float/double/pattern outputs, 32/64-bit columns, unsorted output, real
 // matrices; SpMM (gpu and cusparse) for k from 1 to 256, both variants, float and double,
 // beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product; the
-// out-of-core product (device only and hybrid) with C 4x the pool and more.
+// out-of-core product (device only and hybrid) with C 4x the pool and more; the SpGEMM's row
+// bins made on the device against the host's, and products planned on the host.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "gpu/gpu.h"
 #include "ref.h"
 
 static dsmm_ctx *gpu_ctx(size_t pool_bytes)
@@ -153,6 +155,106 @@ static int test_spgemm_bins(void)
         return 1;
     dsmm_csr_destroy(&A);
     dsmm_csr_destroy(&B);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The bins made on the device are plan.c's, array for array: counts, flops' sum and maximum,
+// every bin's rows in increasing order (a stable sort), the global rows' table and block
+// offsets. Inputs: edge shapes (no rows, no products, one row), rows of every bin (R-MAT,
+// dense rows, both kinds of device-memory tables), a narrow B, real matrices. Then products
+// planned on the host (dsmm_gpu_opts.host_planning) still equal the CPU's.
+static int plan_same(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const char *what)
+{
+    dsmmi_gpu_bins h, d;
+    dsmm_idx *flops = calloc((size_t)A->nrows + 1, sizeof *flops), total = 0;
+    CHECK(flops != NULL);
+    dsmmi_spgemm_row_flops(A, B, flops, &total);
+    CHECK_OK(ctx, dsmmi_gpu_bins_make(ctx, flops, A->nrows, B->ncols, &h));
+    CHECK_OK(ctx, dsmmi_gpu_bins_device(ctx, A, B, &d));
+    for (int b = 0; b < DSMMI_GPU_NBINS; b++) {
+        CHECK_MSG(h.count[b] == d.count[b],
+                  "%s: bin %d holds %lld rows on the host, %lld on the "
+                  "device",
+                  what, b, (long long)h.count[b], (long long)d.count[b]);
+        CHECK_EQ_IDX(h.start[b + 1], d.start[b + 1]);
+    }
+    CHECK_EQ_IDX(h.total_flops, total);
+    CHECK_EQ_IDX(d.total_flops, total);
+    CHECK_EQ_IDX(d.max_flops, h.max_flops);
+    for (dsmm_idx i = 0; i < A->nrows; i++)
+        CHECK_MSG(h.rows[i] == d.rows[i],
+                  "%s: slot %lld holds row %d on the host, %d on the "
+                  "device",
+                  what, (long long)i, h.rows[i], d.rows[i]);
+    for (dsmm_idx g = 0; g <= h.count[DSMMI_GPU_GLOBAL_BIN]; g++) {
+        CHECK_EQ_IDX(d.gtab_off[g], h.gtab_off[g]);
+        CHECK_EQ_IDX(d.gblk_off[g], h.gblk_off[g]);
+    }
+    printf("     %-24s %8lld rows, %6lld with device-memory tables: same bins\n", what,
+           (long long)A->nrows, (long long)h.count[DSMMI_GPU_GLOBAL_BIN]);
+    dsmmi_gpu_bins_free(ctx, &h);
+    dsmmi_gpu_bins_free(ctx, &d);
+    free(flops);
+    return TEST_PASS;
+}
+
+static int test_spgemm_plan(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    static const dsmm_idx shapes[][3] = {{0, 0, 0}, {0, 5, 3},   {4, 0, 6},     {5, 7, 0},
+                                         {1, 1, 1}, {1, 300, 1}, {200, 150, 90}};
+    dsmm_csr *A = NULL, *B = NULL;
+    test_mat o;
+    char what[64];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        test_mat_init(&o, shapes[s][0], shapes[s][1], 0.2, seed_at(500 + s));
+        o.empty_rows = 0.2;
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+        test_mat_init(&o, shapes[s][1], shapes[s][2], 0.2, seed_at(600 + s));
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+        snprintf(what, sizeof what, "shape %lldx%lldx%lld", (long long)shapes[s][0],
+                 (long long)shapes[s][1], (long long)shapes[s][2]);
+        if (plan_same(ctx, A, B, what)) return TEST_FAIL;
+        dsmm_csr_destroy(&A);
+        dsmm_csr_destroy(&B);
+    }
+    CHECK_OK(ctx, test_rand_rmat(ctx, 14, 16, 0, DSMM_DOUBLE, seed_at(501), &A));
+    if (plan_same(ctx, A, A, "rmat14")) return TEST_FAIL;
+    dsmm_csr_destroy(&A);
+    test_mat_init(&o, 500, 3000, 0.01, seed_at(502));
+    o.dense_row = 17;
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+    test_mat_init(&o, 3000, 100000, 0.002, seed_at(503));
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+    if (plan_same(ctx, A, B, "hash and dense tables")) return TEST_FAIL;
+    dsmm_csr_destroy(&B);
+    test_mat_init(&o, 3000, 6, 0.9, seed_at(504));
+    CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+    if (plan_same(ctx, A, B, "narrow B")) return TEST_FAIL;
+    dsmm_csr_destroy(&B);
+    dsmm_csr_destroy(&A);
+    static const char *files[] = {"hep-th.mtx.gz", "facebook-combined.mtx.gz"};
+    for (int f = 0; f < 2; f++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", DSMM_TEST_DATA_DIR, files[f]);
+        CHECK_OK(ctx, dsmm_read(ctx, path, NULL, &A, NULL, NULL));
+        if (plan_same(ctx, A, A, files[f])) return TEST_FAIL;
+        dsmm_csr_destroy(&A);
+    }
+    CHECK_NO_LEAK(ctx);
+
+    // the host's planning, kept as an option, still gives the CPU's products
+    ctx = test_ctx();
+    dsmm_gpu_opts go;
+    dsmm_gpu_opts_init(&go);
+    go.host_planning = 1;
+    CHECK_OK(ctx, dsmm_ctx_set_gpu(ctx, &go));
+    CHECK_OK(ctx, test_rand_rmat(ctx, 12, 16, 0, DSMM_DOUBLE, seed_at(505), &A));
+    if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "host-planned rmat12"))
+        return TEST_FAIL;
+    dsmm_csr_destroy(&A);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -443,7 +545,7 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
         TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
-        TEST(test_spmm),          TEST(test_ooc),
+        TEST(test_spmm),          TEST(test_ooc),         TEST(test_spgemm_plan),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
