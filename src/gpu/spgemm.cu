@@ -849,6 +849,8 @@ static dsmm_status plan_device(product *p)
         DSMM_TRY(dsmmg::check_launch(ctx, "spgemm planning (row flops)"));
         DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, key_d, key2_d, id_d, p->rows_d,
                                                    (int)m, 0, PLAN_KEY_BITS, s));
+        // (a NULL scratch would make the next call a size query again: never 0 bytes)
+        tmp_bytes = tmp_bytes ? tmp_bytes : 1;
         DSMM_TRY(dsmmg::pool_alloc(ctx, g, tmp_bytes, "CUB sort scratch", &tmp, &p->pool_full));
         DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, key_d, key2_d, id_d, p->rows_d,
                                                    (int)m, 0, PLAN_KEY_BITS, s));
@@ -890,6 +892,7 @@ static dsmm_status plan_device(product *p)
         DSMM_TRY(dsmmg::check_launch(ctx, "spgemm planning (global rows)"));
         DSMMG_CUDA(
             cub::DeviceScan::InclusiveSum(NULL, scan_bytes, tab_d, p->toff_d + 1, (int)ng, s));
+        scan_bytes = scan_bytes ? scan_bytes : 1;
         if (scan_bytes > tmp_bytes) { // the sort's scratch is reused when large enough
             tmp = dsmmi_dpool_free(&g->pool, tmp);
             tmp_bytes = scan_bytes;
