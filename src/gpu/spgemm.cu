@@ -1070,12 +1070,15 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         g->info.products_cpu++;
         return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
     }
-    // The host computes the row flops only for AUTO's decision or when asked to plan on the
-    // host (dsmm_gpu_opts.host_planning); otherwise the device bins the rows (plan_device).
+    // The host counts flops only for AUTO's decision (the total) or when asked to plan on the
+    // host (dsmm_gpu_opts.host_planning: every row's); otherwise the device bins the rows
+    // (plan_device).
     if (a->alg == DSMM_SPGEMM_AUTO || g->host_planning) {
         tw0 = dsmmi_wtime();
-        flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *flops);
-        DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row flops");
+        if (g->host_planning) {
+            flops = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)a->A->nrows + 1, sizeof *flops);
+            DSMM_CHECK(ctx, flops != NULL, DSMM_ERR_NOMEM, "gpu spgemm: row flops");
+        }
         dsmmi_spgemm_row_flops(a->A, a->B, flops, &total);
         tw_flops = dsmmi_wtime() - tw0;
         if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total)) {
@@ -1083,7 +1086,6 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
             flops = (dsmm_idx *)dsmmi_free(ctx, flops);
             return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
         }
-        if (!g->host_planning) flops = (dsmm_idx *)dsmmi_free(ctx, flops);
     }
     {
         double t0 = dsmmi_wtime();
@@ -1094,8 +1096,7 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
         DSMM_TRY(dsmmg::upload_csr(ctx, g, a->B, vt, &Bd));
         double t_up = dsmmi_wtime() - t0;
         double tb = dsmmi_wtime();
-        DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd,
-                                     g->host_planning ? flops : NULL, 0, 1, &r));
+        DSMM_TRY(dsmmg::spgemm_begin(ctx, g, a->sr, a->sorted, &Ad, &Bd, flops, 0, 1, &r));
         flops = (dsmm_idx *)dsmmi_free(ctx, flops);
         tw_begin = dsmmi_wtime() - tb;
         DSMM_TRY(dsmmg::spgemm_numeric(&r));

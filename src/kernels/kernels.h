@@ -63,7 +63,8 @@ dsmm_status dsmmi_spgemm_rowwise(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
                                  dsmmi_spgemm_phase phase, dsmm_csr **C, dsmm_spgemm_info *info);
 
 /* dsmmi_spgemm_row_flops: flops[i] = sum over A(i,k) of nnz(B(k,:)) for each row i, and the
- * total in *total (may be NULL). flops has nrows(A) entries. OpenMP over rows. */
+ * total in *total (may be NULL). flops has nrows(A) entries, or is NULL when only the total is
+ * wanted. OpenMP over rows. */
 void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flops, dsmm_idx *total);
 
 /* dsmmi_spgemm_count: exact nnz of each row of A * B (row_nnz, nrows(A) entries, may be NULL)

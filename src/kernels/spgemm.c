@@ -83,7 +83,7 @@ void dsmmi_spgemm_row_flops(const dsmm_csr *A, const dsmm_csr *B, dsmm_idx *flop
                 f += bp[c + 1] - bp[c];
             }
         }
-        flops[i] = f;
+        if (flops) flops[i] = f;
         sum += f;
     }
     if (total) *total = sum;

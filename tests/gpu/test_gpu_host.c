@@ -461,6 +461,27 @@ static int test_bins_threads(void)
     return TEST_PASS;
 }
 
+// AUTO's decision takes the flops' total alone (no per-row array): the same total as the
+// per-row pass, which is the sum of its rows.
+static int test_row_flops_total(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_rmat(ctx, 10, 8, 0, DSMM_DOUBLE, 77, &A));
+    dsmm_idx *fl = calloc((size_t)A->nrows + 1, sizeof *fl), total = -1, total_only = -1, sum = 0;
+    CHECK(fl != NULL);
+    dsmmi_spgemm_row_flops(A, A, fl, &total);
+    dsmmi_spgemm_row_flops(A, A, NULL, &total_only);
+    for (dsmm_idx i = 0; i < A->nrows; i++) sum += fl[i];
+    CHECK_EQ_IDX(total, sum);
+    CHECK_EQ_IDX(total_only, total);
+    CHECK_NEAR((double)total, ref_flops(A, A), 0);
+    free(fl);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 static int test_spmm_variant(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -543,10 +564,7 @@ static dsmm_status fake_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *a,
 {
     fake_calls++;
     dsmm_idx total = 0;
-    dsmm_idx *fl = malloc(((size_t)a->A->nrows + 1) * sizeof *fl);
-    if (fl == NULL) return DSMM_ERR_NOMEM;
-    dsmmi_spgemm_row_flops(a->A, a->B, fl, &total);
-    free(fl);
+    dsmmi_spgemm_row_flops(a->A, a->B, NULL, &total); // AUTO's total, as the device entry
     if (a->alg == DSMM_SPGEMM_AUTO && !dsmmi_gpu_wants(ctx, (double)total))
         return dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
     dsmm_status st = dsmmi_spgemm_rowwise(ctx, a, phase, C, info);
@@ -678,8 +696,9 @@ static int test_dispatch(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_pool_random),  TEST(test_pool_edges),   TEST(test_stage),     TEST(test_bins),
-        TEST(test_bins_threads), TEST(test_spmm_variant), TEST(test_spmm_segs), TEST(test_dispatch),
+        TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
+        TEST(test_bins),        TEST(test_bins_threads), TEST(test_spmm_variant),
+        TEST(test_spmm_segs),   TEST(test_dispatch),     TEST(test_row_flops_total),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
