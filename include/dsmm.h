@@ -150,6 +150,10 @@ typedef struct dsmm_gpu_opts {
     int host_planning;  // SpGEMM: 1 computes the row flops and bins on the host and uploads
                         // them (the path before 2026-11-25, kept for comparison); 0 (default):
                         // the device computes them
+    int spgemm_spread;  // SpGEMM, rows with shared-memory tables: how a row's products go to
+                        // its threads. 0 (default) spread evenly (each thread searches its
+                        // entry of A); 1 by entry of A (a few threads an entry, the way before
+                        // 2026-11-25); 2 decides per chunk of A entries (docs/gpu.md)
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 

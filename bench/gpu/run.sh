@@ -90,7 +90,7 @@ if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
       export DSMM_TEST_NO_CUSPARSE=$only
       step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-240}" \
         "$OUT/sanitizer-$tool-$only.log" compute-sanitizer --tool "$tool" --print-limit 1000 \
-        --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spgemm_plan test_spmm \
+        --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spgemm_plan test_spgemm_spread test_spmm \
         | grep -E "SUMMARY|passed|exit"
       grep -oE "(Error|Warning): .*|in [A-Za-z_][A-Za-z0-9_:<>, ]*\(" "$OUT/sanitizer-$tool-$only.log" \
         | sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -12

@@ -44,6 +44,9 @@ dsmm_status dsmm_ctx_set_gpu(dsmm_ctx *ctx, const dsmm_gpu_opts *opts)
     DSMM_CHECK(ctx, opts->stage_bytes >= 4096, DSMM_ERR_ARG,
                "gpu: staging buffers of %zu bytes (at least 4096)", opts->stage_bytes);
     DSMM_CHECK(ctx, opts->auto_flops == opts->auto_flops, DSMM_ERR_ARG, "gpu: auto_flops is NaN");
+    DSMM_CHECK(ctx, opts->spgemm_spread >= 0 && opts->spgemm_spread <= 2, DSMM_ERR_ARG,
+               "gpu: spgemm_spread %d is not 0 (spread), 1 (by entry) or 2 (per chunk)",
+               opts->spgemm_spread);
     if (ctx->gpu_free) ctx->gpu_free(ctx);
     DSMM_TRY(dsmmi_gpu_state_create(ctx, opts, &g));
     ctx->gpu = g;

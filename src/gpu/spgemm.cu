@@ -99,14 +99,11 @@ __device__ __forceinline__ unsigned claim_dense(int32_t *keys, int32_t c, int *f
     return (unsigned)c;
 }
 
-// One product A(r, j) * B(j's row, q) added into column c's slot (claimed when new).
+// One product a * b of the row added into column c's slot (claimed when new).
 template <int OP>
 __device__ __forceinline__ void accumulate(int32_t *keys, double *vals, unsigned mask, int32_t c,
-                                           const double *__restrict__ av, dsmm_idx j,
-                                           const double *__restrict__ bv, dsmm_idx q)
+                                           double a, double b)
 {
-    double a = OP == OP_PLUS_PAIR ? 1.0 : av[j];
-    double b = OP == OP_PLUS_PAIR ? 1.0 : bv[q];
     int fresh = 0;
     unsigned h = probe<true>(keys, mask, c, &fresh);
     sr_accumulate<OP>(&vals[h], sr_mul<OP>(a, b));
@@ -125,21 +122,122 @@ template <int GROUP> struct launch {
     static constexpr int rows = block / GROUP;              // rows per block
 };
 
-// The (A entry, B entry) pairs of row r, spread over the group: `sub` lanes (a power of two,
-// about the mean length of B's rows) share one A entry, so short B rows keep lanes busy.
-#define FOR_ROW_PRODUCTS(body)                                                                     \
-    for (dsmm_idx j = ap[r] + lane / sub; j < ap[r + 1]; j += GROUP / sub) {                       \
-        int32_t kk = ac[j];                                                                        \
-        for (dsmm_idx q = bp[kk] + lane % sub; q < bp[kk + 1]; q += sub) {                         \
-            int32_t c = bc[q];                                                                     \
-            body                                                                                   \
-        }                                                                                          \
+// An exclusive sum over the group of one int a lane, with the group's total and maximum. A
+// warp (GROUP 32) uses shuffles alone; a block group adds its warps' sums and maxima through
+// ws (2 * GROUP / 32 ints). Every lane of the group calls it.
+template <int GROUP>
+__device__ __forceinline__ int group_scan(int v, int lane, int *ws, int *total, int *vmax)
+{
+    int x = v, m = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        int y = __shfl_up_sync(0xffffffffu, x, o);
+        if ((lane & 31) >= o) x += y;
+        m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
     }
+    if (GROUP == 32) {
+        *total = __shfl_sync(0xffffffffu, x, 31);
+        *vmax = m;
+        return x - v;
+    }
+    const int w = lane >> 5, nw = GROUP / 32;
+    if ((lane & 31) == 31) ws[w] = x;
+    if ((lane & 31) == 0) ws[nw + w] = m;
+    __syncthreads();
+    int before = 0, tot = 0, mx = 0;
+    for (int i = 0; i < nw; i++) {
+        int sum = ws[i];
+        before += i < w ? sum : 0;
+        tot += sum;
+        mx = max(mx, ws[nw + i]);
+    }
+    __syncthreads(); // ws is reused by the next call
+    *total = tot;
+    *vmax = mx;
+    return before + x - v;
+}
+
+// The products (A entry, B entry) of row r, spread over the group, body(q, a) called for each
+// with q B's entry and a the A entry's value (1 when av is NULL). The row's A entries go in
+// chunks of GROUP: each lane takes one entry's B row start and length, and a group scan gives
+// the chunk's product offsets (pre), kept in the group's shared arrays with the starts (bq) and
+// values (as). A chunk's products then go to the lanes in one of two ways:
+//  - by entry: `sub` lanes (a power of two near the mean B row length) share one A entry. No
+//    search, but a lane's work is its entries' B rows: one long B row (a hub) keeps its few
+//    lanes busy while the rest of the group waits.
+//  - spread: product p of the chunk goes to lane p mod GROUP, which finds its entry by a
+//    binary search of pre (log2 GROUP shared reads), so every lane does the same share.
+// mode 0 spreads (the default: on the H100, 9.6% faster than by entry in geomean over the 15
+// matrices of docs/bench.md, 2x on as-caida, at most 10% slower on the FEM matrices), 1 takes
+// by entry, 2 decides per chunk: spread when the longest B row's turns on `sub` lanes are more
+// than twice the spread turns, ceil(products / GROUP) (1.1% slower than 0). A chunk of
+// shared-bin row never reaches 2^31 products: its row has at most 2^(4 + bins) flops, or B at
+// most that many columns, so GROUP B rows of at most 4096 entries.
+template <int GROUP, typename F>
+__device__ __forceinline__ void
+row_products(int mode, int32_t r, int lane, int sub, const dsmm_idx *__restrict__ ap,
+             const int32_t *__restrict__ ac, const double *__restrict__ av,
+             const dsmm_idx *__restrict__ bp, int *pre, dsmm_idx *bq, double *as, int *ws, F body)
+{
+    const dsmm_idx a1 = ap[r + 1];
+    for (dsmm_idx j0 = ap[r]; j0 < a1; j0 += GROUP) {
+        const dsmm_idx j = j0 + lane;
+        int len = 0;
+        dsmm_idx q0 = 0;
+        if (j < a1) {
+            const int32_t k = ac[j];
+            q0 = bp[k];
+            len = (int)(bp[k + 1] - q0);
+        }
+        int total = 0, longest = 0;
+        const int ex = group_scan<GROUP>(len, lane, ws, &total, &longest);
+        pre[lane] = ex;
+        bq[lane] = q0;
+        if (av) as[lane] = j < a1 ? av[j] : 1.0;
+        group_sync<GROUP>();
+        const int n = a1 - j0 < GROUP ? (int)(a1 - j0) : GROUP;
+        const bool spread = mode == 0 || (mode == 2 && (longest + sub - 1) / sub >
+                                                           2 * ((total + GROUP - 1) / GROUP));
+        if (spread) {
+            for (int p = lane; p < total; p += GROUP) {
+                // the entry holding product p: the last e with pre[e] <= p (entries with no
+                // products share their successor's offset and are passed over)
+                int e = 0, z = n;
+                while (z - e > 1) {
+                    const int mid = (e + z) >> 1;
+                    if (pre[mid] <= p)
+                        e = mid;
+                    else
+                        z = mid;
+                }
+                body(bq[e] + (p - pre[e]), av ? as[e] : 1.0);
+            }
+        } else {
+            for (int e = lane / sub; e < n; e += GROUP / sub) {
+                const int l = (e + 1 < n ? pre[e + 1] : total) - pre[e];
+                const dsmm_idx qb = bq[e];
+                const double ae = av ? as[e] : 1.0;
+                for (int i = lane % sub; i < l; i += sub) body(qb + i, ae);
+            }
+        }
+        group_sync<GROUP>(); // pre, bq and as are rewritten by the next chunk
+    }
+}
+
+// The group's slice of the shared arrays row_products works in.
+#define ROW_PRODUCTS_SHARED(NUMERIC)                                                               \
+    __shared__ int s_pre[launch<GROUP>::block];                                                    \
+    __shared__ dsmm_idx s_bq[launch<GROUP>::block];                                                \
+    __shared__ double s_as[NUMERIC ? launch<GROUP>::block : 1];                                    \
+    __shared__ int s_ws[2 * (GROUP / 32)];                                                         \
+    int *pre = s_pre + (size_t)grp * GROUP;                                                        \
+    dsmm_idx *bq = s_bq + (size_t)grp * GROUP;                                                     \
+    double *as = NUMERIC ? s_as + (size_t)grp * GROUP : NULL
 
 // Symbolic, shared-memory tables: nnz of each row of the bin into cnt_out[row].
 template <int GROUP>
 __global__ void __launch_bounds__(launch<GROUP>::block)
-    sym_shared(const int32_t *__restrict__ rows, dsmm_idx nrows, int T, int sub,
+    sym_shared(const int32_t *__restrict__ rows, dsmm_idx nrows, int T, int sub, int mode,
                const dsmm_idx *__restrict__ ap, const int32_t *__restrict__ ac,
                const dsmm_idx *__restrict__ bp, const int32_t *__restrict__ bc,
                dsmm_idx *__restrict__ cnt_out)
@@ -150,17 +248,19 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     dsmm_idx slot = (dsmm_idx)blockIdx.x * launch<GROUP>::rows + grp;
     if (slot >= nrows) return; // a whole group leaves together (a block when GROUP == block)
     int32_t r = rows[slot];
+    ROW_PRODUCTS_SHARED(false);
     int32_t *keys = skeys + (size_t)grp * T;
     unsigned mask = (unsigned)T - 1;
     for (int i = lane; i < T; i += GROUP) keys[i] = -1;
     if (lane == 0) cnt[grp] = 0;
     group_sync<GROUP>();
     int mine = 0;
-    FOR_ROW_PRODUCTS({
-        int fresh = 0;
-        probe<true>(keys, mask, c, &fresh);
-        mine += fresh;
-    })
+    row_products<GROUP>(mode, r, lane, sub, ap, ac, NULL, bp, pre, bq, as, s_ws,
+                        [&](dsmm_idx q, double) {
+                            int fresh = 0;
+                            probe<true>(keys, mask, bc[q], &fresh);
+                            mine += fresh;
+                        });
     if (mine) atomicAdd(&cnt[grp], mine);
     group_sync<GROUP>();
     if (lane == 0) cnt_out[r] = cnt[grp];
@@ -225,7 +325,7 @@ __device__ __forceinline__ void sort_row(int32_t *keys, double *vals, int T, int
 // (sort_row) or in table order.
 template <int GROUP, int OP, bool SORT>
 __global__ void __launch_bounds__(launch<GROUP>::block)
-    num_shared(const int32_t *__restrict__ rows, dsmm_idx nrows, int T, int sub,
+    num_shared(const int32_t *__restrict__ rows, dsmm_idx nrows, int T, int sub, int mode,
                const dsmm_idx *__restrict__ ap, const int32_t *__restrict__ ac,
                const double *__restrict__ av, const dsmm_idx *__restrict__ bp,
                const int32_t *__restrict__ bc, const double *__restrict__ bv,
@@ -237,6 +337,7 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     dsmm_idx slot = (dsmm_idx)blockIdx.x * launch<GROUP>::rows + grp;
     if (slot >= nrows) return;
     int32_t r = rows[slot];
+    ROW_PRODUCTS_SHARED(true);
     double *vals = svals + (size_t)grp * T;
     int32_t *keys = (int32_t *)(svals + (size_t)launch<GROUP>::rows * T) + (size_t)grp * T;
     unsigned mask = (unsigned)T - 1;
@@ -246,7 +347,11 @@ __global__ void __launch_bounds__(launch<GROUP>::block)
     }
     if (lane == 0) cnt[grp] = 0;
     group_sync<GROUP>();
-    FOR_ROW_PRODUCTS(accumulate<OP>(keys, vals, mask, c, av, j, bv, q);)
+    row_products<GROUP>(mode, r, lane, sub, ap, ac, OP == OP_PLUS_PAIR ? NULL : av, bp, pre, bq, as,
+                        s_ws, [&](dsmm_idx q, double a) {
+                            accumulate<OP>(keys, vals, mask, bc[q], a,
+                                           OP == OP_PLUS_PAIR ? 1.0 : bv[q]);
+                        });
     group_sync<GROUP>();
     dsmm_idx base = cp[r];
     if (SORT) {
@@ -535,8 +640,8 @@ template <int GROUP> static dsmm_status sym_bin(product *p, int bin)
     int sub = p->sub < GROUP ? p->sub : GROUP;
     DSMM_TRY(set_smem(ctx, sym_shared<GROUP>, smem));
     sym_shared<GROUP><<<(unsigned)blocks, launch<GROUP>::block, smem, dsmmg::stream(p->g, 0)>>>(
-        p->rows_d + p->bins.start[bin], n, T, sub, p->A->rowptr_d, p->A->col_d, p->B->rowptr_d,
-        p->B->col_d, p->cnt_d);
+        p->rows_d + p->bins.start[bin], n, T, sub, p->g->spread, p->A->rowptr_d, p->A->col_d,
+        p->B->rowptr_d, p->B->col_d, p->cnt_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "spgemm symbolic (shared tables)"));
 cleanup:
     return st;
@@ -557,7 +662,7 @@ template <int GROUP, int OP, bool SORT> static dsmm_status num_bin_op(product *p
     DSMM_TRY(set_smem(ctx, num_shared<GROUP, OP, SORT>, smem));
     num_shared<GROUP, OP, SORT>
         <<<(unsigned)blocks, launch<GROUP>::block, smem, dsmmg::stream(p->g, 0)>>>(
-            p->rows_d + p->bins.start[bin], n, T, sub, p->A->rowptr_d, p->A->col_d,
+            p->rows_d + p->bins.start[bin], n, T, sub, p->g->spread, p->A->rowptr_d, p->A->col_d,
             (const double *)p->A->val_d, p->B->rowptr_d, p->B->col_d, (const double *)p->B->val_d,
             p->cp_d, p->cc_d, p->cv_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "spgemm numeric (shared tables)"));

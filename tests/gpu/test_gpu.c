@@ -5,7 +5,8 @@
 // matrices; SpMM (gpu and cusparse) for k from 1 to 256, both variants, float and double,
 // beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product; the
 // out-of-core product (device only and hybrid) with C 4x the pool and more; the SpGEMM's row
-// bins made on the device against the host's, and products planned on the host.
+// bins made on the device against the host's, and products planned on the host; both ways of
+// handing a row's products to the threads.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +256,64 @@ static int test_spgemm_plan(void)
     if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "host-planned rmat12"))
         return TEST_FAIL;
     dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The other ways of handing a shared-table row's products to its threads (dsmm_gpu_opts.
+// spgemm_spread: 1 by entry of A, 2 chosen per chunk; the default 0, spread evenly, runs in
+// every other test), each against the CPU: R-MAT (hub rows of B beside short ones), a dense
+// row of A with a narrow B (3000 A entries in one shared-table row: many chunks of a group),
+// every semiring (plus-pair passes no values of A), unsorted output, 32-bit columns, hep-th.
+static int test_spgemm_spread(void)
+{
+    for (int mode = 1; mode <= 2; mode++) {
+        dsmm_ctx *ctx = test_ctx();
+        dsmm_gpu_opts go;
+        dsmm_gpu_opts_init(&go);
+        go.spgemm_spread = mode;
+        if (dsmm_ctx_set_gpu(ctx, &go) != DSMM_OK) {
+            dsmm_ctx_destroy(&ctx);
+            return TEST_SKIP;
+        }
+        char what[64];
+        dsmm_csr *A = NULL, *B = NULL;
+        CHECK_OK(ctx, test_rand_rmat(ctx, 12, 16, 0, DSMM_DOUBLE, seed_at(700 + mode), &A));
+        static const dsmm_semiring srs[] = {DSMM_PLUS_TIMES, DSMM_PLUS_PAIR, DSMM_MIN_PLUS,
+                                            DSMM_MAX_TIMES};
+        for (int k = 0; k < 4; k++) {
+            snprintf(what, sizeof what, "spread %d rmat12 semiring %d", mode, k);
+            if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, srs[k], -1, 64, 0, what)) return 1;
+        }
+        snprintf(what, sizeof what, "spread %d rmat12 unsorted 32-bit", mode);
+        if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 32, 1, what)) return 1;
+        dsmm_csr_destroy(&A);
+        test_mat o;
+        test_mat_init(&o, 3000, 3000, 0.004, seed_at(710 + mode));
+        o.dense_row = 17;
+        o.empty_rows = 0.1;
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+        test_mat_init(&o, 3000, 6, 0.9, seed_at(720 + mode));
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &B));
+        snprintf(what, sizeof what, "spread %d narrow B", mode);
+        if (same_as_cpu(ctx, A, B, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, what)) return 1;
+        dsmm_csr_destroy(&B);
+        dsmm_csr_destroy(&A);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/hep-th.mtx.gz", DSMM_TEST_DATA_DIR);
+        CHECK_OK(ctx, dsmm_read(ctx, path, NULL, &A, NULL, NULL));
+        snprintf(what, sizeof what, "spread %d hep-th", mode);
+        if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, what)) return 1;
+        dsmm_csr_destroy(&A);
+        CHECK_NO_LEAK(ctx);
+    }
+    // a setting out of range is refused, naming it
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_gpu_opts go;
+    dsmm_gpu_opts_init(&go);
+    go.spgemm_spread = 3;
+    CHECK_ST(ctx, dsmm_ctx_set_gpu(ctx, &go), DSMM_ERR_ARG);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "spgemm_spread");
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -546,6 +605,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
         TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
         TEST(test_spmm),          TEST(test_ooc),         TEST(test_spgemm_plan),
+        TEST(test_spgemm_spread),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
