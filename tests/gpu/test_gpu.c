@@ -15,18 +15,24 @@
 #include "gpu/gpu.h"
 #include "ref.h"
 
-static dsmm_ctx *gpu_ctx(size_t pool_bytes)
+// A test context with a device set up by o, or NULL (the reason on stderr).
+static dsmm_ctx *gpu_ctx_opts(const dsmm_gpu_opts *o)
 {
     dsmm_ctx *ctx = test_ctx();
-    dsmm_gpu_opts o;
-    dsmm_gpu_opts_init(&o);
-    o.pool_bytes = pool_bytes;
-    if (dsmm_ctx_set_gpu(ctx, &o) != DSMM_OK) {
+    if (dsmm_ctx_set_gpu(ctx, o) != DSMM_OK) {
         fprintf(stderr, "     no GPU context: %s\n", dsmm_ctx_last_error(ctx));
         dsmm_ctx_destroy(&ctx);
         return NULL;
     }
     return ctx;
+}
+
+static dsmm_ctx *gpu_ctx(size_t pool_bytes)
+{
+    dsmm_gpu_opts o;
+    dsmm_gpu_opts_init(&o);
+    o.pool_bytes = pool_bytes;
+    return gpu_ctx_opts(&o);
 }
 
 static uint64_t seed_at(uint64_t k)
@@ -160,11 +166,9 @@ static int test_spgemm_bins(void)
     return TEST_PASS;
 }
 
-// The bins made on the device are plan.c's, array for array: counts, flops' sum and maximum,
-// every bin's rows in increasing order (a stable sort), the global rows' table and block
-// offsets. Inputs: edge shapes (no rows, no products, one row), rows of every bin (R-MAT,
-// dense rows, both kinds of device-memory tables), a narrow B, real matrices. Then products
-// planned on the host (dsmm_gpu_opts.host_planning) still equal the CPU's.
+// The bins of A * B made on the device are plan.c's, array for array: counts, flops' sum and
+// maximum, every bin's rows in increasing order (a stable sort), the global rows' table and
+// block offsets.
 static int plan_same(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const char *what)
 {
     dsmmi_gpu_bins h, d;
@@ -175,9 +179,8 @@ static int plan_same(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const 
     CHECK_OK(ctx, dsmmi_gpu_bins_device(ctx, A, B, &d));
     for (int b = 0; b < DSMMI_GPU_NBINS; b++) {
         CHECK_MSG(h.count[b] == d.count[b],
-                  "%s: bin %d holds %lld rows on the host, %lld on the "
-                  "device",
-                  what, b, (long long)h.count[b], (long long)d.count[b]);
+                  "%s: bin %d holds %lld rows on the host, %lld on the device", what, b,
+                  (long long)h.count[b], (long long)d.count[b]);
         CHECK_EQ_IDX(h.start[b + 1], d.start[b + 1]);
     }
     CHECK_EQ_IDX(h.total_flops, total);
@@ -185,9 +188,8 @@ static int plan_same(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const 
     CHECK_EQ_IDX(d.max_flops, h.max_flops);
     for (dsmm_idx i = 0; i < A->nrows; i++)
         CHECK_MSG(h.rows[i] == d.rows[i],
-                  "%s: slot %lld holds row %d on the host, %d on the "
-                  "device",
-                  what, (long long)i, h.rows[i], d.rows[i]);
+                  "%s: slot %lld holds row %d on the host, %d on the device", what, (long long)i,
+                  h.rows[i], d.rows[i]);
     for (dsmm_idx g = 0; g <= h.count[DSMMI_GPU_GLOBAL_BIN]; g++) {
         CHECK_EQ_IDX(d.gtab_off[g], h.gtab_off[g]);
         CHECK_EQ_IDX(d.gblk_off[g], h.gblk_off[g]);
@@ -200,6 +202,9 @@ static int plan_same(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, const 
     return TEST_PASS;
 }
 
+// plan_same on edge shapes (no rows, no products, one row), rows of every bin (R-MAT, dense
+// rows, both kinds of device-memory tables), a narrow B, real matrices. Then products planned
+// on the host (dsmm_gpu_opts.host_planning) still equal the CPU's.
 static int test_spgemm_plan(void)
 {
     dsmm_ctx *ctx = gpu_ctx(0);
@@ -247,11 +252,11 @@ static int test_spgemm_plan(void)
     CHECK_NO_LEAK(ctx);
 
     // the host's planning, kept as an option, still gives the CPU's products
-    ctx = test_ctx();
     dsmm_gpu_opts go;
     dsmm_gpu_opts_init(&go);
     go.host_planning = 1;
-    CHECK_OK(ctx, dsmm_ctx_set_gpu(ctx, &go));
+    ctx = gpu_ctx_opts(&go);
+    CHECK(ctx != NULL);
     CHECK_OK(ctx, test_rand_rmat(ctx, 12, 16, 0, DSMM_DOUBLE, seed_at(505), &A));
     if (same_as_cpu(ctx, A, A, DSMM_SPGEMM_GPU, DSMM_PLUS_TIMES, -1, 64, 0, "host-planned rmat12"))
         return TEST_FAIL;
@@ -268,14 +273,11 @@ static int test_spgemm_plan(void)
 static int test_spgemm_spread(void)
 {
     for (int mode = 1; mode <= 2; mode++) {
-        dsmm_ctx *ctx = test_ctx();
         dsmm_gpu_opts go;
         dsmm_gpu_opts_init(&go);
         go.spgemm_spread = mode;
-        if (dsmm_ctx_set_gpu(ctx, &go) != DSMM_OK) {
-            dsmm_ctx_destroy(&ctx);
-            return TEST_SKIP;
-        }
+        dsmm_ctx *ctx = gpu_ctx_opts(&go);
+        if (ctx == NULL) return TEST_SKIP;
         char what[64];
         dsmm_csr *A = NULL, *B = NULL;
         CHECK_OK(ctx, test_rand_rmat(ctx, 12, 16, 0, DSMM_DOUBLE, seed_at(700 + mode), &A));
