@@ -1070,6 +1070,13 @@ typedef struct dsmm_dist_opts {
                               // stage s+1 (Pipelined Sparse SUMMA, HipMCL-GPU §III); needs
                               // MPI_THREAD_FUNNELED and 2 threads, else prefetch's MPI_Ibcast.
                               // Results are the same as without.
+    int gpu_resident;         // SUMMA SpGEMM with a device on the context (dsmm_ctx_set_gpu): 1
+                              // multiplies every stage on the device and keeps the products
+                              // there, merged on the device (binary schedule), so C's tile is
+                              // downloaded once; received pieces land in device memory when MPI
+                              // is CUDA-aware (dsmm_mpi_cuda_aware), else they are uploaded.
+                              // Needs the local kernel AUTO or GPU and accumulate other than
+                              // FUSED; 0 (default): each stage product comes back to the host.
 } dsmm_dist_opts;
 DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
 

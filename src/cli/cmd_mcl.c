@@ -48,7 +48,7 @@ typedef struct mcl_args {
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
     size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;            // --gpu-min-flops (-1: the library's default)
-    int pipeline, gpu;
+    int pipeline, gpu, gpu_resident;
 } mcl_args;
 
 static int usage_err(const char *fmt, const char *a)
@@ -411,6 +411,10 @@ int cli_mcl(int argc, char **argv)
         {"grid", "PRxPC", "process grid (default: as square as possible)", K_STRING, &a.grid, 0, 0},
         {"gpu", NULL, "expand with the distributed SpGEMM, large tile products on the CUDA device",
          K_FLAG, &a.gpu, 0, 0},
+        {"gpu-resident", NULL,
+         "with --gpu: every stage product on the device, merged there (one download of each "
+         "rank's tile an expansion; pieces land in device memory when MPI is CUDA-aware)",
+         K_FLAG, &a.gpu_resident, 0, 0},
         {"gpu-mem", "SIZE",
          "device memory pool (default: 80% of free, split among the ranks on the device; implies "
          "--gpu)",
@@ -458,7 +462,7 @@ int cli_mcl(int argc, char **argv)
                        a.R >= 0 ? a.R : R0, a.pct >= 0 ? a.pct : pct0);
         return CLI_OK;
     }
-    if (a.gpu_mem || a.gpu_flops >= 0) a.gpu = 1;
+    if (a.gpu_mem || a.gpu_flops >= 0 || a.gpu_resident) a.gpu = 1;
     // Options of the distributed SpGEMM ask for it: auto then means the distributed expansion
     // (the fused and replicated kernels are CPU-only and ignore them).
     int dist_opts = a.gpu || a.pipeline || a.grid || a.phases || strcmp(a.algo, "summa") != 0 ||
@@ -498,6 +502,10 @@ int cli_mcl(int argc, char **argv)
     // --gpu pipelines (HipMCL-GPU §III: the device multiplies stage s while the CPU broadcasts
     // stage s+1), unless the stages are fused into one product.
     p.dist.pipeline = a.pipeline || (a.gpu && p.dist.accumulate != DSMM_ACC_FUSED);
+    p.dist.gpu_resident = a.gpu_resident;
+    if (a.gpu_resident && p.dist.accumulate == DSMM_ACC_FUSED)
+        return usage_err("%s", "--gpu-resident merges the stage products on the device; it does "
+                               "not take --accumulate fused");
     if (a.abc && a.mm) return usage_err("%s", "--abc and --matrix-market exclude each other");
     if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
         return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "

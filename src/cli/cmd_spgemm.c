@@ -335,6 +335,10 @@ int cli_spgemm(int argc, char **argv)
         {"gpu-ratio", 0, "r|auto", "with --hybrid: the device's share of the flops (default 0.65)",
          CLI_STRING, &gpu_ratio, 0, 0},
         CLI_DIST_OPTS(d),
+        {"gpu-resident", 0, NULL,
+         "distributed (summa), implies --gpu: every stage product on the device, merged there, "
+         "C's tile downloaded once; pieces arrive in device memory when MPI is CUDA-aware",
+         CLI_FLAG, &d.gpu_resident, 0, 0},
         {"repeat", 'r', "N", "distributed: run the multiply N times, report the median", CLI_INT,
          &repeat, 1, 1000000},
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
@@ -382,7 +386,9 @@ int cli_spgemm(int argc, char **argv)
         strcmp(ooc_estimate, "exact") != 0)
         return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of auto|cohen|exact",
                                ooc_estimate);
-    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
+    if (d.gpu_resident && !d.on)
+        return cli_usage_error(&cmd, "--gpu-resident needs a distributed --algo (summa)");
+    if (c.gpu_mem || c.gpu_flops >= 0 || d.gpu_resident) c.gpu = 1; // they imply --gpu
     if (hybrid && !c.gpu && alg != DSMM_SPGEMM_GPU)
         return cli_usage_error(&cmd, "--hybrid needs --gpu");
     if (hybrid && alg == DSMM_SPGEMM_CUSPARSE)

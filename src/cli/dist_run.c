@@ -280,6 +280,7 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
     o.queue_capacity = d->queue_cap;
     o.accumulate = (dsmm_dist_acc)d->accumulate; // auto|merge|fused|binary in enum order
     o.pipeline = d->pipeline;
+    o.gpu_resident = d->gpu_resident;
     o.spgemm = *so;
     if (semiring_auto)
         o.spgemm.semiring = dsmm_dist_type(A) != DSMM_PATTERN && dsmm_dist_type(Bu) != DSMM_PATTERN

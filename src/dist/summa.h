@@ -86,6 +86,10 @@ typedef struct dsmmi_summa_run {
     // device events): what the pipeline's GPU idle time is measured against.
     int gpu_products;
     double gpu_busy;
+    // dsmm_dist_opts.gpu_resident: the stage products' accumulator on the device, and whether
+    // the receive slots are device memory (a CUDA-aware MPI writes the pieces there).
+    struct dsmmi_gpu_acc *dacc;
+    int dev_recv;
 } dsmmi_summa_run;
 
 /* dsmmi_summa_post: starts (nonblocking: MPI_Ibcast, completed by dsmmi_req_wait on the

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dist/rdma.h"
+#include "gpu/gpu.h"
 
 typedef dsmmi_summa_run run;
 
@@ -37,6 +38,19 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
                DSMM_ERR_ARG, "spgemm: unknown accumulation %d", (int)o->accumulate);
     DSMM_CHECK(ctx, (int)o->spgemm.semiring >= 0 && o->spgemm.semiring < DSMM_SEMIRING_COUNT,
                DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)o->spgemm.semiring);
+    if (o->gpu_resident) {
+        DSMM_CHECK(ctx, o->alg == DSMM_DIST_AUTO || o->alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
+                   "spgemm: gpu_resident keeps SUMMA's stage products on the device; the "
+                   "one-sided algorithms bring their tile products back to the host");
+        DSMM_CHECK(ctx, o->accumulate != DSMM_ACC_FUSED, DSMM_ERR_ARG,
+                   "spgemm: gpu_resident merges the stage products on the device; it does not "
+                   "combine with the fused accumulation");
+        DSMM_CHECK(ctx,
+                   o->spgemm.alg == DSMM_SPGEMM_AUTO || o->spgemm.alg == DSMM_SPGEMM_GPU,
+                   DSMM_ERR_ARG,
+                   "spgemm: gpu_resident multiplies with dsmm's GPU kernel; the local kernel "
+                   "must be auto or gpu");
+    }
 cleanup:
     return st;
 }
@@ -44,6 +58,16 @@ cleanup:
 static void run_free(dsmm_ctx *ctx, run *r)
 {
     int S = r->plan.n;
+    if (r->dev_recv) {
+        // device receive slots: their broadcasts completed before the pool takes them back
+        for (int k = 0; k < 2; k++) {
+            (void)dsmmi_req_wait(ctx, &r->a.req[k]);
+            (void)dsmmi_req_wait(ctx, &r->b.req[k]);
+            r->a.buf[k] = dsmmi_gpu_buf_free(ctx, r->a.buf[k]);
+            r->b.buf[k] = dsmmi_gpu_buf_free(ctx, r->b.buf[k]);
+        }
+    }
+    dsmmi_gpu_acc_free(ctx, &r->dacc);
     dsmmi_summa_side_free(ctx, S, &r->a);
     dsmmi_summa_side_free(ctx, S, &r->b);
     dsmmi_merge_acc_free(ctx, &r->acc);
@@ -113,14 +137,27 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
     // An empty stage still counts in the binary schedule: it pushes no list.
-    if (an == 0 || bn == 0) return dsmmi_merge_acc_push(ctx, &r->acc, &part);
+    if (an == 0 || bn == 0)
+        return r->dacc ? DSMM_OK : dsmmi_merge_acc_push(ctx, &r->acc, &part);
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
+    // (views only compute addresses: a piece in a device receive slot is never read here)
     dsmmi_piece_view(abuf, A->rb[g->myrow + 1] - A->rb[g->myrow], w, an, A->type, ctx, &Av);
     dsmmi_piece_view(bbuf, w, B->cb[g->mycol + 1] - B->cb[g->mycol], bn, B->type, ctx, &Bv);
     dsmm_spgemm_info info;
     memset(&info, 0, sizeof info);
+    if (r->dacc) {
+        // Resident: the product stays on the device; a received piece is there already when
+        // the slots are device memory (this rank's own pieces are host memory).
+        int adev = r->dev_recv && g->mycol != r->plan.kc[s];
+        int bdev = r->dev_recv && g->myrow != r->plan.kr[s];
+        DSMM_TRY(dsmmi_gpu_acc_multiply(ctx, r->dacc, &Av, adev, &Bv, bdev, &info));
+        r->stage_flops[s] = info.flops;
+        r->gpu_products++;
+        r->gpu_busy += info.seconds_device + info.seconds_transfer;
+        goto cleanup;
+    }
     DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, lo, DSMMI_SPGEMM_FULL, &part, &info));
     r->stage_flops[s] = info.flops;
     if (info.on_gpu) {
@@ -276,6 +313,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     else
         dsmm_dist_opts_init(&o);
     DSMM_TRY(check_args(ctx, A, B, &o));
+    if (o.alg == DSMM_DIST_AUTO && o.gpu_resident) o.alg = DSMM_DIST_SUMMA;
     if (o.alg == DSMM_DIST_AUTO) DSMM_TRY(dsmmi_dist_auto(ctx, A, B, NULL, &o.alg));
     if (o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spgemm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
@@ -302,6 +340,10 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     if (local == DSMM_OK)
         local = dsmmi_merge_acc_init(ctx, binary ? DSMMI_MERGE_BINARY : DSMMI_MERGE_KWAY, S, nr, nc,
                                      o.spgemm.semiring, type, bits, &r.acc);
+    // Resident: the device holds and merges the stage products (a rank without a device fails
+    // here, and every rank with it after the agreement below).
+    if (local == DSMM_OK && o.gpu_resident)
+        local = dsmmi_gpu_acc_create(ctx, nr, nc, o.spgemm.semiring, &r.dacc);
     size_t amax = 0, bmax = 0;
     DSMM_TRY(sides_make(ctx, A, B, &r, local, &amax, &bmax));
     // The accumulation is a local choice: the broadcasts are the same either way.
@@ -311,7 +353,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         if (g->myrow != r.plan.kr[s]) keep += b_bytes(B, &r, s);
     }
     int fuse = o.accumulate == DSMM_ACC_FUSED;
-    if (o.accumulate == DSMM_ACC_AUTO && !o.pipeline) {
+    if (o.accumulate == DSMM_ACC_AUTO && !o.pipeline && !o.gpu_resident) {
         // Twice the pieces: they are joined into one row block of A and column block of B.
         // (A pipeline multiplies stage by stage, so AUTO merges then: fusing as well had
         // multiplied every product twice, by stages and fused.)
@@ -334,7 +376,19 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
                                     "spgemm: %zu bytes of received pieces", keep);
         }
     }
-    for (int k = 0; !fuse && k < 1 + (prefetch || pipeline) && local == DSMM_OK; k++) {
+    // A CUDA-aware MPI receives the resident product's pieces into the device pool.
+    r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && dsmm_mpi_cuda_aware();
+    for (int k = 0; !fuse && r.dev_recv && k < 1 + (prefetch || pipeline) && local == DSMM_OK;
+         k++) {
+        void *ab = NULL, *bb = NULL;
+        local = dsmmi_gpu_buf_alloc(ctx, amax ? amax : 1, "SUMMA receive slot of A", &ab);
+        r.a.buf[k] = ab;
+        if (local == DSMM_OK)
+            local = dsmmi_gpu_buf_alloc(ctx, bmax ? bmax : 1, "SUMMA receive slot of B", &bb);
+        r.b.buf[k] = bb;
+    }
+    for (int k = 0; !fuse && !r.dev_recv && k < 1 + (prefetch || pipeline) && local == DSMM_OK;
+         k++) {
         r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
         r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
         if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
@@ -360,9 +414,12 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     double t = dsmmi_wtime();
 
     // Merge the partial products (the accumulation of the breakdown), or the fused multiply.
-    double fused_acc = 0;
+    double fused_acc = 0, dev_merge = 0;
+    int dev_merges = 0;
     if (local == DSMM_OK && fuse) {
         local = fused(ctx, A, B, &r, &lo, &tile, &fused_acc);
+    } else if (local == DSMM_OK && r.dacc) {
+        local = dsmmi_gpu_acc_finish(ctx, r.dacc, type, bits, &tile, &dev_merges, &dev_merge);
     } else if (local == DSMM_OK) {
         local = dsmmi_merge_acc_finish(ctx, &r.acc, &tile);
     }
@@ -374,8 +431,8 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     } else {
         rs.acc = t2 - t + staged_merge;
         rs.merge = 1;
-        rs.merge_peak_bytes = r.acc.peak_bytes;
-        rs.merge_seconds = r.acc.seconds;
+        rs.merge_peak_bytes = r.acc.peak_bytes; // host bytes: 0 when resident
+        rs.merge_seconds = r.dacc ? dev_merge : r.acc.seconds;
     }
     rs.pipeline = pipeline;
     DSMM_TRY(dsmmi_barrier(ctx, &rs.wait));
@@ -395,9 +452,15 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S, r.plan.lo,
                                   r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
         DSMM_TRY(dsmm_stats_set_str(o.stats, "accumulate",
-                                    fuse     ? "fused"
-                                    : binary ? "binary"
-                                             : "merge"));
+                                    fuse       ? "fused"
+                                    : r.dacc   ? "device"
+                                    : binary   ? "binary"
+                                               : "merge"));
+        DSMM_TRY(dsmm_stats_set_int(o.stats, "gpu_resident", r.dacc != NULL));
+        if (r.dacc) {
+            DSMM_TRY(dsmm_stats_set_int(o.stats, "gpu_merges", dev_merges));
+            DSMM_TRY(dsmm_stats_set_int(o.stats, "mpi_device_buffers", r.dev_recv));
+        }
     }
     *C = Cd;
     Cd = NULL;

@@ -142,6 +142,20 @@ cleanup:
     return st;
 }
 
+extern "C" dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src, size_t bytes,
+                                      int to_device)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED, "gpu: no device on this context");
+    DSMMG_CUDA(cudaSetDevice(g->device));
+    if (bytes > 0)
+        DSMMG_CUDA(cudaMemcpy(dst, src, bytes,
+                              to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost));
+cleanup:
+    return st;
+}
+
 namespace dsmmg {
 
 struct stage_user {

@@ -76,3 +76,20 @@ dsmm_status dsmm_ctx_gpu_info(const dsmm_ctx *ctx, dsmm_gpu_info *info)
     info->pool_peak = g->pool.peak;
     return DSMM_OK;
 }
+
+dsmm_status dsmmi_gpu_buf_alloc(dsmm_ctx *ctx, size_t bytes, const char *what, void **out)
+{
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    *out = NULL;
+    if (g == NULL)
+        return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                           "gpu: %s: no device on this context (dsmm_ctx_set_gpu)", what);
+    return dsmmi_dpool_alloc(ctx, &g->pool, bytes, what, out);
+}
+
+void *dsmmi_gpu_buf_free(dsmm_ctx *ctx, void *p)
+{
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    if (g != NULL && p != NULL) dsmmi_dpool_free(&g->pool, p);
+    return NULL;
+}

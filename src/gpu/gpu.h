@@ -250,6 +250,52 @@ static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Stage products kept on the device (resident.cu): SUMMA's tiles with dsmm_dist_opts.gpu_resident */
+/* ------------------------------------------------------------------------------------------ */
+
+/* An accumulator of nrows x ncols products on ctx's device: each stage's product stays in the
+ * pool and is merged there (the semiring's add over equal (row, column) keys: a radix sort of
+ * the entries by row * ncols + column, then a reduction by key), in the binary schedule of
+ * HipMCL-GPU §IV (two held sums of equally many products are merged, so about log2(stages)
+ * sums are held at once); finishing merges what is left and downloads C's tile once. */
+typedef struct dsmmi_gpu_acc dsmmi_gpu_acc;
+
+/* dsmmi_gpu_acc_create: an empty accumulator under semiring sr.
+ * Errors: DSMM_ERR_UNSUPPORTED (no device on ctx, or no CUDA); DSMM_ERR_ARG (ncols beyond the
+ * device's 32-bit columns); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_semiring sr,
+                                 dsmmi_gpu_acc **out);
+/* dsmmi_gpu_acc_multiply: A * B on the device (A nrows x m, B m x ncols, 64-bit row pointers
+ * from 0 and 32-bit columns, as a SUMMA piece's view), the product added to acc. a_dev / b_dev
+ * say the operand's arrays are device memory (received by a CUDA-aware MPI: used where they
+ * are, float or pattern values widened on the device); else they are uploaded. info as a
+ * local product's (flops, nnz of the stage product, device and copy seconds, on_gpu 1).
+ * Errors: DSMM_ERR_DIM; DSMM_ERR_NOMEM (pool or host); DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A, int a_dev,
+                                   const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info);
+/* dsmmi_gpu_acc_add: P (host, nrows x ncols, any column width and value type) uploaded and
+ * added to acc, as a product made on the host. Errors: as dsmmi_gpu_acc_multiply. */
+dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *P);
+/* dsmmi_gpu_acc_finish: the sum of everything added, as a new host CSR (rows sorted, values
+ * of type, col_bits-wide columns): one download. acc is empty afterwards. merges and
+ * merge_seconds (either may be NULL) get the merges made since acc was created and their
+ * device time (events). Errors: DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type, int col_bits,
+                                 dsmm_csr **C, int *merges, double *merge_seconds);
+/* dsmmi_gpu_acc_free: frees acc and every product it holds (*acc NULL afterwards). */
+void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **acc);
+
+/* dsmmi_gpu_buf_alloc / dsmmi_gpu_buf_free (gpu.c): a block of the device pool for the caller
+ * (receive buffers a CUDA-aware MPI writes into). Errors: DSMM_ERR_UNSUPPORTED (no device);
+ * DSMM_ERR_NOMEM naming what. */
+dsmm_status dsmmi_gpu_buf_alloc(dsmm_ctx *ctx, size_t bytes, const char *what, void **out);
+void *dsmmi_gpu_buf_free(dsmm_ctx *ctx, void *p);
+/* dsmmi_gpu_copy (device.cu): bytes from src to dst, host to device (to_device 1) or device to
+ * host, completed on return (tests place a piece where a CUDA-aware MPI would leave it).
+ * Errors: DSMM_ERR_UNSUPPORTED (no device); DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src, size_t bytes, int to_device);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The device state of a context (device.cu; gpu.c holds the C side)                          */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -79,3 +79,48 @@ dsmm_status dsmmi_gpu_ooc_exec(dsmm_ctx *ctx, dsmmi_ooc *run, int side, void *us
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu out-of-core: %s",
                        NO_CUDA);
 }
+
+dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_semiring sr,
+                                 dsmmi_gpu_acc **out)
+{
+    (void)nrows, (void)ncols, (void)sr;
+    *out = NULL;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A, int a_dev,
+                                   const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info)
+{
+    (void)acc, (void)A, (void)a_dev, (void)B, (void)b_dev, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *P)
+{
+    (void)acc, (void)P;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type, int col_bits,
+                                 dsmm_csr **C, int *merges, double *merge_seconds)
+{
+    (void)acc, (void)type, (void)col_bits, (void)merges, (void)merge_seconds;
+    *C = NULL;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
+                       NO_CUDA);
+}
+
+void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **acc)
+{
+    (void)ctx;
+    *acc = NULL;
+}
+
+dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src, size_t bytes, int to_device)
+{
+    (void)dst, (void)src, (void)bytes, (void)to_device;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu copy: %s", NO_CUDA);
+}

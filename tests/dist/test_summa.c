@@ -6,6 +6,7 @@
 // per rank and link class, equal to the count derived from the tile sizes; and the exact count
 // of SUMMA's stage products (dsmmi_summa_count) against a stage-by-stage reference.
 #include <limits.h>
+#include <string.h>
 
 #include "dist_common.h"
 
@@ -213,6 +214,33 @@ static int test_errors(void)
         CHECK_ALL(CD == NULL);
         // Plus-times reads values; a pattern input fails as in the local product.
         CHECK_ALL_ST(ctx, dsmm_spgemm(ctx, DA, DP, &C), DSMM_ERR_ARG);
+        dsmm_ctx_clear_error(ctx);
+        // gpu_resident: SUMMA's, so not with a one-sided algorithm, the fused accumulation
+        // or a CPU kernel; on a context without a device (these tests' contexts have none)
+        // every rank fails alike and C stays NULL.
+        dsmm_dist_opts_init(&o);
+        o.spgemm.semiring = DSMM_PLUS_PAIR;
+        o.gpu_resident = 1;
+        o.alg = DSMM_DIST_RDMA_C;
+        CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "one-sided") != NULL);
+        dsmm_ctx_clear_error(ctx); // the first error stays until cleared
+        o.alg = DSMM_DIST_SUMMA;
+        o.accumulate = DSMM_ACC_FUSED;
+        CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "fused") != NULL);
+        dsmm_ctx_clear_error(ctx); // the first error stays until cleared
+        o.accumulate = DSMM_ACC_AUTO;
+        o.spgemm.alg = DSMM_SPGEMM_HASH;
+        CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "auto or gpu") != NULL);
+        dsmm_ctx_clear_error(ctx); // the first error stays until cleared
+        o.spgemm.alg = DSMM_SPGEMM_AUTO;
+        o.alg = DSMM_DIST_AUTO; // resident picks SUMMA
+        CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_UNSUPPORTED);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "dsmm_ctx_set_gpu") != NULL ||
+                  strstr(dsmm_ctx_last_error(ctx), "without CUDA") != NULL);
+        CHECK_ALL(C == NULL);
         dsmm_ctx_clear_error(ctx);
         // The good products still work.
         CHECK_ALL_OK(ctx, dsmm_spmm(ctx, DA, D7, &CD));

@@ -6,12 +6,14 @@
 // beta 0 and not, strided B and C; AUTO's threshold; a pool too small for the product; the
 // out-of-core product (device only and hybrid) with C 4x the pool and more; the SpGEMM's row
 // bins made on the device against the host's, and products planned on the host; both ways of
-// handing a row's products to the threads.
+// handing a row's products to the threads; stage products kept and merged on the device
+// (gpu_resident), from host pieces and from pieces in device memory.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "dist/summa.h"
 #include "gpu/gpu.h"
 #include "ref.h"
 
@@ -597,6 +599,187 @@ static int test_spmm(void)
     return TEST_PASS;
 }
 
+// Stage products kept on the device (dsmm_dist_opts.gpu_resident): products added from the
+// host and summed on the device equal the host's k-way merge for every semiring, on empty,
+// one-row and rectangular shapes with empty parts and float, double and pattern values; the
+// binary schedule merges k - 1 times (once for a lone product, whose rows it sorts); and C
+// crosses the bus once: the download counted to the byte.
+static int test_resident_merge(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    static const dsmm_idx shapes[][2] = {{0, 0}, {0, 4}, {5, 0}, {1, 1}, {37, 23}, {300, 200}};
+    static const int parts[] = {0, 1, 2, 3, 5};
+    for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; h++) {
+        dsmm_idx nr = shapes[h][0], nc = shapes[h][1];
+        for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++) {
+            int k = parts[q];
+            dsmm_csr *P[5] = {NULL, NULL, NULL, NULL, NULL};
+            for (int j = 0; j < k; j++) {
+                test_mat o;
+                // part 1 empty; values double, float or a pattern (ones) by turns
+                test_mat_init(&o, nr, nc, j == 1 ? 0.0 : 0.15, seed_at(1000 + 10 * h + j));
+                o.empty_rows = 0.2;
+                o.type = j % 3 == 0 ? DSMM_DOUBLE : j % 3 == 1 ? DSMM_FLOAT : DSMM_PATTERN;
+                CHECK_OK(ctx, test_rand_csr(ctx, &o, &P[j]));
+            }
+            for (int sr = 0; sr < DSMM_SEMIRING_COUNT; sr++) {
+                char what[96];
+                snprintf(what, sizeof what, "resident merge %lldx%lld, %d parts, semiring %d",
+                         (long long)nr, (long long)nc, k, sr);
+                dsmm_csr *W = NULL, *G = NULL;
+                CHECK_OK(ctx, dsmmi_csr_merge(ctx, (const dsmm_csr *const *)P, k, nr, nc,
+                                              (dsmm_semiring)sr, DSMM_DOUBLE, 64, &W));
+                dsmmi_gpu_acc *acc = NULL;
+                CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, nr, nc, (dsmm_semiring)sr, &acc));
+                for (int j = 0; j < k; j++) CHECK_OK(ctx, dsmmi_gpu_acc_add(ctx, acc, P[j]));
+                dsmm_gpu_info before, after;
+                CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &before));
+                int merges = -1;
+                double sec = -1;
+                CHECK_OK(ctx, dsmmi_gpu_acc_finish(ctx, acc, DSMM_DOUBLE, 64, &G, &merges, &sec));
+                CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &after));
+                dsmmi_gpu_acc_free(ctx, &acc);
+                CHECK(acc == NULL);
+                CHECK_MSG(merges == (k == 0 ? 0 : k == 1 ? 1 : k - 1), "%s: %d merges", what,
+                          merges);
+                CHECK(sec >= 0);
+                double down = k == 0 ? 0 : (double)((nr + 1) * 8 + G->nnz * (4 + 8));
+                CHECK_MSG(after.bytes_d2h - before.bytes_d2h == down,
+                          "%s: %.0f bytes downloaded, want %.0f", what,
+                          after.bytes_d2h - before.bytes_d2h, down);
+                CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
+                          dsmm_ctx_last_error(ctx));
+                CHECK_MSG(G->sorted, "%s: rows not sorted", what);
+                if (test_csr_same(ctx, G, W, 1e-12, 1e-300, what) != TEST_PASS) return TEST_FAIL;
+                dsmm_csr_destroy(&G);
+                dsmm_csr_destroy(&W);
+            }
+            for (int j = 0; j < k; j++) dsmm_csr_destroy(&P[j]);
+        }
+    }
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_MSG(gi.pool_in_use == 0, "%zu pool bytes still held", gi.pool_in_use);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// SUMMA's stages on the device: A(:, lo:hi) * B(lo:hi, :) for three stages, each pair of
+// pieces packed in SUMMA's wire layout and multiplied either from the host (uploaded) or from
+// device memory (copied there first, where a CUDA-aware MPI leaves a received piece: float and
+// pattern values widened on the device), the products kept and summed on the device: the
+// CPU's A * B, for a rectangular random product with empty rows and a skewed R-MAT square,
+// double, float and pattern values, every semiring that reads them.
+static int test_resident_stages(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    for (int c = 0; c < 2; c++) {
+        dsmm_csr *A0 = NULL, *B0 = NULL;
+        if (c == 0) {
+            test_mat o;
+            test_mat_init(&o, 120, 90, 0.08, seed_at(2000));
+            o.empty_rows = 0.2;
+            CHECK_OK(ctx, test_rand_csr(ctx, &o, &A0));
+            test_mat_init(&o, 90, 70, 0.1, seed_at(2001));
+            o.empty_cols = 0.2;
+            CHECK_OK(ctx, test_rand_csr(ctx, &o, &B0));
+        } else {
+            CHECK_OK(ctx, test_rand_rmat(ctx, 10, 8, 0, DSMM_DOUBLE, seed_at(2002), &A0));
+            CHECK_OK(ctx, test_rand_rmat(ctx, 10, 8, 0, DSMM_DOUBLE, seed_at(2003), &B0));
+        }
+        for (int t = 0; t < 3; t++) {
+            dsmm_type type = t == 0 ? DSMM_DOUBLE : t == 1 ? DSMM_FLOAT : DSMM_PATTERN;
+            dsmm_csr *A = NULL, *B = NULL;
+            CHECK_OK(ctx, test_csr_convert(ctx, A0, type, 32, &A));
+            CHECK_OK(ctx, test_csr_convert(ctx, B0, type, 32, &B));
+            for (int sr = 0; sr < DSMM_SEMIRING_COUNT; sr++) {
+                if (type == DSMM_PATTERN && sr != DSMM_PLUS_TIMES && sr != DSMM_PLUS_PAIR)
+                    continue;
+                dsmm_csr *W = NULL;
+                dsmm_spgemm_opts so;
+                dsmm_spgemm_info wi;
+                dsmm_spgemm_opts_init(&so);
+                so.alg = DSMM_SPGEMM_HASH;
+                so.semiring = (dsmm_semiring)sr;
+                so.type = DSMM_DOUBLE;
+                CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, B, &so, &W, &wi));
+                for (int dev = 0; dev < 2; dev++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "resident stages, case %d, type %d, semiring %d, %s",
+                             c, (int)type, sr, dev ? "device pieces" : "host pieces");
+                    dsmmi_gpu_acc *acc = NULL;
+                    CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, A->nrows, B->ncols,
+                                                       (dsmm_semiring)sr, &acc));
+                    dsmm_idx m = A->ncols, bounds[4] = {0, m / 3, 2 * m / 3, m};
+                    double flops = 0;
+                    for (int s = 0; s < 3; s++) {
+                        dsmm_csr *Ap = NULL, *Bp = NULL, Av, Bv;
+                        char *abuf = NULL, *bbuf = NULL;
+                        void *ad = NULL, *bd = NULL;
+                        CHECK_OK(ctx, dsmm_csr_extract(ctx, A, 0, A->nrows, bounds[s],
+                                                       bounds[s + 1], &Ap));
+                        CHECK_OK(ctx, dsmm_csr_extract(ctx, B, bounds[s], bounds[s + 1], 0,
+                                                       B->ncols, &Bp));
+                        if (Ap->nnz > 0 && Bp->nnz > 0) { // SUMMA skips an empty piece's stage
+                            CHECK_OK(ctx, dsmmi_piece_pack(ctx, Ap, type, &abuf));
+                            CHECK_OK(ctx, dsmmi_piece_pack(ctx, Bp, type, &bbuf));
+                            size_t ab = dsmmi_piece_bytes(Ap->nrows, Ap->nnz, type);
+                            size_t bb = dsmmi_piece_bytes(Bp->nrows, Bp->nnz, type);
+                            const char *ap = abuf, *bp = bbuf;
+                            if (dev) {
+                                CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, ab, "test piece", &ad));
+                                CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, bb, "test piece", &bd));
+                                CHECK_OK(ctx, dsmmi_gpu_copy(ctx, ad, abuf, ab, 1));
+                                CHECK_OK(ctx, dsmmi_gpu_copy(ctx, bd, bbuf, bb, 1));
+                                ap = ad;
+                                bp = bd;
+                            }
+                            dsmmi_piece_view(ap, Ap->nrows, Ap->ncols, Ap->nnz, type, ctx, &Av);
+                            dsmmi_piece_view(bp, Bp->nrows, Bp->ncols, Bp->nnz, type, ctx, &Bv);
+                            dsmm_spgemm_info info;
+                            CHECK_OK(ctx,
+                                     dsmmi_gpu_acc_multiply(ctx, acc, &Av, dev, &Bv, dev, &info));
+                            CHECK(info.on_gpu == 1);
+                            CHECK_NEAR(info.flops, ref_flops(Ap, Bp), 0);
+                            flops += info.flops;
+                            ad = dsmmi_gpu_buf_free(ctx, ad);
+                            bd = dsmmi_gpu_buf_free(ctx, bd);
+                        }
+                        abuf = dsmmi_free(ctx, abuf);
+                        bbuf = dsmmi_free(ctx, bbuf);
+                        dsmm_csr_destroy(&Ap);
+                        dsmm_csr_destroy(&Bp);
+                    }
+                    CHECK_NEAR(flops, wi.flops, 0);
+                    dsmm_csr *G = NULL;
+                    CHECK_OK(ctx, dsmmi_gpu_acc_finish(ctx, acc, DSMM_DOUBLE, 32, &G, NULL, NULL));
+                    dsmmi_gpu_acc_free(ctx, &acc);
+                    CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
+                              dsmm_ctx_last_error(ctx));
+                    double big = 0;
+                    for (dsmm_idx q = 0; q < W->nnz; q++)
+                        if (fabs(dsmm_csr_value(W, q)) > big) big = fabs(dsmm_csr_value(W, q));
+                    if (test_csr_same(ctx, G, W, 1e-12, 1e-12 * big + 1e-300, what) != TEST_PASS)
+                        return TEST_FAIL;
+                    dsmm_csr_destroy(&G);
+                }
+                dsmm_csr_destroy(&W);
+            }
+            dsmm_csr_destroy(&A);
+            dsmm_csr_destroy(&B);
+        }
+        dsmm_csr_destroy(&A0);
+        dsmm_csr_destroy(&B0);
+    }
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_MSG(gi.pool_in_use == 0, "%zu pool bytes still held", gi.pool_in_use);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     if (dsmm_gpu_count() == 0) {
@@ -607,7 +790,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
         TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
         TEST(test_spmm),          TEST(test_ooc),         TEST(test_spgemm_plan),
-        TEST(test_spgemm_spread),
+        TEST(test_spgemm_spread), TEST(test_resident_merge), TEST(test_resident_stages),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
