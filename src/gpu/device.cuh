@@ -24,8 +24,9 @@ static inline cudaEvent_t event(const dsmmi_gpu *g, int i)
 /* The pinned buffers minus their last SCRATCH_BYTES, which staged copies never touch:
  * scratch(g, k) is 8-byte word k (k < 32) of that tail in pinned[1], for small readbacks (the
  * nnz after the symbolic scan) that may land while a staged copy runs on the other stream.
- * Words 0-1: the SpGEMM lanes' nnz; 2: the cuSPARSE entry's flops count; 8-31: the bin counts
- * of the SpGEMM's planning on the device (12 words a lane). */
+ * Words 0-1: the SpGEMM lanes' nnz; 2: the cuSPARSE entry's flops count; 3: the entries of a
+ * sum of resident stage products (resident.cu); 8-31: the bin counts of the SpGEMM's planning
+ * on the device (12 words a lane). */
 constexpr size_t SCRATCH_BYTES = 256;
 static inline size_t stage_bytes(const dsmmi_gpu *g)
 {

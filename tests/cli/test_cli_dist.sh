@@ -60,6 +60,14 @@ expect_grep "$tmp/err" "not PRxPC"
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo nonesuch
 expect_grep "$tmp/err" "auto\|local\|summa"
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --estimate
+expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --gpu-resident
+expect_grep "$tmp/err" "gpu-resident needs a distributed --algo"
+# --gpu-resident without a device (or without CUDA): a clear failure, no file
+if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep -q '^CUDA: yes; GPU: none'; then
+    expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/res.mtx" --algo summa --gpu-resident
+    expect_grep "$tmp/err" "CUDA"
+    expect_none "$tmp/res.mtx"
+fi
 expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --grid 2x2
 expect_grep "$tmp/err" "grid 2x2 does not match 1 ranks"
 expect_rc 1 "$dsmm" spgemm "$data/nonexistent.mtx" -o "$tmp/x.mtx" --algo summa

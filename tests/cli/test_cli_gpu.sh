@@ -3,8 +3,9 @@
 # binary: `dsmm spgemm --kernel gpu` and `--kernel cusparse` (every entry, values within 1e-12),
 # the out-of-core `--gpu` driver (one chunk, and many chunks under a small --gpu-mem) and
 # `--gpu --hybrid`, `dsmm spmm --kernel gpu|cusparse` (float and double, k = 7, 64),
-# `dsmm mcl --gpu` (the same clusters as the CPU run), the --stats "gpu" record, and a pool too
-# small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
+# `dsmm mcl --gpu` (the same clusters as the CPU run), SUMMA's stage products resident on the
+# device (`--gpu-resident`, spgemm and mcl, 1 rank and with MPI 2 and 4), the --stats "gpu"
+# record, and a pool too small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
 # binary was built without CUDA or sees no device.
 # usage: test_cli_gpu.sh DSMM_BINARY DATA_DIR [TEST_BADINPUT_BINARY (unused)]
 set -u
@@ -93,6 +94,25 @@ expect_grep "$tmp/out" '^d=0[[:space:]]'
 cat "$tmp/out"
 expect_grep "$tmp/mcl.gpu.json" '"products_gpu": ?[1-9]'
 
+# SUMMA's stage products resident on the device (--gpu-resident): merged there, one download
+for a in "$data/hep-th.mtx.gz" "$data/facebook-combined.mtx.gz"; do
+    b=$(basename "$a" .mtx.gz)
+    expect_rc 0 "$dsmm" spgemm "$a" -o "$tmp/$b.res.mtx" --algo summa --gpu-resident \
+        --stats "$tmp/$b.res.json" --quiet
+    coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.res.mtx"
+    expect_grep "$tmp/$b.res.json" '"gpu_resident": ?1'
+    expect_grep "$tmp/$b.res.json" '"accumulate": ?"device"'
+done
+expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
+expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
+expect_grep "$tmp/out" '^d=0[[:space:]]'
+expect_grep "$tmp/mcl.res.json" '"products_gpu": ?[1-9]'
+# a CPU kernel cannot be resident
+expect_rc 1 "$dsmm" spgemm "$data/hep-th.mtx.gz" -o "$tmp/res.bad.mtx" --algo summa --gpu-resident \
+    --kernel hash
+expect_grep "$tmp/err" 'auto or gpu'
+expect_none "$tmp/res.bad.mtx"
+
 # several ranks sharing the device: SUMMA's tile products and MCL's pipelined expansion on it
 if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
     mpi=(mpirun --oversubscribe)
@@ -103,7 +123,17 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
             --stats "$tmp/summa$n.json" --quiet
         coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/summa$n.mtx"
         expect_grep "$tmp/summa$n.json" '"products_gpu": ?[1-9]'
+        # resident: the stages' products summed on the device (pieces in device memory when
+        # this MPI is CUDA-aware: mpi_device_buffers 1)
+        expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spgemm "$a" -o "$tmp/res$n.mtx" --algo summa --gpu-resident \
+            --stats "$tmp/res$n.json" --quiet
+        coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/res$n.mtx"
+        expect_grep "$tmp/res$n.json" '"gpu_merges": ?[1-9]'
+        expect_grep "$tmp/res$n.json" '"mpi_device_buffers": ?[01]'
     done
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.res" -q -te 2 --gpu-resident
+    expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl2.res"
+    expect_grep "$tmp/out" '^d=0[[:space:]]'
     # two threads a rank: the pipelined SUMMA, with HipMCL's Table V idle times
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.gpu" -q -te 2 --gpu-min-flops 0 \
         --stats "$tmp/mcl2.json"

@@ -229,6 +229,9 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc --estimate 2 -o est.out
 expect_grep "$tmp/err" "estimate: '2' is not auto, exact or a key count"
 expect_none est.out
 expect_rc 2 "$dsmm" mcl "$collins" --abc -I 1.4,2 -o -
+expect_rc 2 "$dsmm" mcl "$collins" --abc --gpu-resident --accumulate fused -o res.out
+expect_grep "$tmp/err" "gpu-resident merges the stage products on the device"
+expect_none res.out
 expect_rc 1 "$dsmm" mcl missing.abc --abc -o m.out
 expect_grep "$tmp/err" 'missing.abc'
 expect_none m.out
