@@ -12,8 +12,10 @@
 #                       bench/bench_gpu (built elsewhere with the same CUDA): no configure, no
 #                       build, the test binaries run directly instead of through ctest
 #   DSMM_DATA=DIR       the data folder (default ../shared/data, then shared/data)
-#   DSMM_GPU_STEPS="tests cli bench plan sanitizer ooc"   the steps to run, in this order
-#                       (plan: bench_gpu's SpGEMM again with the rows binned on the host)
+#   DSMM_GPU_STEPS="tests cli bench plan sanitizer ooc resident"   the steps to run, in this
+#                       order (plan: bench_gpu's SpGEMM again with the rows binned on the host;
+#                       resident: SUMMA's stage products merged on the host against on the
+#                       device, bench/gpu/resident.sh)
 #   DSMM_GPU_BENCH_ARGS extra arguments of bench_gpu (default: --reps 5 --rmat 18 --rmat 19 --rmat 20)
 #   DSMM_GPU_BENCH_SECS, DSMM_GPU_SANITIZER_SECS, DSMM_GPU_OOC_SECS   the steps' time limits
 #                       (420, 480 and 300 s; racecheck needs about 330 s for the SpGEMM tests)
@@ -23,7 +25,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build/gpu}
 OUT=${2:-${OUT:-.}}
-STEPS=${DSMM_GPU_STEPS:-tests cli bench plan sanitizer ooc}
+STEPS=${DSMM_GPU_STEPS:-tests cli bench plan sanitizer ooc resident}
 mkdir -p "$OUT"
 export PATH=$PATH:/usr/local/cuda/bin
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -95,6 +97,7 @@ if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
       step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-480}" \
         "$OUT/sanitizer-$tool-$only.log" compute-sanitizer --tool "$tool" --print-limit 1000 \
         --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spgemm_plan test_spgemm_spread test_spmm \
+        test_resident_merge test_resident_stages \
         | grep -E "SUMMARY|passed|exit"
       grep -oE "(Error|Warning): .*|in [A-Za-z_][A-Za-z0-9_:<>, ]*\(" "$OUT/sanitizer-$tool-$only.log" \
         | sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -12
@@ -105,5 +108,11 @@ if has ooc; then
   echo "== out of core and hybrid (bench/ooc.sh --gpu: CPU in core on all cores, GPU chunks, hybrid)"
   step ooc "${DSMM_GPU_OOC_SECS:-300}" "$OUT/ooc.log" bash bench/ooc.sh "$BUILD/bin/dsmm" --gpu --repeat "${DSMM_GPU_OOC_REPEAT:-3}" \
     --out /tmp/dsmm-bench-ooc
+fi
+if has resident; then
+  echo "== SUMMA's stage products: merged on the host against resident on the device (--gpu-resident)"
+  step resident "${DSMM_GPU_RESIDENT_SECS:-300}" "$OUT/resident.log" bash bench/gpu/resident.sh "$BUILD/bin/dsmm" \
+    "$OUT/resident" "$DATA/matrices/cage11.mtx.gz" "$DATA/graphs/ca-condmat-cc1.mtx.gz" "$DATA/graphs/facebook-combined.mtx.gz" \
+    "$DATA/graphs/email-enron.mtx.gz"
 fi
 exit $rc_all
