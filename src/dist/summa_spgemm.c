@@ -45,8 +45,7 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
         DSMM_CHECK(ctx, o->accumulate != DSMM_ACC_FUSED, DSMM_ERR_ARG,
                    "spgemm: gpu_resident merges the stage products on the device; it does not "
                    "combine with the fused accumulation");
-        DSMM_CHECK(ctx,
-                   o->spgemm.alg == DSMM_SPGEMM_AUTO || o->spgemm.alg == DSMM_SPGEMM_GPU,
+        DSMM_CHECK(ctx, o->spgemm.alg == DSMM_SPGEMM_AUTO || o->spgemm.alg == DSMM_SPGEMM_GPU,
                    DSMM_ERR_ARG,
                    "spgemm: gpu_resident multiplies with dsmm's GPU kernel; the local kernel "
                    "must be auto or gpu");
@@ -137,8 +136,7 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
     // An empty stage still counts in the binary schedule: it pushes no list.
-    if (an == 0 || bn == 0)
-        return r->dacc ? DSMM_OK : dsmmi_merge_acc_push(ctx, &r->acc, &part);
+    if (an == 0 || bn == 0) return r->dacc ? DSMM_OK : dsmmi_merge_acc_push(ctx, &r->acc, &part);
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
@@ -452,10 +450,10 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spgemm", "summa", g, prefetch, &rs, S, r.plan.lo,
                                   r.plan.hi, r.stage_flops, A->nnz + B->nnz, Cd->nnz));
         DSMM_TRY(dsmm_stats_set_str(o.stats, "accumulate",
-                                    fuse       ? "fused"
-                                    : r.dacc   ? "device"
-                                    : binary   ? "binary"
-                                               : "merge"));
+                                    fuse     ? "fused"
+                                    : r.dacc ? "device"
+                                    : binary ? "binary"
+                                             : "merge"));
         DSMM_TRY(dsmm_stats_set_int(o.stats, "gpu_resident", r.dacc != NULL));
         if (r.dacc) {
             DSMM_TRY(dsmm_stats_set_int(o.stats, "gpu_merges", dev_merges));

@@ -250,7 +250,7 @@ static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Stage products kept on the device (resident.cu): SUMMA's tiles with dsmm_dist_opts.gpu_resident */
+/* Stage products kept on the device (resident.cu): SUMMA with dsmm_dist_opts.gpu_resident    */
 /* ------------------------------------------------------------------------------------------ */
 
 /* An accumulator of nrows x ncols products on ctx's device: each stage's product stays in the

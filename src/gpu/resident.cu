@@ -93,9 +93,9 @@ __global__ void rows_of(const unsigned long long *__restrict__ key, dsmm_idx nnz
     }
 }
 
-__global__ void cols_of(const unsigned long long *__restrict__ key,
-                        const double *__restrict__ agg, dsmm_idx nnz, dsmm_idx ncols,
-                        int32_t *__restrict__ col, double *__restrict__ val)
+__global__ void cols_of(const unsigned long long *__restrict__ key, const double *__restrict__ agg,
+                        dsmm_idx nnz, dsmm_idx ncols, int32_t *__restrict__ col,
+                        double *__restrict__ val)
 {
     for (dsmm_idx e = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; e < nnz;
          e += (dsmm_idx)gridDim.x * blockDim.x) {
@@ -176,8 +176,8 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
         DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, need, key[0], key[1], val[0], val[1],
                                                    (int64_t)total, 0, bits, s));
         need = tmp_bytes;
-        DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(tmp, need, key[1], key[0], val[1], val[0],
-                                                  runs_d, sr_add{(int)sr}, (int64_t)total, s));
+        DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(tmp, need, key[1], key[0], val[1], val[0], runs_d,
+                                                  sr_add{(int)sr}, (int64_t)total, s));
     }
     DSMMG_CUDA(cudaMemcpyAsync(dsmmg::scratch(g, RUNS_WORD), runs_d, sizeof nnz,
                                cudaMemcpyDeviceToHost, s));
@@ -186,8 +186,8 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
     out->nnz = nnz;
     DSMM_TRY(pool_alloc(ctx, g, (size_t)nnz * sizeof(int32_t), "columns of a sum",
                         (void **)&out->col_d, NULL));
-    DSMM_TRY(pool_alloc(ctx, g, (size_t)nnz * sizeof(double), "values of a sum", &out->val_d,
-                        NULL));
+    DSMM_TRY(
+        pool_alloc(ctx, g, (size_t)nnz * sizeof(double), "values of a sum", &out->val_d, NULL));
     rows_of<<<blocks_for(nrows + 1), BLOCK, 0, s>>>(key[0], nnz, nrows, ncols, out->rowptr_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "merge row pointers"));
     cols_of<<<blocks_for(nnz), BLOCK, 0, s>>>(key[0], val[0], nnz, ncols, out->col_d,
@@ -265,8 +265,8 @@ struct operand {
     void *own_val;
 };
 
-dsmm_status operand_make(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *P, int on_device,
-                         int values, operand *o)
+dsmm_status operand_make(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *P, int on_device, int values,
+                         operand *o)
 {
     dsmm_status st = DSMM_OK;
     memset(o, 0, sizeof *o);
@@ -288,8 +288,8 @@ dsmm_status operand_make(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *P, int on_
         o->d.val_d = P->val;
         goto cleanup;
     }
-    DSMM_TRY(pool_alloc(ctx, g, (size_t)P->nnz * sizeof(double), "widened values", &o->own_val,
-                        NULL));
+    DSMM_TRY(
+        pool_alloc(ctx, g, (size_t)P->nnz * sizeof(double), "widened values", &o->own_val, NULL));
     o->d.val_d = o->own_val;
     widen<<<blocks_for(P->nnz), BLOCK, 0, stream(g, 0)>>>(
         P->type == DSMM_FLOAT ? (const float *)P->val : NULL, P->nnz, (double *)o->own_val);
@@ -329,9 +329,9 @@ cleanup:
     return st;
 }
 
-extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc,
-                                              const dsmm_csr *A, int a_dev, const dsmm_csr *B,
-                                              int b_dev, dsmm_spgemm_info *info)
+extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A,
+                                              int a_dev, const dsmm_csr *B, int b_dev,
+                                              dsmm_spgemm_info *info)
 {
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
@@ -346,8 +346,8 @@ extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc,
                "gpu resident tiles: no device or accumulator");
     DSMM_CHECK(ctx, A->ncols == B->nrows && A->nrows == acc->nrows && B->ncols == acc->ncols,
                DSMM_ERR_DIM, "gpu resident tiles: %lldx%lld times %lldx%lld into %lldx%lld",
-               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows,
-               (long long)B->ncols, (long long)acc->nrows, (long long)acc->ncols);
+               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols,
+               (long long)acc->nrows, (long long)acc->ncols);
     {
         int values = acc->sr != DSMM_PLUS_PAIR;
         double t0 = dsmmi_wtime();

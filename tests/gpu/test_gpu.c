@@ -641,8 +641,10 @@ static int test_resident_merge(void)
                 CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &after));
                 dsmmi_gpu_acc_free(ctx, &acc);
                 CHECK(acc == NULL);
-                CHECK_MSG(merges == (k == 0 ? 0 : k == 1 ? 1 : k - 1), "%s: %d merges", what,
-                          merges);
+                CHECK_MSG(merges == (k == 0   ? 0
+                                     : k == 1 ? 1
+                                              : k - 1),
+                          "%s: %d merges", what, merges);
                 CHECK(sec >= 0);
                 double down = k == 0 ? 0 : (double)((nr + 1) * 8 + G->nnz * (4 + 8));
                 CHECK_MSG(after.bytes_d2h - before.bytes_d2h == down,
@@ -695,8 +697,7 @@ static int test_resident_stages(void)
             CHECK_OK(ctx, test_csr_convert(ctx, A0, type, 32, &A));
             CHECK_OK(ctx, test_csr_convert(ctx, B0, type, 32, &B));
             for (int sr = 0; sr < DSMM_SEMIRING_COUNT; sr++) {
-                if (type == DSMM_PATTERN && sr != DSMM_PLUS_TIMES && sr != DSMM_PLUS_PAIR)
-                    continue;
+                if (type == DSMM_PATTERN && sr != DSMM_PLUS_TIMES && sr != DSMM_PLUS_PAIR) continue;
                 dsmm_csr *W = NULL;
                 dsmm_spgemm_opts so;
                 dsmm_spgemm_info wi;
@@ -707,11 +708,12 @@ static int test_resident_stages(void)
                 CHECK_OK(ctx, dsmm_csr_spgemm_ex(ctx, A, B, &so, &W, &wi));
                 for (int dev = 0; dev < 2; dev++) {
                     char what[96];
-                    snprintf(what, sizeof what, "resident stages, case %d, type %d, semiring %d, %s",
-                             c, (int)type, sr, dev ? "device pieces" : "host pieces");
+                    snprintf(what, sizeof what,
+                             "resident stages, case %d, type %d, semiring %d, %s", c, (int)type, sr,
+                             dev ? "device pieces" : "host pieces");
                     dsmmi_gpu_acc *acc = NULL;
-                    CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, A->nrows, B->ncols,
-                                                       (dsmm_semiring)sr, &acc));
+                    CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, A->nrows, B->ncols, (dsmm_semiring)sr,
+                                                       &acc));
                     dsmm_idx m = A->ncols, bounds[4] = {0, m / 3, 2 * m / 3, m};
                     double flops = 0;
                     for (int s = 0; s < 3; s++) {
@@ -787,10 +789,18 @@ int main(int argc, char **argv)
         return TEST_SKIP;
     }
     static const test_case tests[] = {
-        TEST(test_spgemm_shapes), TEST(test_spgemm_bins), TEST(test_spgemm_semirings_types),
-        TEST(test_spgemm_real),   TEST(test_spgemm_auto), TEST(test_spgemm_small_pool),
-        TEST(test_spmm),          TEST(test_ooc),         TEST(test_spgemm_plan),
-        TEST(test_spgemm_spread), TEST(test_resident_merge), TEST(test_resident_stages),
+        TEST(test_spgemm_shapes),
+        TEST(test_spgemm_bins),
+        TEST(test_spgemm_semirings_types),
+        TEST(test_spgemm_real),
+        TEST(test_spgemm_auto),
+        TEST(test_spgemm_small_pool),
+        TEST(test_spmm),
+        TEST(test_ooc),
+        TEST(test_spgemm_plan),
+        TEST(test_spgemm_spread),
+        TEST(test_resident_merge),
+        TEST(test_resident_stages),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
