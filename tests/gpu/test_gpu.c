@@ -653,7 +653,12 @@ static int test_resident_merge(void)
                 CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
                           dsmm_ctx_last_error(ctx));
                 CHECK_MSG(G->sorted, "%s: rows not sorted", what);
-                if (test_csr_same(ctx, G, W, 1e-12, 1e-300, what) != TEST_PASS) return TEST_FAIL;
+                // sums in another order (binary, not k-way): a cancelling entry keeps a residue
+                double big = 0;
+                for (dsmm_idx e = 0; e < W->nnz; e++)
+                    if (fabs(dsmm_csr_value(W, e)) > big) big = fabs(dsmm_csr_value(W, e));
+                if (test_csr_same(ctx, G, W, 1e-12, 1e-13 * big + 1e-300, what) != TEST_PASS)
+                    return TEST_FAIL;
                 dsmm_csr_destroy(&G);
                 dsmm_csr_destroy(&W);
             }
@@ -669,10 +674,10 @@ static int test_resident_merge(void)
 
 // SUMMA's stages on the device: A(:, lo:hi) * B(lo:hi, :) for three stages, each pair of
 // pieces packed in SUMMA's wire layout and multiplied either from the host (uploaded) or from
-// device memory (copied there first, where a CUDA-aware MPI leaves a received piece: float and
-// pattern values widened on the device), the products kept and summed on the device: the
-// CPU's A * B, for a rectangular random product with empty rows and a skewed R-MAT square,
-// double, float and pattern values, every semiring that reads them.
+// device memory (copied there first, where a CUDA-aware MPI leaves a received piece: float
+// values widened on the device), the products kept and summed on the device: the CPU's A * B,
+// for a rectangular random product with empty rows and a skewed R-MAT square, double and
+// float values under every semiring, and patterns under plus-pair.
 static int test_resident_stages(void)
 {
     dsmm_ctx *ctx = gpu_ctx(0);
@@ -697,7 +702,8 @@ static int test_resident_stages(void)
             CHECK_OK(ctx, test_csr_convert(ctx, A0, type, 32, &A));
             CHECK_OK(ctx, test_csr_convert(ctx, B0, type, 32, &B));
             for (int sr = 0; sr < DSMM_SEMIRING_COUNT; sr++) {
-                if (type == DSMM_PATTERN && sr != DSMM_PLUS_TIMES && sr != DSMM_PLUS_PAIR) continue;
+                // a pattern has no values for the others to read (refused, as on the CPU)
+                if (type == DSMM_PATTERN && sr != DSMM_PLUS_PAIR) continue;
                 dsmm_csr *W = NULL;
                 dsmm_spgemm_opts so;
                 dsmm_spgemm_info wi;
