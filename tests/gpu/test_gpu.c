@@ -52,6 +52,15 @@ static int skip_cusparse(int alg_is_cusparse)
     return alg_is_cusparse && e != NULL && strcmp(e, "1") == 0;
 }
 
+// The largest magnitude of W's values (tolerances for entries that cancel).
+static double max_abs(const dsmm_csr *W)
+{
+    double big = 0;
+    for (dsmm_idx k = 0; k < W->nnz; k++)
+        if (fabs(dsmm_csr_value(W, k)) > big) big = fabs(dsmm_csr_value(W, k));
+    return big;
+}
+
 static int same_as_cpu(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, dsmm_spgemm_alg alg,
                        dsmm_semiring sr, int type, int col_bits, int unsorted, const char *what)
 {
@@ -78,10 +87,8 @@ static int same_as_cpu(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_csr *B, dsmm
     CHECK(gi.device_bytes > 0);
     // two summation orders: 1e-12 relative, and 1e-10 of C's largest magnitude for entries
     // that cancel (bcsstk13: terms near 1e10 leave a rounding residue of 0.3 on either side)
-    double big = 0;
-    for (dsmm_idx k = 0; k < W->nnz; k++)
-        if (fabs(dsmm_csr_value(W, k)) > big) big = fabs(dsmm_csr_value(W, k));
-    if (test_csr_same(ctx, G, W, 1e-12, 1e-10 * big + 1e-300, what) != TEST_PASS) return TEST_FAIL;
+    if (test_csr_same(ctx, G, W, 1e-12, 1e-10 * max_abs(W) + 1e-300, what) != TEST_PASS)
+        return TEST_FAIL;
     dsmm_csr_destroy(&G);
     dsmm_csr_destroy(&W);
     return TEST_PASS;
@@ -654,10 +661,7 @@ static int test_resident_merge(void)
                           dsmm_ctx_last_error(ctx));
                 CHECK_MSG(G->sorted, "%s: rows not sorted", what);
                 // sums in another order (binary, not k-way): a cancelling entry keeps a residue
-                double big = 0;
-                for (dsmm_idx e = 0; e < W->nnz; e++)
-                    if (fabs(dsmm_csr_value(W, e)) > big) big = fabs(dsmm_csr_value(W, e));
-                if (test_csr_same(ctx, G, W, 1e-12, 1e-13 * big + 1e-300, what) != TEST_PASS)
+                if (test_csr_same(ctx, G, W, 1e-12, 1e-13 * max_abs(W) + 1e-300, what) != TEST_PASS)
                     return TEST_FAIL;
                 dsmm_csr_destroy(&G);
                 dsmm_csr_destroy(&W);
@@ -766,10 +770,8 @@ static int test_resident_stages(void)
                     dsmmi_gpu_acc_free(ctx, &acc);
                     CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
                               dsmm_ctx_last_error(ctx));
-                    double big = 0;
-                    for (dsmm_idx q = 0; q < W->nnz; q++)
-                        if (fabs(dsmm_csr_value(W, q)) > big) big = fabs(dsmm_csr_value(W, q));
-                    if (test_csr_same(ctx, G, W, 1e-12, 1e-12 * big + 1e-300, what) != TEST_PASS)
+                    if (test_csr_same(ctx, G, W, 1e-12, 1e-12 * max_abs(W) + 1e-300, what) !=
+                        TEST_PASS)
                         return TEST_FAIL;
                     dsmm_csr_destroy(&G);
                 }
