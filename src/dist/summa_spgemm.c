@@ -376,17 +376,16 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     }
     // A CUDA-aware MPI receives the resident product's pieces into the device pool.
     r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && dsmm_mpi_cuda_aware();
-    for (int k = 0; !fuse && r.dev_recv && k < 1 + (prefetch || pipeline) && local == DSMM_OK;
-         k++) {
-        void *ab = NULL, *bb = NULL;
-        local = dsmmi_gpu_buf_alloc(ctx, amax ? amax : 1, "SUMMA receive slot of A", &ab);
-        r.a.buf[k] = ab;
-        if (local == DSMM_OK)
-            local = dsmmi_gpu_buf_alloc(ctx, bmax ? bmax : 1, "SUMMA receive slot of B", &bb);
-        r.b.buf[k] = bb;
-    }
-    for (int k = 0; !fuse && !r.dev_recv && k < 1 + (prefetch || pipeline) && local == DSMM_OK;
-         k++) {
+    for (int k = 0; !fuse && k < 1 + (prefetch || pipeline) && local == DSMM_OK; k++) {
+        if (r.dev_recv) {
+            void *ab = NULL, *bb = NULL;
+            local = dsmmi_gpu_buf_alloc(ctx, amax ? amax : 1, "SUMMA receive slot of A", &ab);
+            r.a.buf[k] = ab;
+            if (local == DSMM_OK)
+                local = dsmmi_gpu_buf_alloc(ctx, bmax ? bmax : 1, "SUMMA receive slot of B", &bb);
+            r.b.buf[k] = bb;
+            continue;
+        }
         r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
         r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
         if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)

@@ -46,21 +46,6 @@ static unsigned blocks_for(dsmm_idx n)
     return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b);
 }
 
-// The row of entry e: the last r with rp[r] <= e (rp[0] = 0 <= e < rp[nrows]).
-__device__ __forceinline__ dsmm_idx row_of(const dsmm_idx *__restrict__ rp, dsmm_idx nrows,
-                                           dsmm_idx e)
-{
-    dsmm_idx lo = 0, hi = nrows; // rp[lo] <= e < rp[hi]
-    while (hi - lo > 1) {
-        dsmm_idx mid = lo + (hi - lo) / 2;
-        if (rp[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 __global__ void keys_of(const dsmm_idx *__restrict__ rp, const int32_t *__restrict__ col,
                         const double *__restrict__ val, dsmm_idx nrows, dsmm_idx nnz,
                         dsmm_idx ncols, unsigned long long *__restrict__ key,
@@ -68,7 +53,7 @@ __global__ void keys_of(const dsmm_idx *__restrict__ rp, const int32_t *__restri
 {
     for (dsmm_idx e = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; e < nnz;
          e += (dsmm_idx)gridDim.x * blockDim.x) {
-        dsmm_idx r = row_of(rp, nrows, e);
+        dsmm_idx r = dsmmg::last_at_or_below(rp, nrows, e); // rp[0] = 0 <= e < rp[nrows]
         key[e] = (unsigned long long)r * (unsigned long long)ncols + (unsigned long long)col[e];
         out[e] = val[e];
     }
@@ -367,17 +352,7 @@ extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc,
         r.cc_d = NULL;
         r.cv_d = NULL;
         memset(info, 0, sizeof *info);
-        info->flops = (double)r.bins.total_flops;
-        info->nnz = r.nnz;
-        info->seconds_symbolic = r.ms_symbolic / 1e3;
-        info->seconds_numeric = r.ms_numeric / 1e3;
-        info->seconds_device = info->seconds_symbolic + info->seconds_numeric;
-        info->seconds_transfer = t_up + r.seconds_upload;
-        info->rows_hash = A->nrows - r.rows_empty;
-        info->threads = 1;
-        info->on_gpu = 1;
-        g->info.products_gpu++;
-        g->info.seconds_kernels += info->seconds_device;
+        dsmmg::spgemm_report(&r, t_up + r.seconds_upload, info);
         dsmmg::spgemm_free(&r);
         DSMM_TRY(push(ctx, g, acc, &C));
         info->device_bytes = g->pool.local_peak - g->pool.peak_mark;

@@ -412,15 +412,7 @@ __global__ void __launch_bounds__(GLOBAL_BLOCK)
     __shared__ int32_t acol[GLOBAL_BLOCK];
     __shared__ double aval[GLOBAL_BLOCK];
     const dsmm_idx t = boff[0] + blockIdx.x;
-    dsmm_idx lo = 0, hi = nrows; // the row: the last g with boff[g] <= t
-    while (hi - lo > 1) {
-        dsmm_idx mid = lo + (hi - lo) / 2;
-        if (boff[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const dsmm_idx g = lo, b = t - boff[g];
+    const dsmm_idx g = dsmmg::last_at_or_below(boff, nrows, t), b = t - boff[g]; // the row
     const int32_t r = rows[g];
     const dsmm_idx T = toff[g + 1] - toff[g], t0 = toff[g] - toff[0];
     int32_t *keys = tkeys + t0;
@@ -915,6 +907,20 @@ cleanup:
 // global rows, plan_global and two inclusive scans. rows_d, toff_d and boff_d are filled on the
 // device; the host gets what the launches need: the counts, the flops' sum and maximum (one
 // wait), and, when there are global rows, their offsets (a second wait). bins.rows stays NULL.
+// The device arrays of the global rows' table and block offsets (ng + 1 entries each), made
+// by plan_device or uploaded from the host's bins.
+static dsmm_status offsets_alloc(product *p, dsmm_idx ng)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_ctx *ctx = p->ctx;
+    DSMM_TRY(dsmmg::pool_alloc(ctx, p->g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
+                               (void **)&p->toff_d, &p->pool_full));
+    DSMM_TRY(dsmmg::pool_alloc(ctx, p->g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
+                               (void **)&p->boff_d, &p->pool_full));
+cleanup:
+    return st;
+}
+
 static dsmm_status plan_device(product *p)
 {
     dsmm_ctx *ctx = p->ctx;
@@ -979,10 +985,7 @@ static dsmm_status plan_device(product *p)
     b->gblk_off = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)ng + 1, sizeof *b->gblk_off);
     DSMM_CHECK(ctx, b->gtab_off && b->gblk_off, DSMM_ERR_NOMEM, "gpu spgemm: row bins");
     b->gtab_off[0] = b->gblk_off[0] = 0;
-    DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
-                               (void **)&p->toff_d, &p->pool_full));
-    DSMM_TRY(dsmmg::pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
-                               (void **)&p->boff_d, &p->pool_full));
+    DSMM_TRY(offsets_alloc(p, ng));
     DSMMG_CUDA(cudaMemsetAsync(p->toff_d, 0, sizeof(dsmm_idx), s));
     DSMMG_CUDA(cudaMemsetAsync(p->boff_d, 0, sizeof(dsmm_idx), s));
     if (ng > 0) {
@@ -1060,10 +1063,7 @@ dsmm_status spgemm_begin(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, int sort
         dsmm_idx ng = r->bins.count[DSMMI_GPU_GLOBAL_BIN];
         DSMM_TRY(pool_alloc(ctx, g, ((size_t)m + 1) * sizeof(int32_t), "row bins",
                             (void **)&r->rows_d, &r->pool_full));
-        DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "table offsets",
-                            (void **)&r->toff_d, &r->pool_full));
-        DSMM_TRY(pool_alloc(ctx, g, ((size_t)ng + 1) * sizeof(dsmm_idx), "block offsets",
-                            (void **)&r->boff_d, &r->pool_full));
+        DSMM_TRY(offsets_alloc(r, ng));
         double t0 = dsmmi_wtime();
         DSMM_TRY(upload_raw(ctx, g, r->rows_d, r->bins.rows, (size_t)m, sizeof(int32_t)));
         DSMM_TRY(upload_raw(ctx, g, r->toff_d, r->bins.gtab_off, (size_t)ng + 1, sizeof(dsmm_idx)));
@@ -1129,6 +1129,22 @@ dsmm_status spgemm_finish(spgemm_run *r)
     r->stage = 3;
 cleanup:
     return st;
+}
+
+void spgemm_report(const spgemm_run *r, double seconds_transfer, dsmm_spgemm_info *info)
+{
+    info->seconds_transfer = seconds_transfer;
+    info->seconds_symbolic = r->ms_symbolic / 1e3;
+    info->seconds_numeric = r->ms_numeric / 1e3;
+    info->seconds_device = info->seconds_symbolic + info->seconds_numeric;
+    info->flops = (double)r->bins.total_flops;
+    info->nnz = r->nnz;
+    info->rows_hash = r->nrows - r->rows_empty;
+    info->sorted = r->sorted;
+    info->threads = 1;
+    info->on_gpu = 1;
+    r->g->info.products_gpu++;
+    r->g->info.seconds_kernels += info->seconds_device;
 }
 
 void spgemm_release(spgemm_run *r)
@@ -1226,19 +1242,8 @@ extern "C" dsmm_status dsmmi_gpu_spgemm(dsmm_ctx *ctx, const dsmmi_spgemm_args *
                   tw_num * 1e3, tw_fin * 1e3, r.ms_symbolic, r.ms_numeric, per_bin);
         dsmmg::csr_d Cd = dsmmg::spgemm_result(&r);
         DSMM_TRY(dsmmg::download_csr(ctx, g, &Cd, a->type, a->col_bits, a->sorted, C));
-        info->seconds_transfer = t_up + r.seconds_upload + (dsmmi_wtime() - t1);
-        info->seconds_symbolic = r.ms_symbolic / 1e3;
-        info->seconds_numeric = r.ms_numeric / 1e3;
-        info->seconds_device = info->seconds_symbolic + info->seconds_numeric;
-        info->flops = (double)r.bins.total_flops;
-        info->nnz = r.nnz;
-        info->rows_hash = a->A->nrows - r.rows_empty;
-        info->sorted = a->sorted;
-        info->threads = 1;
-        info->on_gpu = 1;
+        dsmmg::spgemm_report(&r, t_up + r.seconds_upload + (dsmmi_wtime() - t1), info);
         info->device_bytes = g->pool.local_peak - g->pool.peak_mark;
-        g->info.products_gpu++;
-        g->info.seconds_kernels += info->seconds_device;
     }
 cleanup:
     if (g != NULL) {

@@ -68,6 +68,12 @@ dsmm_status spgemm_finish(spgemm_run *r);
 void spgemm_release(spgemm_run *r);
 void spgemm_free(spgemm_run *r);
 
+/* spgemm_report: a finished product's record in info (flops, nnz, rows with products, the
+ * symbolic and numeric device seconds, seconds_transfer as given, sorted as run, on_gpu 1), and
+ * the product counted in the context's device record (products_gpu, seconds_kernels). The
+ * caller sets device_bytes. */
+void spgemm_report(const spgemm_run *r, double seconds_transfer, dsmm_spgemm_info *info);
+
 /* C on the device (values double; valid after spgemm_numeric, complete after spgemm_finish). */
 static inline csr_d spgemm_result(const spgemm_run *r)
 {
