@@ -156,6 +156,8 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
         DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(NULL, need, key[1], key[0], val[1], val[0],
                                                   runs_d, sr_add{(int)sr}, (int64_t)total, s));
         if (need > tmp_bytes) tmp_bytes = need;
+        // (a NULL scratch would make the calls below size queries again: never 0 bytes)
+        tmp_bytes = tmp_bytes ? tmp_bytes : 1;
         DSMM_TRY(pool_alloc(ctx, g, tmp_bytes, "CUB merge scratch", &tmp, NULL));
         need = tmp_bytes;
         DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, need, key[0], key[1], val[0], val[1],
