@@ -412,8 +412,9 @@ int cli_mcl(int argc, char **argv)
         {"gpu", NULL, "expand with the distributed SpGEMM, large tile products on the CUDA device",
          K_FLAG, &a.gpu, 0, 0},
         {"gpu-resident", NULL,
-         "with --gpu: every stage product on the device, merged there (one download of each "
-         "rank's tile an expansion; pieces land in device memory when MPI is CUDA-aware)",
+         "implies --gpu: the expansion's partial products on the device, merged there (one "
+         "download of each rank's tile an expansion; SUMMA's pieces land in device memory "
+         "when MPI is CUDA-aware)",
          K_FLAG, &a.gpu_resident, 0, 0},
         {"gpu-mem", "SIZE",
          "device memory pool (default: 80% of free, split among the ranks on the device; implies "

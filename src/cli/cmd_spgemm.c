@@ -336,8 +336,9 @@ int cli_spgemm(int argc, char **argv)
          CLI_STRING, &gpu_ratio, 0, 0},
         CLI_DIST_OPTS(d),
         {"gpu-resident", 0, NULL,
-         "distributed (summa), implies --gpu: every stage product on the device, merged there, "
-         "C's tile downloaded once; pieces arrive in device memory when MPI is CUDA-aware",
+         "distributed, implies --gpu: the C tile's partial products on the device, merged "
+         "there, the tile downloaded once (summa: every stage there, pieces in device memory "
+         "when MPI is CUDA-aware; one-sided: own items there, fetched partials uploaded)",
          CLI_FLAG, &d.gpu_resident, 0, 0},
         {"repeat", 'r', "N", "distributed: run the multiply N times, report the median", CLI_INT,
          &repeat, 1, 1000000},
@@ -387,7 +388,8 @@ int cli_spgemm(int argc, char **argv)
         return cli_usage_error(&cmd, "--ooc-estimate: '%s' is not one of auto|cohen|exact",
                                ooc_estimate);
     if (d.gpu_resident && !d.on)
-        return cli_usage_error(&cmd, "--gpu-resident needs a distributed --algo (summa)");
+        return cli_usage_error(&cmd,
+                               "--gpu-resident needs a distributed --algo (summa or one-sided)");
     if (c.gpu_mem || c.gpu_flops >= 0 || d.gpu_resident) c.gpu = 1; // they imply --gpu
     if (hybrid && !c.gpu && alg != DSMM_SPGEMM_GPU)
         return cli_usage_error(&cmd, "--hybrid needs --gpu");

@@ -17,12 +17,21 @@
 //
 // A rank that fails locally (memory) goes on claiming and delivering, with a failure marker
 // instead of a partial, so no owner waits for ever; the status is agreed at the end.
+//
+// With dsmm_dist_opts.gpu_resident (SpGEMM) the C tile's partials stay on the device: the
+// owner multiplies its own items into a device accumulator (slot = the item's stage) and
+// uploads the partials it fetches from other ranks into it; the accumulator merges them in a
+// fixed tree over the stages (gpu/sum_tree.c), so the result still does not depend on the
+// order they arrived in, and C's tile is downloaded once. Items for other owners are
+// multiplied by the local kernel (on the device when AUTO sends them there) and travel packed
+// through host windows, as without residency.
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "dist/rdma.h"
+#include "gpu/gpu.h"
 
 enum { DEFAULT_QUEUE_CAP = 64 };
 
@@ -51,7 +60,10 @@ typedef struct eng {
     int64_t *apieces, napieces, apos, aclaimed; // ws-random-a: A tiles to claim from
     int64_t nitems;
     // This rank's C tile.
-    dsmm_csr **parts; // SpGEMM: one partial per stage
+    dsmm_csr **parts;    // SpGEMM: one partial per stage
+    dsmmi_gpu_acc *dacc; // SpGEMM with gpu_resident: the partials on the device instead
+    int gpu_merges;      // the accumulator's merges, and their device seconds
+    double gpu_merge_seconds;
     dsmm_dist_dense *Cd;
     int64_t expected, received;
     // Partials this rank produced for others, attached to pwin until the final barrier.
@@ -323,7 +335,10 @@ static dsmm_status take(eng *e, const dsmmi_qdesc *d)
         dsmm_csr v;
         const dsmmi_rtile *ta = &e->ra.dir[i * e->S + s];
         dsmmi_piece_view(buf, ta->nrows, e->B->cb[j + 1] - e->B->cb[j], d->nnz, e->ctype, ctx, &v);
-        DSMM_TRY(dsmm_csr_copy(ctx, &v, e->ctype, &e->parts[s]));
+        if (e->dacc)
+            DSMM_TRY(dsmmi_gpu_acc_add(ctx, e->dacc, s, &v));
+        else
+            DSMM_TRY(dsmm_csr_copy(ctx, &v, e->ctype, &e->parts[s]));
     }
     e->acc += dsmmi_wtime() - t1;
 cleanup:
@@ -443,6 +458,14 @@ static dsmm_status execute(eng *e, int64_t it, const char *adata, const char *bd
         dsmmi_piece_view(bdata, tb->nrows, tb->ncols, tb->nnz, e->rb.type, ctx, &Bv);
         dsmm_spgemm_info info;
         memset(&info, 0, sizeof info);
+        if (owner == e->me && e->dacc) {
+            // resident: the partial stays on the device, in the tile's accumulator
+            DSMM_TRY(dsmmi_gpu_acc_multiply(ctx, e->dacc, s, &Av, 0, &Bv, 0, &info));
+            e->stage_flops[s] += info.flops;
+            e->comp += dsmmi_wtime() - t0;
+            e->received++;
+            goto cleanup;
+        }
         DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, &e->klo, DSMMI_SPGEMM_FULL, &P, &info));
         e->stage_flops[s] += info.flops;
         if (owner == e->me) {
@@ -559,6 +582,7 @@ static void eng_free(eng *e)
     dsmmi_rmat_free(ctx, &e->ra);
     dsmmi_rmat_free(ctx, &e->rb);
     dsmmi_pool_free(ctx, &e->pool);
+    dsmmi_gpu_acc_free(ctx, &e->dacc);
     for (int s = 0; e->parts && s < e->S; s++) dsmm_csr_destroy(&e->parts[s]);
     dsmmi_free(ctx, e->parts);
     dsmmi_free(ctx, e->stage_flops);
@@ -605,13 +629,25 @@ static dsmm_status setup(eng *e, const dsmm_dist_opts *o)
         if (!e->stage_flops || !e->parts)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "%d stages", e->S);
     }
+    // Resident: the C tile's accumulator, one slot a stage (a rank without a device fails
+    // here, and every rank with it after the agreement).
+    if (local == DSMM_OK && o->gpu_resident && !e->spmm) {
+        const dsmm_dist *A = e->A, *B = e->B;
+        local = dsmmi_gpu_acc_create(ctx, A->rb[g->myrow + 1] - A->rb[g->myrow],
+                                     B->cb[g->mycol + 1] - B->cb[g->mycol], o->spgemm.semiring,
+                                     e->S, &e->dacc);
+    }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_rmat_a(ctx, e->A, &e->plan, &e->ra));
     if (e->spmm)
         DSMM_TRY(dsmmi_rmat_dense_b(ctx, e->Bd, &e->plan, &e->rb));
     else
         DSMM_TRY(dsmmi_rmat_b(ctx, e->B, &e->plan, &e->rb));
-    DSMM_TRY(dsmmi_comm_agree(ctx, plan_work(e)));
+    local = plan_work(e);
+    // The stages with no item of this tile are empty slots from the start.
+    for (int s = 0; local == DSMM_OK && e->dacc && s < e->S; s++)
+        if (!live(e, e->myrow, s, e->mycol)) local = dsmmi_gpu_acc_skip(ctx, e->dacc, s);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
     if (is_ws(e->alg)) {
         void *base = NULL;
         DSMM_TRY(dsmmi_win_allocate(ctx, 8 * (size_t)e->nclaims, &base, &e->cwin));
@@ -658,12 +694,25 @@ static dsmm_status fill_stats(eng *e, const dsmm_dist_opts *o, const char *op, d
     rs.done = e->done;
     rs.setup = e->setup;
     rs.rdma = 1;
+    if (e->dacc) { // merge_seconds: the device merges' time (maximum over ranks)
+        rs.merge = 1;
+        rs.merge_seconds = e->gpu_merge_seconds;
+    }
     dsmm_status st =
         dsmmi_stats_fill(ctx, o->stats, op, dsmm_dist_alg_name(e->alg), e->g, e->prefetch, &rs,
                          e->S, e->plan.lo, e->plan.hi, e->stage_flops, nnz_in, nnz_out);
     if (st == DSMM_OK) {
         int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
         st = dsmm_stats_set_int(o->stats, "queue_capacity", cap);
+    }
+    if (st == DSMM_OK && !e->spmm) {
+        // As SUMMA's: the partials merged at the end on the host, or on the device.
+        st = dsmm_stats_set_str(o->stats, "accumulate", e->dacc ? "device" : "merge");
+        if (st == DSMM_OK) st = dsmm_stats_set_int(o->stats, "gpu_resident", e->dacc != NULL);
+        if (st == DSMM_OK && e->dacc)
+            st = dsmm_stats_set_int(o->stats, "gpu_merges", e->gpu_merges);
+        // (partials travel through windows of host memory, never device buffers)
+        if (st == DSMM_OK && e->dacc) st = dsmm_stats_set_int(o->stats, "mpi_device_buffers", 0);
     }
     return st;
 }
@@ -730,8 +779,12 @@ dsmm_status dsmmi_rdma_spgemm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     dsmm_status local = e.local;
     if (local == DSMM_OK) {
         double ta = dsmmi_wtime();
-        local = dsmmi_csr_merge(ctx, (const dsmm_csr *const *)e.parts, e.S, nr, nc,
-                                o->spgemm.semiring, e.ctype, bits, &tile);
+        if (e.dacc)
+            local = dsmmi_gpu_acc_finish(ctx, e.dacc, e.ctype, bits, &tile, &e.gpu_merges,
+                                         &e.gpu_merge_seconds);
+        else
+            local = dsmmi_csr_merge(ctx, (const dsmm_csr *const *)e.parts, e.S, nr, nc,
+                                    o->spgemm.semiring, e.ctype, bits, &tile);
         e.acc += dsmmi_wtime() - ta;
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));

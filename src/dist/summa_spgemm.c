@@ -39,9 +39,6 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
     DSMM_CHECK(ctx, (int)o->spgemm.semiring >= 0 && o->spgemm.semiring < DSMM_SEMIRING_COUNT,
                DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)o->spgemm.semiring);
     if (o->gpu_resident) {
-        DSMM_CHECK(ctx, o->alg == DSMM_DIST_AUTO || o->alg == DSMM_DIST_SUMMA, DSMM_ERR_ARG,
-                   "spgemm: gpu_resident keeps SUMMA's stage products on the device; the "
-                   "one-sided algorithms bring their tile products back to the host");
         DSMM_CHECK(ctx, o->accumulate != DSMM_ACC_FUSED, DSMM_ERR_ARG,
                    "spgemm: gpu_resident merges the stage products on the device; it does not "
                    "combine with the fused accumulation");
@@ -135,8 +132,10 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     int S = r->plan.n;
     int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
-    // An empty stage still counts in the binary schedule: it pushes no list.
-    if (an == 0 || bn == 0) return r->dacc ? DSMM_OK : dsmmi_merge_acc_push(ctx, &r->acc, &part);
+    // An empty stage still counts in the binary schedule: it pushes no list (skips its slot).
+    if (an == 0 || bn == 0)
+        return r->dacc ? dsmmi_gpu_acc_skip(ctx, r->dacc, s)
+                       : dsmmi_merge_acc_push(ctx, &r->acc, &part);
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
@@ -150,7 +149,7 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
         // the slots are device memory (this rank's own pieces are host memory).
         int adev = r->dev_recv && g->mycol != r->plan.kc[s];
         int bdev = r->dev_recv && g->myrow != r->plan.kr[s];
-        DSMM_TRY(dsmmi_gpu_acc_multiply(ctx, r->dacc, &Av, adev, &Bv, bdev, &info));
+        DSMM_TRY(dsmmi_gpu_acc_multiply(ctx, r->dacc, s, &Av, adev, &Bv, bdev, &info));
         r->stage_flops[s] = info.flops;
         r->gpu_products++;
         r->gpu_busy += info.seconds_device + info.seconds_transfer;
@@ -341,7 +340,7 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     // Resident: the device holds and merges the stage products (a rank without a device fails
     // here, and every rank with it after the agreement below).
     if (local == DSMM_OK && o.gpu_resident)
-        local = dsmmi_gpu_acc_create(ctx, nr, nc, o.spgemm.semiring, &r.dacc);
+        local = dsmmi_gpu_acc_create(ctx, nr, nc, o.spgemm.semiring, S, &r.dacc);
     size_t amax = 0, bmax = 0;
     DSMM_TRY(sides_make(ctx, A, B, &r, local, &amax, &bmax));
     // The accumulation is a local choice: the broadcasts are the same either way.

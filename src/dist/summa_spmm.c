@@ -94,6 +94,9 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
                "spmm: unknown distributed algorithm %d", (int)o.alg);
     DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0, DSMM_ERR_ARG,
                "spmm: transpose_a, alpha and beta are not supported in distributed products");
+    DSMM_CHECK(ctx, !o.gpu_resident, DSMM_ERR_ARG,
+               "spmm: gpu_resident keeps SpGEMM's partial products on the device; the "
+               "distributed SpMM does not have it");
     if (o.alg == DSMM_DIST_AUTO) DSMM_TRY(dsmmi_dist_auto(ctx, A, NULL, B, &o.alg));
     if (o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spmm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();

@@ -250,34 +250,68 @@ static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Stage products kept on the device (resident.cu): SUMMA with dsmm_dist_opts.gpu_resident    */
+/* Products kept on the device (resident.cu): dsmm_dist_opts.gpu_resident                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* An accumulator of nrows x ncols products on ctx's device: each stage's product stays in the
- * pool and is merged there (the semiring's add over equal (row, column) keys: a radix sort of
- * the entries by row * ncols + column, then a reduction by key), in the binary schedule of
- * HipMCL-GPU §IV (two held sums of equally many products are merged, so about log2(stages)
- * sums are held at once); finishing merges what is left and downloads C's tile once. */
+/* When the accumulator merges (sum_tree.c, plain C): a fixed binary tree over nslots slots.
+ * Leaf s is slot s; a node is complete when every slot under it is filled (with a sum) or
+ * skipped, and two complete siblings become their parent, their sums merged when both hold
+ * one. In slot order that is HipMCL-GPU §IV's binary schedule (about log2(nslots) sums held);
+ * in any order the same pairs are merged, so the sum does not depend on the order the
+ * products arrive in. A sum is kept where its first product was put: the caller's storage is
+ * indexed by slot. Per node, by its first slot: level (-1: no node starts there), at (the
+ * slot whose storage holds its sum), has (it holds one). */
+typedef struct dsmmi_sum_tree {
+    int n;
+    int *level, *at;
+    unsigned char *has, *filled;
+} dsmmi_sum_tree;
+
+/* dsmmi_sum_tree_init: every slot pending. Errors: DSMM_ERR_ARG (nslots < 0); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_sum_tree_init(dsmm_ctx *ctx, dsmmi_sum_tree *t, int nslots);
+void dsmmi_sum_tree_free(dsmm_ctx *ctx, dsmmi_sum_tree *t);
+/* dsmmi_sum_tree_put: slot is filled, with a sum (has) or skipped (an empty stage). pairs
+ * (room for DSMMI_SUM_TREE_MAX_PAIRS) gets the merges to make now, in order: the sum stored
+ * at slot pairs[i][1] merged into the one at pairs[i][0] (the nearest held sum before it),
+ * *npairs of them. Errors: DSMM_ERR_INTERNAL (slot out of range or filled twice). */
+enum { DSMMI_SUM_TREE_MAX_PAIRS = 32 };
+dsmm_status dsmmi_sum_tree_put(dsmm_ctx *ctx, dsmmi_sum_tree *t, int slot, int has, int pairs[][2],
+                               int *npairs);
+/* dsmmi_sum_tree_held: the slots storing the sums held, in slot order, into first (room for
+ * n); returns how many. At most one once every slot is filled. */
+int dsmmi_sum_tree_held(const dsmmi_sum_tree *t, int *first);
+
+/* An accumulator of nrows x ncols products on ctx's device: each product stays in the pool
+ * and is merged there (the semiring's add over equal (row, column) keys: a radix sort of the
+ * entries by row * ncols + column, then a reduction by key), two sums at a time as the sum
+ * tree over its slots says; finishing merges what is left and downloads C's tile once. */
 typedef struct dsmmi_gpu_acc dsmmi_gpu_acc;
 
-/* dsmmi_gpu_acc_create: an empty accumulator under semiring sr.
+/* dsmmi_gpu_acc_create: an empty accumulator of nslots slots (SUMMA's stages; a one-sided
+ * algorithm's items of the tile) under semiring sr.
  * Errors: DSMM_ERR_UNSUPPORTED (no device on ctx, or no CUDA); DSMM_ERR_ARG (ncols beyond the
  * device's 32-bit columns); DSMM_ERR_NOMEM. */
 dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_semiring sr,
-                                 dsmmi_gpu_acc **out);
+                                 int nslots, dsmmi_gpu_acc **out);
 /* dsmmi_gpu_acc_multiply: A * B on the device (A nrows x m, B m x ncols, 64-bit row pointers
- * from 0 and 32-bit columns, as a SUMMA piece's view), the product added to acc. a_dev / b_dev
+ * from 0 and 32-bit columns, as a SUMMA piece's view), the product put in slot. a_dev / b_dev
  * say the operand's arrays are device memory (received by a CUDA-aware MPI: used where they
  * are, float or pattern values widened on the device); else they are uploaded. info as a
- * local product's (flops, nnz of the stage product, device and copy seconds, on_gpu 1).
- * Errors: DSMM_ERR_DIM; DSMM_ERR_NOMEM (pool or host); DSMM_ERR_CUDA. */
-dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A, int a_dev,
-                                   const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info);
+ * local product's (flops, nnz of the product, device and copy seconds, on_gpu 1).
+ * Errors: DSMM_ERR_DIM; DSMM_ERR_NOMEM (pool or host); DSMM_ERR_CUDA; DSMM_ERR_INTERNAL (slot
+ * out of range or filled before). */
+dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot, const dsmm_csr *A,
+                                   int a_dev, const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info);
 /* dsmmi_gpu_acc_add: P (host, nrows x ncols, any column width and value type) uploaded and
- * added to acc, as a product made on the host. Errors: as dsmmi_gpu_acc_multiply. */
-dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *P);
+ * put in slot, as a product made on the host (a partial fetched from another rank).
+ * Errors: as dsmmi_gpu_acc_multiply. */
+dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot, const dsmm_csr *P);
+/* dsmmi_gpu_acc_skip: slot has no product (an empty stage); its neighbours may merge now.
+ * Errors: DSMM_ERR_INTERNAL (slot out of range or filled before); those of a merge. */
+dsmm_status dsmmi_gpu_acc_skip(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot);
 /* dsmmi_gpu_acc_finish: the sum of everything added, as a new host CSR (rows sorted, values
- * of type, col_bits-wide columns): one download. acc is empty afterwards. merges and
+ * of type, col_bits-wide columns): one download. Slots never filled are empty; the sums still
+ * held then are merged at once, in slot order. acc is empty afterwards. merges and
  * merge_seconds (either may be NULL) get the merges made since acc was created and their
  * device time (events). Errors: DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
 dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type, int col_bits,

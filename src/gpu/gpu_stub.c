@@ -81,25 +81,32 @@ dsmm_status dsmmi_gpu_ooc_exec(dsmm_ctx *ctx, dsmmi_ooc *run, int side, void *us
 }
 
 dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols, dsmm_semiring sr,
-                                 dsmmi_gpu_acc **out)
+                                 int nslots, dsmmi_gpu_acc **out)
 {
-    (void)nrows, (void)ncols, (void)sr;
+    (void)nrows, (void)ncols, (void)sr, (void)nslots;
     *out = NULL;
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
                        NO_CUDA);
 }
 
-dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A, int a_dev,
-                                   const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info)
+dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot, const dsmm_csr *A,
+                                   int a_dev, const dsmm_csr *B, int b_dev, dsmm_spgemm_info *info)
 {
-    (void)acc, (void)A, (void)a_dev, (void)B, (void)b_dev, (void)info;
+    (void)acc, (void)slot, (void)A, (void)a_dev, (void)B, (void)b_dev, (void)info;
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
                        NO_CUDA);
 }
 
-dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *P)
+dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot, const dsmm_csr *P)
 {
-    (void)acc, (void)P;
+    (void)acc, (void)slot, (void)P;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_acc_skip(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot)
+{
+    (void)acc, (void)slot;
     return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tiles: %s",
                        NO_CUDA);
 }

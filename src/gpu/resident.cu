@@ -4,10 +4,13 @@
 // summed on the device: all their entries get the key row * ncols + column, a stable radix sort
 // orders them by key (equal keys keep the order they were added in), and a reduction by key
 // adds each run with the semiring's add; row pointers come from a binary search of the keys.
-// Sums are merged in the binary schedule of HipMCL-GPU §IV (two sums of equally many products
-// are merged as soon as both exist), which bounds the sums held at once by about log2 of the
-// stages, and C's tile crosses the bus once, when the accumulator finishes. Operands already on
-// the device (received by a CUDA-aware MPI) are multiplied where they are.
+// Each product goes in a slot (SUMMA's stage; a one-sided algorithm's item of the tile) and
+// sums are merged two at a time as the fixed tree of sum_tree.c says: in stage order that is
+// HipMCL-GPU §IV's binary schedule, which bounds the sums held at once by about log2 of the
+// stages, and in any order of arrival the same two sums meet in each merge (each key at most
+// once in either), so the result is the same to the bit. C's tile crosses the bus once, when
+// the accumulator finishes. Operands already on the device (received by a CUDA-aware MPI) are
+// multiplied where they are.
 #include <string.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -18,9 +21,9 @@
 struct dsmmi_gpu_acc {
     dsmm_idx nrows, ncols;
     dsmm_semiring sr;
-    int n, cap;
-    dsmmg::csr_d *sum; // the sums held, oldest first (values double)
-    int *count;        // products in each sum (the binary schedule's levels)
+    dsmmi_sum_tree tree;
+    dsmmg::csr_d *sum;     // per slot: the sum of the tree's node starting there (values double)
+    unsigned char *sorted; // per slot: that sum came out of a merge (a product's rows are not)
     int merges;
     double ms_merge;
 };
@@ -194,52 +197,60 @@ cleanup:
     return st;
 }
 
-// Merges the last k sums held into one (counting the products they hold), timed with events
-// 6 and 7 (the timing pair no product in flight uses here).
-dsmm_status merge_last(dsmm_ctx *ctx, dsmmi_gpu *g, dsmmi_gpu_acc *acc, int k)
+// Merges the sums stored at slots first[0..k) (in slot order) into first[0]'s, timed with
+// events 6 and 7 (the timing pair no product in flight uses here).
+dsmm_status merge_nodes(dsmm_ctx *ctx, dsmmi_gpu *g, dsmmi_gpu_acc *acc, const int *first, int k)
 {
     dsmm_status st = DSMM_OK;
     csr_d m;
-    int first = acc->n - k, products = 0;
-    for (int i = first; i < acc->n; i++) products += acc->count[i];
+    csr_d *in = (csr_d *)dsmmi_malloc(ctx, (size_t)k, sizeof *in);
     cudaStream_t s = stream(g, 0);
+    DSMM_CHECK(ctx, in != NULL, DSMM_ERR_NOMEM, "gpu resident tiles: a merge of %d sums", k);
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 6), s));
-    // merge frees its inputs whatever happens: they leave the list first
-    acc->n = first;
-    DSMM_TRY(merge(ctx, g, acc->sr, acc->sum + first, k, &m));
+    // merge frees its inputs whatever happens: they leave the slots first
+    for (int i = 0; i < k; i++) {
+        in[i] = acc->sum[first[i]];
+        memset(&acc->sum[first[i]], 0, sizeof in[i]);
+    }
+    DSMM_TRY(merge(ctx, g, acc->sr, in, k, &m));
+    acc->sum[first[0]] = m;
+    acc->sorted[first[0]] = 1;
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 7), s));
     DSMMG_CUDA(cudaEventSynchronize(dsmmg::event(g, 7)));
     acc->ms_merge += dsmmg::elapsed(g, 6, 7);
     acc->merges++;
-    acc->sum[first] = m;
-    acc->count[first] = products;
-    acc->n = first + 1;
+cleanup:
+    dsmmi_free(ctx, in);
+    return st;
+}
+
+dsmm_status slot_free(dsmm_ctx *ctx, const dsmmi_gpu_acc *acc, int slot)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, slot >= 0 && slot < acc->tree.n && !acc->tree.filled[slot], DSMM_ERR_INTERNAL,
+               "gpu resident tiles: slot %d of %d is %s", slot, acc->tree.n,
+               slot >= 0 && slot < acc->tree.n ? "filled already" : "out of range");
 cleanup:
     return st;
 }
 
-// Adds a product (owned by acc from here on, also on failure), then merges while the two
-// newest sums hold equally many products.
-dsmm_status push(dsmm_ctx *ctx, dsmmi_gpu *g, dsmmi_gpu_acc *acc, csr_d *P)
+// Puts a product (owned by acc from here on, also on failure) in slot, or none (P NULL), then
+// makes the merges the tree says.
+dsmm_status put(dsmm_ctx *ctx, dsmmi_gpu *g, dsmmi_gpu_acc *acc, int slot, csr_d *P)
 {
     dsmm_status st = DSMM_OK;
-    if (acc->n == acc->cap) {
-        int cap = acc->cap ? 2 * acc->cap : 8;
-        csr_d *sum = (csr_d *)dsmmi_realloc(ctx, acc->sum, (size_t)cap, sizeof *sum);
-        if (sum) acc->sum = sum;
-        int *count = (int *)dsmmi_realloc(ctx, acc->count, (size_t)cap, sizeof *count);
-        if (count) acc->count = count;
-        if (sum == NULL || count == NULL) dsmmg::free_csr(g, P);
-        DSMM_CHECK(ctx, sum != NULL && count != NULL, DSMM_ERR_NOMEM,
-                   "gpu resident tiles: a list of %d sums", cap);
-        acc->cap = cap;
+    int pairs[DSMMI_SUM_TREE_MAX_PAIRS][2], np = 0;
+    st = dsmmi_sum_tree_put(ctx, &acc->tree, slot, P != NULL, pairs, &np);
+    if (st != DSMM_OK) {
+        if (P) dsmmg::free_csr(g, P);
+        goto cleanup;
     }
-    acc->sum[acc->n] = *P;
-    acc->count[acc->n] = 1;
-    acc->n++;
-    memset(P, 0, sizeof *P);
-    while (acc->n >= 2 && acc->count[acc->n - 1] == acc->count[acc->n - 2])
-        DSMM_TRY(merge_last(ctx, g, acc, 2));
+    if (P) {
+        acc->sum[slot] = *P;
+        acc->sorted[slot] = 0;
+        memset(P, 0, sizeof *P);
+    }
+    for (int i = 0; i < np; i++) DSMM_TRY(merge_nodes(ctx, g, acc, pairs[i], 2));
 cleanup:
     return st;
 }
@@ -296,9 +307,10 @@ void operand_free(dsmmi_gpu *g, operand *o)
 } // namespace
 
 extern "C" dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx ncols,
-                                            dsmm_semiring sr, dsmmi_gpu_acc **out)
+                                            dsmm_semiring sr, int nslots, dsmmi_gpu_acc **out)
 {
     dsmm_status st = DSMM_OK;
+    dsmmi_gpu_acc *acc = NULL;
     *out = NULL;
     DSMM_CHECK(ctx, dsmmi_gpu_of(ctx) != NULL, DSMM_ERR_UNSUPPORTED,
                "gpu resident tiles: no device on this context (dsmm_ctx_set_gpu)");
@@ -307,18 +319,27 @@ extern "C" dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_
                (long long)ncols);
     DSMM_CHECK(ctx, (int)sr >= 0 && sr < DSMM_SEMIRING_COUNT, DSMM_ERR_ARG,
                "gpu resident tiles: unknown semiring %d", (int)sr);
-    *out = (dsmmi_gpu_acc *)dsmmi_calloc(ctx, 1, sizeof **out);
-    DSMM_CHECK(ctx, *out != NULL, DSMM_ERR_NOMEM, "gpu resident tiles: accumulator");
-    (*out)->nrows = nrows;
-    (*out)->ncols = ncols;
-    (*out)->sr = sr;
+    DSMM_CHECK(ctx, nslots >= 0, DSMM_ERR_ARG, "gpu resident tiles: %d slots", nslots);
+    acc = (dsmmi_gpu_acc *)dsmmi_calloc(ctx, 1, sizeof *acc);
+    DSMM_CHECK(ctx, acc != NULL, DSMM_ERR_NOMEM, "gpu resident tiles: accumulator");
+    acc->nrows = nrows;
+    acc->ncols = ncols;
+    acc->sr = sr;
+    DSMM_TRY(dsmmi_sum_tree_init(ctx, &acc->tree, nslots));
+    acc->sum = (csr_d *)dsmmi_calloc(ctx, nslots ? (size_t)nslots : 1, sizeof *acc->sum);
+    acc->sorted = (unsigned char *)dsmmi_calloc(ctx, nslots ? (size_t)nslots : 1, 1);
+    DSMM_CHECK(ctx, acc->sum != NULL && acc->sorted != NULL, DSMM_ERR_NOMEM,
+               "gpu resident tiles: %d slots", nslots);
+    *out = acc;
+    acc = NULL;
 cleanup:
+    dsmmi_gpu_acc_free(ctx, &acc);
     return st;
 }
 
-extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *A,
-                                              int a_dev, const dsmm_csr *B, int b_dev,
-                                              dsmm_spgemm_info *info)
+extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot,
+                                              const dsmm_csr *A, int a_dev, const dsmm_csr *B,
+                                              int b_dev, dsmm_spgemm_info *info)
 {
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
@@ -335,6 +356,7 @@ extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc,
                DSMM_ERR_DIM, "gpu resident tiles: %lldx%lld times %lldx%lld into %lldx%lld",
                (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols,
                (long long)acc->nrows, (long long)acc->ncols);
+    DSMM_TRY(slot_free(ctx, acc, slot));
     {
         int values = acc->sr != DSMM_PLUS_PAIR;
         double t0 = dsmmi_wtime();
@@ -356,7 +378,7 @@ extern "C" dsmm_status dsmmi_gpu_acc_multiply(dsmm_ctx *ctx, dsmmi_gpu_acc *acc,
         memset(info, 0, sizeof *info);
         dsmmg::spgemm_report(&r, t_up + r.seconds_upload, info);
         dsmmg::spgemm_free(&r);
-        DSMM_TRY(push(ctx, g, acc, &C));
+        DSMM_TRY(put(ctx, g, acc, slot, &C));
         info->device_bytes = g->pool.local_peak - g->pool.peak_mark;
     }
 cleanup:
@@ -370,7 +392,8 @@ cleanup:
     return st;
 }
 
-extern "C" dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, const dsmm_csr *P)
+extern "C" dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot,
+                                         const dsmm_csr *P)
 {
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
@@ -381,11 +404,25 @@ extern "C" dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, cons
     DSMM_CHECK(ctx, P->nrows == acc->nrows && P->ncols == acc->ncols, DSMM_ERR_DIM,
                "gpu resident tiles: a %lldx%lld product added to %lldx%lld", (long long)P->nrows,
                (long long)P->ncols, (long long)acc->nrows, (long long)acc->ncols);
+    DSMM_TRY(slot_free(ctx, acc, slot));
     DSMMG_CUDA(cudaSetDevice(g->device));
     DSMM_TRY(dsmmg::upload_csr(ctx, g, P, DSMM_DOUBLE, &D));
-    DSMM_TRY(push(ctx, g, acc, &D));
+    DSMM_TRY(put(ctx, g, acc, slot, &D));
 cleanup:
     if (g != NULL) dsmmg::free_csr(g, &D);
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_acc_skip(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    DSMM_CHECK(ctx, g != NULL && acc != NULL, DSMM_ERR_INTERNAL,
+               "gpu resident tiles: no device or accumulator");
+    DSMM_TRY(slot_free(ctx, acc, slot));
+    DSMMG_CUDA(cudaSetDevice(g->device));
+    DSMM_TRY(put(ctx, g, acc, slot, NULL));
+cleanup:
     return st;
 }
 
@@ -395,23 +432,28 @@ extern "C" dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, d
 {
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    int *first = NULL, k = 0;
     *C = NULL;
     DSMM_CHECK(ctx, g != NULL && acc != NULL, DSMM_ERR_INTERNAL,
                "gpu resident tiles: no device or accumulator");
     DSMMG_CUDA(cudaSetDevice(g->device));
-    if (acc->n == 0) {
+    first = (int *)dsmmi_malloc(ctx, acc->tree.n ? (size_t)acc->tree.n : 1, sizeof *first);
+    DSMM_CHECK(ctx, first != NULL, DSMM_ERR_NOMEM, "gpu resident tiles: %d slots", acc->tree.n);
+    k = dsmmi_sum_tree_held(&acc->tree, first);
+    if (k == 0) {
         DSMM_TRY(dsmmi_csr_create_ex(ctx, acc->nrows, acc->ncols, 0, type, col_bits, C));
         (*C)->sorted = 1;
     } else {
-        // A lone product was never merged: its rows are unsorted until it is.
-        if (acc->n > 1 || acc->count[0] == 1) DSMM_TRY(merge_last(ctx, g, acc, acc->n));
-        DSMM_TRY(dsmmg::download_csr(ctx, g, &acc->sum[0], type, col_bits, 1, C));
-        dsmmg::free_csr(g, &acc->sum[0]);
-        acc->n = 0;
+        // Sums left apart (slots never filled) are merged at once; a lone product was never
+        // merged, so its rows are unsorted until it is.
+        if (k > 1 || !acc->sorted[first[0]]) DSMM_TRY(merge_nodes(ctx, g, acc, first, k));
+        DSMM_TRY(dsmmg::download_csr(ctx, g, &acc->sum[first[0]], type, col_bits, 1, C));
+        dsmmg::free_csr(g, &acc->sum[first[0]]);
     }
     if (merges) *merges = acc->merges;
     if (merge_seconds) *merge_seconds = acc->ms_merge / 1e3;
 cleanup:
+    dsmmi_free(ctx, first);
     return st;
 }
 
@@ -422,10 +464,11 @@ extern "C" void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **pacc)
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     if (g != NULL) {
         cudaStreamSynchronize(dsmmg::stream(g, 0));
-        for (int i = 0; i < acc->n; i++) dsmmg::free_csr(g, &acc->sum[i]);
+        for (int i = 0; acc->sum && i < acc->tree.n; i++) dsmmg::free_csr(g, &acc->sum[i]);
     }
+    dsmmi_sum_tree_free(ctx, &acc->tree);
     dsmmi_free(ctx, acc->sum);
-    dsmmi_free(ctx, acc->count);
+    dsmmi_free(ctx, acc->sorted);
     dsmmi_free(ctx, acc);
     *pacc = NULL;
 }

@@ -64,9 +64,11 @@ expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --gpu-resident
 expect_grep "$tmp/err" "gpu-resident needs a distributed --algo"
 # --gpu-resident without a device (or without CUDA): a clear failure, no file
 if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep -q '^CUDA: yes; GPU: none'; then
-    expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/res.mtx" --algo summa --gpu-resident
-    expect_grep "$tmp/err" "CUDA"
-    expect_none "$tmp/res.mtx"
+    for alg in summa rdma-c ws-random-a; do
+        expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/res.mtx" --algo $alg --gpu-resident
+        expect_grep "$tmp/err" "CUDA"
+        expect_none "$tmp/res.mtx"
+    done
 fi
 expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --grid 2x2
 expect_grep "$tmp/err" "grid 2x2 does not match 1 ranks"

@@ -3,8 +3,9 @@
 # binary: `dsmm spgemm --kernel gpu` and `--kernel cusparse` (every entry, values within 1e-12),
 # the out-of-core `--gpu` driver (one chunk, and many chunks under a small --gpu-mem) and
 # `--gpu --hybrid`, `dsmm spmm --kernel gpu|cusparse` (float and double, k = 7, 64),
-# `dsmm mcl --gpu` (the same clusters as the CPU run), SUMMA's stage products resident on the
-# device (`--gpu-resident`, spgemm and mcl, 1 rank and with MPI 2 and 4), the --stats "gpu"
+# `dsmm mcl --gpu` (the same clusters as the CPU run), partial products resident on the
+# device (`--gpu-resident`: spgemm with SUMMA and one-sided algorithms, and mcl; 1 rank and
+# with MPI 2 and 4), the --stats "gpu"
 # record, and a pool too small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
 # binary was built without CUDA or sees no device.
 # usage: test_cli_gpu.sh DSMM_BINARY DATA_DIR [TEST_BADINPUT_BINARY (unused)]
@@ -103,6 +104,14 @@ for a in "$data/hep-th.mtx.gz" "$data/facebook-combined.mtx.gz"; do
     expect_grep "$tmp/$b.res.json" '"gpu_resident": ?1'
     expect_grep "$tmp/$b.res.json" '"accumulate": ?"device"'
 done
+# the one-sided algorithms too: on one rank every item is the rank's own, multiplied into the
+# accumulator on the device
+for alg in rdma-c ws-local-c; do
+    expect_rc 0 "$dsmm" spgemm "$data/hep-th.mtx.gz" -o "$tmp/res.$alg.mtx" --algo $alg --gpu-resident \
+        --stats "$tmp/res.$alg.json" --quiet
+    coo_same "$tmp/hep-th.cpu.mtx" "$tmp/res.$alg.mtx"
+    expect_grep "$tmp/res.$alg.json" '"accumulate": ?"device"'
+done
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
@@ -130,6 +139,14 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
         coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/res$n.mtx"
         expect_grep "$tmp/res$n.json" '"gpu_merges": ?[1-9]'
         expect_grep "$tmp/res$n.json" '"mpi_device_buffers": ?[01]'
+        # one-sided: own items multiplied on the device, partials fetched from other ranks
+        # (stealing sends some away) uploaded into the accumulator
+        for alg in rdma-a ws-random-a; do
+            expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spgemm "$a" -o "$tmp/res$n.$alg.mtx" --algo $alg \
+                --gpu-resident --stats "$tmp/res$n.$alg.json" --quiet
+            coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/res$n.$alg.mtx"
+            expect_grep "$tmp/res$n.$alg.json" '"accumulate": ?"device"'
+        done
     done
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.res" -q -te 2 --gpu-resident
     expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl2.res"

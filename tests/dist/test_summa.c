@@ -215,16 +215,26 @@ static int test_errors(void)
         // Plus-times reads values; a pattern input fails as in the local product.
         CHECK_ALL_ST(ctx, dsmm_spgemm(ctx, DA, DP, &C), DSMM_ERR_ARG);
         dsmm_ctx_clear_error(ctx);
-        // gpu_resident: SUMMA's, so not with a one-sided algorithm, the fused accumulation
-        // or a CPU kernel; on a context without a device (these tests' contexts have none)
-        // every rank fails alike and C stays NULL.
+        // gpu_resident: not with the fused accumulation, a CPU kernel or SpMM; on a context
+        // without a device (these tests' contexts have none) every rank fails alike, with
+        // SUMMA and with each one-sided algorithm, and C stays NULL.
         dsmm_dist_opts_init(&o);
-        o.spgemm.semiring = DSMM_PLUS_PAIR;
+        o.alg = DSMM_DIST_SUMMA;
         o.gpu_resident = 1;
-        o.alg = DSMM_DIST_RDMA_C;
-        CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
-        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "one-sided") != NULL);
+        CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DA, D7, &o, &CD), DSMM_ERR_ARG);
+        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "distributed SpMM") != NULL);
+        CHECK_ALL(CD == NULL);
         dsmm_ctx_clear_error(ctx); // the first error stays until cleared
+        o.spgemm.semiring = DSMM_PLUS_PAIR;
+        for (int alg = DSMM_DIST_RDMA_C; alg <= DSMM_DIST_WS_LOCAL_C; alg++) {
+            if (alg == DSMM_DIST_SUMMA) continue;
+            o.alg = (dsmm_dist_alg)alg;
+            CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_UNSUPPORTED);
+            CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "dsmm_ctx_set_gpu") != NULL ||
+                      strstr(dsmm_ctx_last_error(ctx), "without CUDA") != NULL);
+            CHECK_ALL(C == NULL);
+            dsmm_ctx_clear_error(ctx);
+        }
         o.alg = DSMM_DIST_SUMMA;
         o.accumulate = DSMM_ACC_FUSED;
         CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);

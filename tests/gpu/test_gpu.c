@@ -606,11 +606,14 @@ static int test_spmm(void)
     return TEST_PASS;
 }
 
-// Stage products kept on the device (dsmm_dist_opts.gpu_resident): products added from the
+// Products kept on the device (dsmm_dist_opts.gpu_resident): products put in slots from the
 // host and summed on the device equal the host's k-way merge for every semiring, on empty,
-// one-row and rectangular shapes with empty parts and float, double and pattern values; the
-// binary schedule merges k - 1 times (once for a lone product, whose rows it sorts); and C
-// crosses the bus once: the download counted to the byte.
+// one-row and rectangular shapes with empty parts and float, double and pattern values, with
+// an empty (skipped) slot among them; the sum is the same to the bit whether the products
+// arrive in slot order, reversed or interleaved (the fixed tree of sum_tree.c), with k - 1
+// merges (one for a lone product, whose rows it sorts); a slot left unfilled leaves sums
+// apart, merged at the finish; C crosses the bus once (the download counted to the byte); a
+// slot filled twice or out of range is refused and the accumulator goes on.
 static int test_resident_merge(void)
 {
     dsmm_ctx *ctx = gpu_ctx(0);
@@ -630,40 +633,94 @@ static int test_resident_merge(void)
                 o.type = j % 3 == 0 ? DSMM_DOUBLE : j % 3 == 1 ? DSMM_FLOAT : DSMM_PATTERN;
                 CHECK_OK(ctx, test_rand_csr(ctx, &o, &P[j]));
             }
+            // k + 1 slots: slot `hole` (in the middle) has no product
+            int nslots = k + 1, hole = k / 2, slot_of[5];
+            for (int j = 0; j < k; j++) slot_of[j] = j < hole ? j : j + 1;
             for (int sr = 0; sr < DSMM_SEMIRING_COUNT; sr++) {
-                char what[96];
-                snprintf(what, sizeof what, "resident merge %lldx%lld, %d parts, semiring %d",
-                         (long long)nr, (long long)nc, k, sr);
-                dsmm_csr *W = NULL, *G = NULL;
+                dsmm_csr *W = NULL, *G0 = NULL;
                 CHECK_OK(ctx, dsmmi_csr_merge(ctx, (const dsmm_csr *const *)P, k, nr, nc,
                                               (dsmm_semiring)sr, DSMM_DOUBLE, 64, &W));
-                dsmmi_gpu_acc *acc = NULL;
-                CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, nr, nc, (dsmm_semiring)sr, &acc));
-                for (int j = 0; j < k; j++) CHECK_OK(ctx, dsmmi_gpu_acc_add(ctx, acc, P[j]));
-                dsmm_gpu_info before, after;
-                CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &before));
-                int merges = -1;
-                double sec = -1;
-                CHECK_OK(ctx, dsmmi_gpu_acc_finish(ctx, acc, DSMM_DOUBLE, 64, &G, &merges, &sec));
-                CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &after));
-                dsmmi_gpu_acc_free(ctx, &acc);
-                CHECK(acc == NULL);
-                CHECK_MSG(merges == (k == 0   ? 0
-                                     : k == 1 ? 1
-                                              : k - 1),
-                          "%s: %d merges", what, merges);
-                CHECK(sec >= 0);
-                double down = k == 0 ? 0 : (double)((nr + 1) * 8 + G->nnz * (4 + 8));
-                CHECK_MSG(after.bytes_d2h - before.bytes_d2h == down,
-                          "%s: %.0f bytes downloaded, want %.0f", what,
-                          after.bytes_d2h - before.bytes_d2h, down);
-                CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
-                          dsmm_ctx_last_error(ctx));
-                CHECK_MSG(G->sorted, "%s: rows not sorted", what);
-                // sums in another order (binary, not k-way): a cancelling entry keeps a residue
-                if (test_csr_same(ctx, G, W, 1e-12, 1e-13 * max_abs(W) + 1e-300, what) != TEST_PASS)
-                    return TEST_FAIL;
-                dsmm_csr_destroy(&G);
+                // orders: slot order, reversed, odd slots first; the last leaves the hole
+                // unfilled (never skipped)
+                for (int ord = 0; ord < 3; ord++) {
+                    char what[112];
+                    snprintf(what, sizeof what,
+                             "resident merge %lldx%lld, %d parts, semiring %d, order %d",
+                             (long long)nr, (long long)nc, k, sr, ord);
+                    int seq[5], n = 0;
+                    for (int j = 0; j < k; j++) seq[n++] = ord == 1 ? k - 1 - j : j;
+                    if (ord == 2) {
+                        n = 0;
+                        for (int j = 1; j < k; j += 2) seq[n++] = j;
+                        for (int j = 0; j < k; j += 2) seq[n++] = j;
+                    }
+                    dsmmi_gpu_acc *acc = NULL;
+                    CHECK_OK(ctx,
+                             dsmmi_gpu_acc_create(ctx, nr, nc, (dsmm_semiring)sr, nslots, &acc));
+                    if (ord != 2) CHECK_OK(ctx, dsmmi_gpu_acc_skip(ctx, acc, hole));
+                    for (int j = 0; j < n; j++)
+                        CHECK_OK(ctx, dsmmi_gpu_acc_add(ctx, acc, slot_of[seq[j]], P[seq[j]]));
+                    if (ord == 0) {
+                        // refused: a slot filled twice, a slot out of range
+                        CHECK(dsmmi_gpu_acc_skip(ctx, acc, hole) == DSMM_ERR_INTERNAL);
+                        CHECK(strstr(dsmm_ctx_last_error(ctx), "filled already") != NULL);
+                        dsmm_ctx_clear_error(ctx);
+                        CHECK(dsmmi_gpu_acc_skip(ctx, acc, nslots) == DSMM_ERR_INTERNAL);
+                        CHECK(strstr(dsmm_ctx_last_error(ctx), "out of range") != NULL);
+                        dsmm_ctx_clear_error(ctx);
+                        if (k > 0) {
+                            CHECK(dsmmi_gpu_acc_add(ctx, acc, slot_of[0], P[0]) ==
+                                  DSMM_ERR_INTERNAL);
+                            dsmm_ctx_clear_error(ctx);
+                        }
+                    }
+                    dsmm_gpu_info before, after;
+                    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &before));
+                    int merges = -1;
+                    double sec = -1;
+                    dsmm_csr *G = NULL;
+                    CHECK_OK(ctx,
+                             dsmmi_gpu_acc_finish(ctx, acc, DSMM_DOUBLE, 64, &G, &merges, &sec));
+                    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &after));
+                    dsmmi_gpu_acc_free(ctx, &acc);
+                    CHECK(acc == NULL);
+                    // every slot filled: k - 1 pairwise merges. The unfilled hole leaves sums
+                    // apart, merged at once by the finish: for k = 5 (slots 0 1 _ 3 4 5) the
+                    // pairs 0+1 and 4+5, then one merge of [0,2), 3 and [4,6).
+                    static const int want_hole[] = {0, 1, 1, 2, -1, 3};
+                    int want = ord == 2 ? want_hole[k] : k == 0 ? 0 : k == 1 ? 1 : k - 1;
+                    CHECK_MSG(merges == want, "%s: %d merges, want %d", what, merges, want);
+                    CHECK(sec >= 0);
+                    double down = k == 0 ? 0 : (double)((nr + 1) * 8 + G->nnz * (4 + 8));
+                    CHECK_MSG(after.bytes_d2h - before.bytes_d2h == down,
+                              "%s: %.0f bytes downloaded, want %.0f", what,
+                              after.bytes_d2h - before.bytes_d2h, down);
+                    CHECK_MSG(dsmm_csr_check(ctx, G) == DSMM_OK, "%s: %s", what,
+                              dsmm_ctx_last_error(ctx));
+                    CHECK_MSG(G->sorted, "%s: rows not sorted", what);
+                    // sums in another order (a tree, not k-way): a cancelling entry keeps a
+                    // residue
+                    if (test_csr_same(ctx, G, W, 1e-12, 1e-13 * max_abs(W) + 1e-300, what) !=
+                        TEST_PASS)
+                        return TEST_FAIL;
+                    if (ord == 0) {
+                        G0 = G;
+                        G = NULL;
+                    } else if (ord == 1) {
+                        // the same pairs merged whatever the order: the same bits
+                        CHECK_MSG(
+                            G->nnz == G0->nnz &&
+                                memcmp(G->rowptr, G0->rowptr,
+                                       (size_t)(nr + 1) * sizeof *G->rowptr) == 0 &&
+                                (G->nnz == 0 ||
+                                 (memcmp(G->colidx, G0->colidx,
+                                         (size_t)G->nnz * sizeof *G->colidx) == 0 &&
+                                  memcmp(G->val, G0->val, (size_t)G->nnz * sizeof(double)) == 0)),
+                            "%s: not the bits of slot order", what);
+                    }
+                    dsmm_csr_destroy(&G);
+                }
+                dsmm_csr_destroy(&G0);
                 dsmm_csr_destroy(&W);
             }
             for (int j = 0; j < k; j++) dsmm_csr_destroy(&P[j]);
@@ -723,7 +780,7 @@ static int test_resident_stages(void)
                              dev ? "device pieces" : "host pieces");
                     dsmmi_gpu_acc *acc = NULL;
                     CHECK_OK(ctx, dsmmi_gpu_acc_create(ctx, A->nrows, B->ncols, (dsmm_semiring)sr,
-                                                       &acc));
+                                                       3, &acc));
                     dsmm_idx m = A->ncols, bounds[4] = {0, m / 3, 2 * m / 3, m};
                     double flops = 0;
                     for (int s = 0; s < 3; s++) {
@@ -734,7 +791,9 @@ static int test_resident_stages(void)
                                                        bounds[s + 1], &Ap));
                         CHECK_OK(ctx, dsmm_csr_extract(ctx, B, bounds[s], bounds[s + 1], 0,
                                                        B->ncols, &Bp));
-                        if (Ap->nnz > 0 && Bp->nnz > 0) { // SUMMA skips an empty piece's stage
+                        if (Ap->nnz == 0 || Bp->nnz == 0) // SUMMA skips an empty piece's stage
+                            CHECK_OK(ctx, dsmmi_gpu_acc_skip(ctx, acc, s));
+                        if (Ap->nnz > 0 && Bp->nnz > 0) {
                             CHECK_OK(ctx, dsmmi_piece_pack(ctx, Ap, type, &abuf));
                             CHECK_OK(ctx, dsmmi_piece_pack(ctx, Bp, type, &bbuf));
                             size_t ab = dsmmi_piece_bytes(Ap->nrows, Ap->nnz, type);
@@ -751,8 +810,8 @@ static int test_resident_stages(void)
                             dsmmi_piece_view(ap, Ap->nrows, Ap->ncols, Ap->nnz, type, ctx, &Av);
                             dsmmi_piece_view(bp, Bp->nrows, Bp->ncols, Bp->nnz, type, ctx, &Bv);
                             dsmm_spgemm_info info;
-                            CHECK_OK(ctx,
-                                     dsmmi_gpu_acc_multiply(ctx, acc, &Av, dev, &Bv, dev, &info));
+                            CHECK_OK(ctx, dsmmi_gpu_acc_multiply(ctx, acc, s, &Av, dev, &Bv, dev,
+                                                                 &info));
                             CHECK(info.on_gpu == 1);
                             CHECK_NEAR(info.flops, ref_flops(Ap, Bp), 0);
                             flops += info.flops;

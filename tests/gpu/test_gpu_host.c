@@ -1,8 +1,9 @@
 // tests/gpu/test_gpu_host.c: the GPU layer's host-side logic, which runs without a device:
 // the device memory pool (src/gpu/pool.c) on a host arena, the double-buffered staging loop
 // (src/gpu/stage.c) against a fake copy engine whose copies really are deferred, the SpGEMM row
-// bins and batches and the SpMM variant (src/gpu/plan.c), and the dispatch of AUTO and of the
-// gpu/cusparse kernels in the local-multiply front ends.
+// bins and batches and the SpMM variant (src/gpu/plan.c), the resident accumulator's merge
+// tree (src/gpu/sum_tree.c), and the dispatch of AUTO and of the gpu/cusparse kernels in the
+// local-multiply front ends.
 #include <stdlib.h>
 #include <string.h>
 
@@ -693,12 +694,156 @@ static int test_dispatch(void)
     return TEST_PASS;
 }
 
+/* ---- the resident accumulator's merge tree ------------------------------------------------- */
+
+// One run of puts in the order seq (skipping the slots with skip[s]): every merge joins two
+// held sums with no held sum between them (so each entry sums its slots left to right), the
+// held list is what the test tracks, and at the end one sum is held when any slot had one.
+// pairs_out gets the merges made (sorted), *peak the most sums held at once.
+static int tree_run(dsmm_ctx *ctx, int n, const int *seq, int nput, const unsigned char *skip,
+                    int64_t *pairs_out, int *npairs_out, int *peak)
+{
+    dsmmi_sum_tree t;
+    unsigned char *held = calloc((size_t)n + 1, 1);
+    int *first = malloc(((size_t)n + 1) * sizeof *first);
+    int pairs[DSMMI_SUM_TREE_MAX_PAIRS][2], np = 0, nh = 0;
+    CHECK(held != NULL && first != NULL);
+    CHECK_OK(ctx, dsmmi_sum_tree_init(ctx, &t, n));
+    *npairs_out = 0;
+    *peak = 0;
+    for (int q = 0; q < nput; q++) {
+        int s = seq[q];
+        CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, s, !skip[s], pairs, &np));
+        if (!skip[s]) {
+            held[s] = 1;
+            nh++;
+        }
+        if (nh > *peak) *peak = nh;
+        CHECK(np <= DSMMI_SUM_TREE_MAX_PAIRS);
+        for (int i = 0; i < np; i++) {
+            int a = pairs[i][0], b = pairs[i][1];
+            CHECK_MSG(a >= 0 && a < b && b < n && held[a] && held[b],
+                      "n %d: merge %d <- %d of sums not held", n, a, b);
+            for (int c = a + 1; c < b; c++)
+                CHECK_MSG(!held[c], "n %d: merge %d <- %d over the sum at %d", n, a, b, c);
+            held[b] = 0;
+            nh--;
+            pairs_out[(*npairs_out)++] = (int64_t)a * n + b;
+        }
+        int k = dsmmi_sum_tree_held(&t, first), j = 0;
+        CHECK_MSG(k == nh, "n %d: %d sums held, the tree says %d", n, nh, k);
+        for (int c = 0; c < n; c++)
+            if (held[c]) CHECK(first[j++] == c);
+    }
+    // sort the merges (insertion sort: a few dozen)
+    for (int i = 1; i < *npairs_out; i++)
+        for (int j = i; j > 0 && pairs_out[j - 1] > pairs_out[j]; j--) {
+            int64_t x = pairs_out[j];
+            pairs_out[j] = pairs_out[j - 1];
+            pairs_out[j - 1] = x;
+        }
+    dsmmi_sum_tree_free(ctx, &t);
+    free(held);
+    free(first);
+    return TEST_PASS;
+}
+
+// The merge tree of the resident accumulator: for 0 to 70 slots (and 1000), some skipped, in
+// slot order, reversed and shuffled: only neighbouring sums are merged; with every slot filled
+// one sum is left (none when all are skipped) after exactly (sums - 1) merges, and the same
+// merges whatever the order (the same sum to the bit on the device); in slot order at most
+// ceil(log2(n + 1)) sums are held at once; a slot filled twice or out of range is refused.
+static int test_sum_tree(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    rng_state = 0x9e3779b97f4a7c15ull;
+    int sizes[72];
+    for (int i = 0; i <= 70; i++) sizes[i] = i;
+    sizes[71] = 1000;
+    for (int z = 0; z < 72; z++) {
+        int n = sizes[z];
+        int *seq = malloc(((size_t)n + 1) * sizeof *seq);
+        unsigned char *skip = calloc((size_t)n + 1, 1);
+        int64_t *p0 = malloc(((size_t)n + 1) * sizeof *p0),
+                *p1 = malloc(((size_t)n + 1) * sizeof *p1);
+        CHECK(seq && skip && p0 && p1);
+        for (int variant = 0; variant < 3; variant++) {
+            // skipped slots: none, about a third, all
+            int sums = 0;
+            for (int s = 0; s < n; s++) {
+                skip[s] = variant == 0 ? 0 : variant == 2 ? 1 : rnd() % 3 == 0;
+                sums += !skip[s];
+            }
+            int n0 = 0, n1 = 0, peak = 0;
+            for (int s = 0; s < n; s++) seq[s] = s;
+            if (tree_run(ctx, n, seq, n, skip, p0, &n0, &peak) != TEST_PASS) return TEST_FAIL;
+            int bound = 0;
+            while (((int64_t)1 << bound) < (int64_t)n + 1) bound++;
+            CHECK_MSG(peak <= bound, "n %d: %d sums held in slot order, bound %d", n, peak, bound);
+            CHECK_MSG(n0 == (sums > 0 ? sums - 1 : 0), "n %d: %d merges of %d sums", n, n0, sums);
+            for (int ord = 0; ord < 4; ord++) {
+                for (int s = 0; s < n; s++) seq[s] = ord == 0 ? n - 1 - s : s;
+                for (int s = n - 1; ord > 0 && s > 0; s--) { // Fisher-Yates
+                    int r = (int)(rnd() % (uint64_t)(s + 1)), x = seq[s];
+                    seq[s] = seq[r];
+                    seq[r] = x;
+                }
+                if (tree_run(ctx, n, seq, n, skip, p1, &n1, &peak) != TEST_PASS) return TEST_FAIL;
+                CHECK_MSG(n1 == n0 && (n0 == 0 || memcmp(p0, p1, (size_t)n0 * sizeof *p0) == 0),
+                          "n %d, order %d: other merges than in slot order", n, ord);
+            }
+        }
+        free(seq);
+        free(skip);
+        free(p0);
+        free(p1);
+    }
+    // Refused: out of range, filled twice; the tree is unchanged by a refusal.
+    dsmmi_sum_tree t;
+    int pairs[DSMMI_SUM_TREE_MAX_PAIRS][2], np = -1, first[3];
+    CHECK(dsmmi_sum_tree_init(ctx, &t, -1) == DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_OK(ctx, dsmmi_sum_tree_init(ctx, &t, 3));
+    CHECK(dsmmi_sum_tree_put(ctx, &t, 3, 1, pairs, &np) == DSMM_ERR_INTERNAL);
+    CHECK(np == 0);
+    dsmm_ctx_clear_error(ctx);
+    CHECK(dsmmi_sum_tree_put(ctx, &t, -1, 1, pairs, &np) == DSMM_ERR_INTERNAL);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 1, 1, pairs, &np));
+    CHECK(dsmmi_sum_tree_put(ctx, &t, 1, 1, pairs, &np) == DSMM_ERR_INTERNAL);
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "filled twice") != NULL);
+    dsmm_ctx_clear_error(ctx);
+    // 3 slots: [0,1] pair, [2] alone. Slot 2 skipped, then 0 with a sum: 0 + 1 merged.
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 2, 0, pairs, &np));
+    CHECK(np == 0);
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 0, 1, pairs, &np));
+    CHECK(np == 1 && pairs[0][0] == 0 && pairs[0][1] == 1);
+    CHECK(dsmmi_sum_tree_held(&t, first) == 1 && first[0] == 0);
+    dsmmi_sum_tree_free(ctx, &t);
+    // A skipped left slot: the right one's sum stays where it was put (slot 1), then merges
+    // with the next pair's at slot 2.
+    CHECK_OK(ctx, dsmmi_sum_tree_init(ctx, &t, 4));
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 0, 0, pairs, &np));
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 1, 1, pairs, &np));
+    CHECK(np == 0);
+    CHECK(dsmmi_sum_tree_held(&t, first) == 1 && first[0] == 1);
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 3, 1, pairs, &np));
+    CHECK(np == 0);
+    CHECK_OK(ctx, dsmmi_sum_tree_put(ctx, &t, 2, 1, pairs, &np));
+    CHECK(np == 2 && pairs[0][0] == 2 && pairs[0][1] == 3 && pairs[1][0] == 1 && pairs[1][1] == 2);
+    CHECK(dsmmi_sum_tree_held(&t, first) == 1 && first[0] == 1);
+    dsmmi_sum_tree_free(ctx, &t);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
         TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
         TEST(test_bins),        TEST(test_bins_threads), TEST(test_spmm_variant),
         TEST(test_spmm_segs),   TEST(test_dispatch),     TEST(test_row_flops_total),
+        TEST(test_sum_tree),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
