@@ -14,8 +14,8 @@
 #   DSMM_DATA=DIR       the data folder (default ../shared/data, then shared/data)
 #   DSMM_GPU_STEPS="tests cli bench plan sanitizer ooc resident"   the steps to run, in this
 #                       order (plan: bench_gpu's SpGEMM again with the rows binned on the host;
-#                       resident: SUMMA's stage products merged on the host against on the
-#                       device, bench/gpu/resident.sh)
+#                       resident: partial products merged on the host against on the device,
+#                       SUMMA and rdma-c, bench/gpu/resident.sh)
 #   DSMM_GPU_BENCH_ARGS extra arguments of bench_gpu (default: --reps 5 --rmat 18 --rmat 19 --rmat 20)
 #   DSMM_GPU_BENCH_SECS, DSMM_GPU_SANITIZER_SECS, DSMM_GPU_OOC_SECS   the steps' time limits
 #                       (420, 480 and 300 s; racecheck needs about 330 s for the SpGEMM tests)
@@ -110,7 +110,7 @@ if has ooc; then
     --out /tmp/dsmm-bench-ooc
 fi
 if has resident; then
-  echo "== SUMMA's stage products: merged on the host against resident on the device (--gpu-resident)"
+  echo "== partial products (SUMMA, rdma-c): merged on the host against resident on the device (--gpu-resident)"
   step resident "${DSMM_GPU_RESIDENT_SECS:-300}" "$OUT/resident.log" bash bench/gpu/resident.sh "$BUILD/bin/dsmm" \
     "$OUT/resident" "$DATA/matrices/cage11.mtx.gz" "$DATA/graphs/ca-condmat-cc1.mtx.gz" "$DATA/graphs/facebook-combined.mtx.gz" \
     "$DATA/graphs/email-enron.mtx.gz"
