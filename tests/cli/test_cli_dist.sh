@@ -44,6 +44,8 @@ for a in $rdma_algs; do
     same "$tmp/local_r.mtx" "$tmp/o1_$a.mtx"
     expect_grep "$tmp/o1_$a.json" "\"algo\":\"$a\""
     expect_grep "$tmp/o1_$a.json" '"rdma":{"items":'
+    expect_grep "$tmp/o1_$a.json" '"accumulate":"merge"'
+    expect_grep "$tmp/o1_$a.json" '"gpu_resident":0'
     expect_grep "$tmp/out" "one-sided: "
     expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo "$a" -o "$tmp/om1_$a.mtx" -q
     same "$tmp/local_m.mtx" "$tmp/om1_$a.mtx"
