@@ -311,7 +311,7 @@ dsmm_status dsmmi_gpu_acc_add(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot, const
 dsmm_status dsmmi_gpu_acc_skip(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot);
 /* dsmmi_gpu_acc_finish: the sum of everything added, as a new host CSR (rows sorted, values
  * of type, col_bits-wide columns): one download. Slots never filled are empty; the sums still
- * held then are merged at once, in slot order. acc is empty afterwards. merges and
+ * held then are merged at once, in slot order. acc holds nothing afterwards. merges and
  * merge_seconds (either may be NULL) get the merges made since acc was created and their
  * device time (events). Errors: DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
 dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type, int col_bits,

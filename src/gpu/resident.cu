@@ -449,6 +449,7 @@ extern "C" dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, d
         if (k > 1 || !acc->sorted[first[0]]) DSMM_TRY(merge_nodes(ctx, g, acc, first, k));
         DSMM_TRY(dsmmg::download_csr(ctx, g, &acc->sum[first[0]], type, col_bits, 1, C));
         dsmmg::free_csr(g, &acc->sum[first[0]]);
+        if (acc->tree.n > 0) memset(acc->tree.has, 0, (size_t)acc->tree.n); // nothing held
     }
     if (merges) *merges = acc->merges;
     if (merge_seconds) *merge_seconds = acc->ms_merge / 1e3;
