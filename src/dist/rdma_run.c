@@ -458,18 +458,13 @@ static dsmm_status execute(eng *e, int64_t it, const char *adata, const char *bd
         dsmmi_piece_view(bdata, tb->nrows, tb->ncols, tb->nnz, e->rb.type, ctx, &Bv);
         dsmm_spgemm_info info;
         memset(&info, 0, sizeof info);
-        if (owner == e->me && e->dacc) {
-            // resident: the partial stays on the device, in the tile's accumulator
+        if (owner == e->me && e->dacc) // resident: the partial stays in the tile's accumulator
             DSMM_TRY(dsmmi_gpu_acc_multiply(ctx, e->dacc, s, &Av, 0, &Bv, 0, &info));
-            e->stage_flops[s] += info.flops;
-            e->comp += dsmmi_wtime() - t0;
-            e->received++;
-            goto cleanup;
-        }
-        DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, &e->klo, DSMMI_SPGEMM_FULL, &P, &info));
+        else
+            DSMM_TRY(dsmmi_local_spgemm(ctx, &Av, &Bv, &e->klo, DSMMI_SPGEMM_FULL, &P, &info));
         e->stage_flops[s] += info.flops;
         if (owner == e->me) {
-            e->parts[s] = P;
+            e->parts[s] = P; // (NULL when resident)
             P = NULL;
         } else {
             nnz = P->nnz;

@@ -109,14 +109,16 @@ dsmm_status download_csr(dsmm_ctx *ctx, dsmmi_gpu *g, const csr_d *D, dsmm_type 
  * cusparse.cu). Errors: DSMM_ERR_CUDA with cuSPARSE's message. */
 dsmm_status cusparse_handle(dsmm_ctx *ctx, dsmmi_gpu *g, void **handle);
 
-/* The last i in [0, n) with p[i] <= x, for p increasing with p[0] <= x < p[n]: the row of
- * entry x when p holds row pointers, or the owner of item x when p holds first items. */
-__device__ __forceinline__ dsmm_idx last_at_or_below(const dsmm_idx *__restrict__ p, dsmm_idx n,
-                                                     dsmm_idx x)
+/* The last i in [0, n) with p[i] <= x, for p increasing with p[0] <= x < p[n] (p[n] is never
+ * read): the row of entry x when p holds row pointers, the owner of item x when p holds first
+ * items, the A entry of product x when p holds a chunk's product offsets. I: dsmm_idx or int
+ * (offsets in shared memory). */
+template <typename I>
+__device__ __forceinline__ I last_at_or_below(const I *__restrict__ p, I n, I x)
 {
-    dsmm_idx lo = 0, hi = n; // p[lo] <= x < p[hi]
+    I lo = 0, hi = n; // p[lo] <= x < p[hi]
     while (hi - lo > 1) {
-        dsmm_idx mid = lo + (hi - lo) / 2;
+        I mid = lo + ((hi - lo) >> 1);
         if (p[mid] <= x)
             lo = mid;
         else

@@ -202,14 +202,7 @@ row_products(int mode, int32_t r, int lane, int sub, const dsmm_idx *__restrict_
             for (int p = lane; p < total; p += GROUP) {
                 // the entry holding product p: the last e with pre[e] <= p (entries with no
                 // products share their successor's offset and are passed over)
-                int e = 0, z = n;
-                while (z - e > 1) {
-                    const int mid = (e + z) >> 1;
-                    if (pre[mid] <= p)
-                        e = mid;
-                    else
-                        z = mid;
-                }
+                const int e = dsmmg::last_at_or_below(pre, n, p);
                 body(bq[e] + (p - pre[e]), av ? as[e] : 1.0);
             }
         } else {
@@ -902,11 +895,6 @@ cleanup:
     return st;
 }
 
-// The bins made on the device: plan_rows, CUB's stable radix sort of the row numbers by bin
-// (so each bin lists its rows in increasing order, as dsmmi_gpu_bins_make does), then, for the
-// global rows, plan_global and two inclusive scans. rows_d, toff_d and boff_d are filled on the
-// device; the host gets what the launches need: the counts, the flops' sum and maximum (one
-// wait), and, when there are global rows, their offsets (a second wait). bins.rows stays NULL.
 // The device arrays of the global rows' table and block offsets (ng + 1 entries each), made
 // by plan_device or uploaded from the host's bins.
 static dsmm_status offsets_alloc(product *p, dsmm_idx ng)
@@ -921,6 +909,11 @@ cleanup:
     return st;
 }
 
+// The bins made on the device: plan_rows, CUB's stable radix sort of the row numbers by bin
+// (so each bin lists its rows in increasing order, as dsmmi_gpu_bins_make does), then, for the
+// global rows, plan_global and two inclusive scans. rows_d, toff_d and boff_d are filled on the
+// device; the host gets what the launches need: the counts, the flops' sum and maximum (one
+// wait), and, when there are global rows, their offsets (a second wait). bins.rows stays NULL.
 static dsmm_status plan_device(product *p)
 {
     dsmm_ctx *ctx = p->ctx;
