@@ -1070,17 +1070,20 @@ typedef struct dsmm_dist_opts {
                               // stage s+1 (Pipelined Sparse SUMMA, HipMCL-GPU §III); needs
                               // MPI_THREAD_FUNNELED and 2 threads, else prefetch's MPI_Ibcast.
                               // Results are the same as without.
-    int gpu_resident;         // SpGEMM with a device on the context (dsmm_ctx_set_gpu): 1 keeps
-                              // the C tile's partial products on the device, merged there (a
-                              // fixed binary tree over the stages: the binary schedule in stage
-                              // order, the same sum in any order of arrival), so C's tile is
-                              // downloaded once. SUMMA multiplies every stage on the device, and
-                              // received pieces land in device memory when MPI is CUDA-aware
+    int gpu_resident;         // With a device on the context (dsmm_ctx_set_gpu): 1 keeps C's
+                              // tile on the device. SpGEMM: the tile's partial products stay
+                              // there, merged there (a fixed binary tree over the stages: the
+                              // binary schedule in stage order, the same sum in any order of
+                              // arrival). SpMM: the dense tile lives there and every product
+                              // is added into it there. Either way C's tile is downloaded
+                              // once. SUMMA multiplies every stage on the device, and received
+                              // pieces land in device memory when MPI is CUDA-aware
                               // (dsmm_mpi_cuda_aware), else they are uploaded; the one-sided
                               // algorithms multiply their own tile's items on the device and
                               // upload the partials they fetch. AUTO picks SUMMA. Needs the
-                              // local kernel AUTO or GPU and accumulate other than FUSED; SpMM
-                              // refuses it. 0 (default): each partial comes back to the host.
+                              // local kernel (spgemm.alg or spmm.alg) AUTO or GPU, and for
+                              // SpGEMM accumulate other than FUSED. 0 (default): each product
+                              // or partial comes back to the host.
 } dsmm_dist_opts;
 DSMM_API void dsmm_dist_opts_init(dsmm_dist_opts *opts);
 

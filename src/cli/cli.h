@@ -182,7 +182,7 @@ typedef struct cli_dist {
     const char *algo; // "auto" | "local" | a dsmm_dist_alg name
     const char *grid; // "PRxPC" or NULL
     int prefetch, wg, accumulate, queue_cap, pipeline;
-    int gpu_resident; // spgemm --gpu-resident (dsmm_dist_opts.gpu_resident)
+    int gpu_resident; // spgemm/spmm --gpu-resident (dsmm_dist_opts.gpu_resident)
     int64_t permute_seed;
     int permute;
     int on, pr, pc;

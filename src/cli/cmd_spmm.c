@@ -229,6 +229,11 @@ int cli_spmm(int argc, char **argv)
          CLI_DOUBLE, &bandwidth, 1e-6, 1e9},
         CLI_GPU_OPTS(c),
         CLI_DIST_OPTS(d),
+        {"gpu-resident", 0, NULL,
+         "distributed, implies --gpu: C's tile on the device, every product added into it "
+         "there, the tile downloaded once (summa: pieces in device memory when MPI is "
+         "CUDA-aware; one-sided: own items there, fetched partials uploaded)",
+         CLI_FLAG, &d.gpu_resident, 0, 0},
         {"reorder", 0, "none|rcm|rabbit",
          "1D algorithms: renumber A's vertices first (default none)", CLI_STRING, &reorder, 0, 0},
         {"comm", 0, "alltoallv|neighbor|put",
@@ -263,7 +268,13 @@ int cli_spmm(int argc, char **argv)
     }
     rc = cli_stdout_once(&cmd, &c, out && strcmp(out, "-") == 0, "-o -");
     if (rc != CLI_OK) return rc;
-    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
+    if (d.gpu_resident && (!d.on || d.cola))
+        return cli_usage_error(&cmd,
+                               "--gpu-resident needs a 2D distributed --algo (summa or one-sided)");
+    if (d.gpu_resident && alg != DSMM_SPMM_AUTO && alg != DSMM_SPMM_GPU)
+        return cli_usage_error(&cmd, "--gpu-resident multiplies with dsmm's GPU kernel, not %s",
+                               dsmm_spmm_alg_name(alg));
+    if (c.gpu_mem || c.gpu_flops >= 0 || d.gpu_resident) c.gpu = 1; // they imply --gpu
     if ((alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || c.gpu) && !DSMM_HAVE_CUDA) {
         fprintf(stderr,
                 "dsmm spmm: %s: this dsmm was built without CUDA "

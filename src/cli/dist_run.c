@@ -397,6 +397,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     o.alg = d->alg;
     o.prefetch = d->prefetch;
     o.queue_capacity = d->queue_cap;
+    o.gpu_resident = d->gpu_resident;
     o.spmm = *so;
     times = dsmmi_malloc(ctx, (size_t)repeat, sizeof *times);
     all = dsmmi_calloc(ctx, (size_t)repeat, sizeof *all);

@@ -18,13 +18,15 @@
 // A rank that fails locally (memory) goes on claiming and delivering, with a failure marker
 // instead of a partial, so no owner waits for ever; the status is agreed at the end.
 //
-// With dsmm_dist_opts.gpu_resident (SpGEMM) the C tile's partials stay on the device: the
+// With dsmm_dist_opts.gpu_resident the C tile's partials stay on the device. SpGEMM: the
 // owner multiplies its own items into a device accumulator (slot = the item's stage) and
 // uploads the partials it fetches from other ranks into it; the accumulator merges them in a
 // fixed tree over the stages (gpu/sum_tree.c), so the result still does not depend on the
-// order they arrived in, and C's tile is downloaded once. Items for other owners are
-// multiplied by the local kernel (on the device when AUTO sends them there) and travel packed
-// through host windows, as without residency.
+// order they arrived in, and C's tile is downloaded once. SpMM: C's dense tile lives on the
+// device (gpu/spmm.cu's dsmmi_gpu_dacc); the owner's items are added into it by the kernel,
+// fetched partials after one upload each, and the tile is downloaded once. Items for other
+// owners are multiplied by the local kernel (on the device when AUTO sends them there) and
+// travel packed through host windows, as without residency.
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +62,10 @@ typedef struct eng {
     int64_t *apieces, napieces, apos, aclaimed; // ws-random-a: A tiles to claim from
     int64_t nitems;
     // This rank's C tile.
-    dsmm_csr **parts;    // SpGEMM: one partial per stage
-    dsmmi_gpu_acc *dacc; // SpGEMM with gpu_resident: the partials on the device instead
-    int gpu_merges;      // the accumulator's merges, and their device seconds
+    dsmm_csr **parts;      // SpGEMM: one partial per stage
+    dsmmi_gpu_acc *dacc;   // SpGEMM with gpu_resident: the partials on the device instead
+    dsmmi_gpu_dacc *ddacc; // SpMM with gpu_resident: C's dense tile on the device
+    int gpu_merges;        // the accumulator's merges, and their device seconds
     double gpu_merge_seconds;
     dsmm_dist_dense *Cd;
     int64_t expected, received;
@@ -329,7 +332,11 @@ static dsmm_status take(eng *e, const dsmmi_qdesc *d)
     e->gets++;
     double t1 = dsmmi_wtime();
     e->get_wait += t1 - t0;
-    if (e->spmm) {
+    if (e->spmm && e->ddacc) {
+        const dsmm_dense *ct = e->Cd->tile; // the partial: the tile's shape, packed
+        dsmm_dense Pv = {ct->nrows, ct->ncols, ct->ncols, buf, ct->type, 0, ctx};
+        DSMM_TRY(dsmmi_gpu_dacc_add(ctx, e->ddacc, &Pv));
+    } else if (e->spmm) {
         dense_add(e, buf);
     } else {
         dsmm_csr v;
@@ -442,7 +449,9 @@ static dsmm_status execute(eng *e, int64_t it, const char *adata, const char *bd
         dsmm_dense Bv = {tb->nrows, tb->ncols, tb->ncols, (void *)bdata, e->rb.type, 0, ctx};
         dsmm_spmm_info info;
         memset(&info, 0, sizeof info);
-        if (owner == e->me) {
+        if (owner == e->me && e->ddacc) { // resident: added into the device's tile
+            DSMM_TRY(dsmmi_gpu_dacc_multiply(ctx, e->ddacc, &Av, 0, &Bv, 0, &info));
+        } else if (owner == e->me) {
             DSMM_TRY(dsmmi_local_spmm(ctx, &Av, &Bv, e->Cd->tile, &e->mlo, &info));
         } else {
             nnz = (int64_t)ta->nrows * tb->ncols;
@@ -578,6 +587,7 @@ static void eng_free(eng *e)
     dsmmi_rmat_free(ctx, &e->rb);
     dsmmi_pool_free(ctx, &e->pool);
     dsmmi_gpu_acc_free(ctx, &e->dacc);
+    dsmmi_gpu_dacc_free(ctx, &e->ddacc);
     for (int s = 0; e->parts && s < e->S; s++) dsmm_csr_destroy(&e->parts[s]);
     dsmmi_free(ctx, e->parts);
     dsmmi_free(ctx, e->stage_flops);
@@ -624,13 +634,17 @@ static dsmm_status setup(eng *e, const dsmm_dist_opts *o)
         if (!e->stage_flops || !e->parts)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "%d stages", e->S);
     }
-    // Resident: the C tile's accumulator, one slot a stage (a rank without a device fails
-    // here, and every rank with it after the agreement).
+    // Resident: the C tile's accumulator, one slot a stage, or SpMM's dense tile (a rank
+    // without a device fails here, and every rank with it after the agreement).
     if (local == DSMM_OK && o->gpu_resident && !e->spmm) {
         const dsmm_dist *A = e->A, *B = e->B;
         local = dsmmi_gpu_acc_create(ctx, A->rb[g->myrow + 1] - A->rb[g->myrow],
                                      B->cb[g->mycol + 1] - B->cb[g->mycol], o->spgemm.semiring,
                                      e->S, &e->dacc);
+    }
+    if (local == DSMM_OK && o->gpu_resident && e->spmm) {
+        const dsmm_dense *ct = e->Cd->tile;
+        local = dsmmi_gpu_dacc_create(ctx, ct->nrows, ct->ncols, ct->type, &e->ddacc);
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_rmat_a(ctx, e->A, &e->plan, &e->ra));
@@ -699,6 +713,11 @@ static dsmm_status fill_stats(eng *e, const dsmm_dist_opts *o, const char *op, d
     if (st == DSMM_OK) {
         int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
         st = dsmm_stats_set_int(o->stats, "queue_capacity", cap);
+    }
+    if (st == DSMM_OK && e->spmm) {
+        // As SUMMA's: C's tile on the device or not (partials still travel through host windows)
+        st = dsmm_stats_set_int(o->stats, "gpu_resident", e->ddacc != NULL);
+        if (st == DSMM_OK && e->ddacc) st = dsmm_stats_set_int(o->stats, "mpi_device_buffers", 0);
     }
     if (st == DSMM_OK && !e->spmm) {
         // As SUMMA's: the partials merged at the end on the host, or on the device.
@@ -819,6 +838,11 @@ dsmm_status dsmmi_rdma_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_d
     DSMM_TRY(setup(&e, o));
     DSMM_TRY(start(&e));
     DSMM_TRY(finish(&e, &wait));
+    if (e.local == DSMM_OK && e.ddacc) { // resident: the tile comes down once
+        double ta = dsmmi_wtime();
+        e.local = dsmmi_gpu_dacc_finish(ctx, e.ddacc, e.Cd->tile, NULL);
+        e.acc += dsmmi_wtime() - ta;
+    }
     DSMM_TRY(dsmmi_comm_agree(ctx, e.local));
     if (o->stats) {
         const dsmm_dense *bt = B->tile, *ct = e.Cd->tile;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dist/summa.h"
+#include "gpu/gpu.h"
 
 static const char *const alg_names[] = {"auto",   "summa",       "rdma-c",     "rdma-a",
                                         "rdma-b", "ws-random-a", "ws-local-a", "ws-local-c"};
@@ -218,6 +219,38 @@ char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slo
 {
     if (own) return side->pack[s];
     return side->keep ? side->keep[s] : side->buf[slot];
+}
+
+dsmm_status dsmmi_summa_slots_alloc(dsmm_ctx *ctx, dsmmi_summa_side *a, dsmmi_summa_side *b,
+                                    int nslots, size_t amax, size_t bmax, int dev, const char *who)
+{
+    dsmm_status st = DSMM_OK;
+    for (int k = 0; k < nslots; k++) {
+        if (dev) {
+            void *ab = NULL, *bb = NULL;
+            DSMM_TRY(dsmmi_gpu_buf_alloc(ctx, amax ? amax : 1, "SUMMA receive slot of A", &ab));
+            a->buf[k] = ab;
+            DSMM_TRY(dsmmi_gpu_buf_alloc(ctx, bmax ? bmax : 1, "SUMMA receive slot of B", &bb));
+            b->buf[k] = bb;
+            continue;
+        }
+        a->buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
+        b->buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
+        DSMM_CHECK(ctx, a->buf[k] != NULL && b->buf[k] != NULL, DSMM_ERR_NOMEM,
+                   "%s: receive buffers of %zu + %zu bytes", who, amax, bmax);
+    }
+cleanup:
+    return st;
+}
+
+void dsmmi_summa_slots_free_device(dsmm_ctx *ctx, dsmmi_summa_side *a, dsmmi_summa_side *b)
+{
+    for (int k = 0; k < 2; k++) {
+        (void)dsmmi_req_wait(ctx, &a->req[k]);
+        (void)dsmmi_req_wait(ctx, &b->req[k]);
+        a->buf[k] = dsmmi_gpu_buf_free(ctx, a->buf[k]);
+        b->buf[k] = dsmmi_gpu_buf_free(ctx, b->buf[k]);
+    }
 }
 
 void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side)

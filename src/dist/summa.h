@@ -56,6 +56,15 @@ dsmm_status dsmmi_summa_side_make(dsmm_ctx *ctx, const dsmm_dist *X, int is_b,
 char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slot);
 /* dsmmi_summa_side_free: completes pending requests and frees everything in side (n stages). */
 void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side);
+/* dsmmi_summa_slots_alloc: receive slots 0..nslots-1 (1 or 2) of a and b, of amax and bmax
+ * bytes (1 at least): host memory, or blocks of the device pool when dev (a CUDA-aware MPI
+ * writes the pieces there; give them back with dsmmi_summa_slots_free_device). Local.
+ * Errors: DSMM_ERR_NOMEM (naming who); those of dsmmi_gpu_buf_alloc. */
+dsmm_status dsmmi_summa_slots_alloc(dsmm_ctx *ctx, dsmmi_summa_side *a, dsmmi_summa_side *b,
+                                    int nslots, size_t amax, size_t bmax, int dev, const char *who);
+/* dsmmi_summa_slots_free_device: device receive slots: waits for their broadcasts, then gives
+ * them back to the pool (NULL afterwards, so dsmmi_summa_side_free skips them). */
+void dsmmi_summa_slots_free_device(dsmm_ctx *ctx, dsmmi_summa_side *a, dsmmi_summa_side *b);
 
 /* dsmmi_summa_bcast_stage: stage s's broadcasts: A's piece (ab bytes at abuf) along the grid
  * row from column p->kc[s], B's (bb bytes at bbuf) along the grid column from row p->kr[s];

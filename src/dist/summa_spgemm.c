@@ -54,15 +54,7 @@ cleanup:
 static void run_free(dsmm_ctx *ctx, run *r)
 {
     int S = r->plan.n;
-    if (r->dev_recv) {
-        // device receive slots: their broadcasts completed before the pool takes them back
-        for (int k = 0; k < 2; k++) {
-            (void)dsmmi_req_wait(ctx, &r->a.req[k]);
-            (void)dsmmi_req_wait(ctx, &r->b.req[k]);
-            r->a.buf[k] = dsmmi_gpu_buf_free(ctx, r->a.buf[k]);
-            r->b.buf[k] = dsmmi_gpu_buf_free(ctx, r->b.buf[k]);
-        }
-    }
+    if (r->dev_recv) dsmmi_summa_slots_free_device(ctx, &r->a, &r->b);
     dsmmi_gpu_acc_free(ctx, &r->dacc);
     dsmmi_summa_side_free(ctx, S, &r->a);
     dsmmi_summa_side_free(ctx, S, &r->b);
@@ -375,22 +367,9 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
     }
     // A CUDA-aware MPI receives the resident product's pieces into the device pool.
     r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && dsmm_mpi_cuda_aware();
-    for (int k = 0; !fuse && k < 1 + (prefetch || pipeline) && local == DSMM_OK; k++) {
-        if (r.dev_recv) {
-            void *ab = NULL, *bb = NULL;
-            local = dsmmi_gpu_buf_alloc(ctx, amax ? amax : 1, "SUMMA receive slot of A", &ab);
-            r.a.buf[k] = ab;
-            if (local == DSMM_OK)
-                local = dsmmi_gpu_buf_alloc(ctx, bmax ? bmax : 1, "SUMMA receive slot of B", &bb);
-            r.b.buf[k] = bb;
-            continue;
-        }
-        r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
-        r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
-        if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
-            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
-                                "spgemm: receive buffers of %zu + %zu bytes", amax, bmax);
-    }
+    if (!fuse && local == DSMM_OK)
+        local = dsmmi_summa_slots_alloc(ctx, &r.a, &r.b, 1 + (prefetch || pipeline), amax, bmax,
+                                        r.dev_recv, "spgemm");
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     rs.comm += dsmmi_wtime() - t0;
 

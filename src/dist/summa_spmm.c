@@ -4,19 +4,27 @@
 // grid column j straight from its owner's tile (rows of a row-major tile are contiguous), and
 // every rank accumulates A_piece * B_piece into its C tile with the local SpMM
 // (dsmmi_local_spmm, beta = 1). No merge: the dense C tile is the accumulator. Prefetch as
-// in summa_spgemm.c.
+// in summa_spgemm.c. With dsmm_dist_opts.gpu_resident the C tile is the device's
+// (dsmmi_gpu_dacc): each stage's product is added into it where the kernel makes it, and the
+// tile is downloaded once, instead of C going up and down the bus every stage; a CUDA-aware
+// MPI then receives the pieces into device memory.
 #include <string.h>
 
 #include "dist/rdma.h"
+#include "gpu/gpu.h"
 
 typedef struct run {
     dsmmi_summa_plan plan;
     dsmmi_summa_side a, b; // A's pieces; B's receive slots (its blocks are sent from the tile)
     double *stage_flops;
+    dsmmi_gpu_dacc *dacc; // gpu_resident: C's tile on the device
+    int dev_recv;         // the receive slots are device memory (a CUDA-aware MPI)
 } run;
 
 static void run_free(dsmm_ctx *ctx, run *r)
 {
+    if (r->dev_recv) dsmmi_summa_slots_free_device(ctx, &r->a, &r->b);
+    dsmmi_gpu_dacc_free(ctx, &r->dacc);
     dsmmi_summa_side_free(ctx, r->plan.n, &r->a);
     dsmmi_summa_side_free(ctx, r->plan.n, &r->b);
     r->stage_flops = dsmmi_free(ctx, r->stage_flops);
@@ -94,9 +102,11 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
                "spmm: unknown distributed algorithm %d", (int)o.alg);
     DSMM_CHECK(ctx, !o.spmm.transpose_a && o.spmm.alpha == 1.0 && o.spmm.beta == 0.0, DSMM_ERR_ARG,
                "spmm: transpose_a, alpha and beta are not supported in distributed products");
-    DSMM_CHECK(ctx, !o.gpu_resident, DSMM_ERR_ARG,
-               "spmm: gpu_resident keeps SpGEMM's partial products on the device; the "
-               "distributed SpMM does not have it");
+    DSMM_CHECK(ctx, !o.gpu_resident || o.spmm.alg == DSMM_SPMM_AUTO || o.spmm.alg == DSMM_SPMM_GPU,
+               DSMM_ERR_ARG,
+               "spmm: gpu_resident multiplies with dsmm's GPU kernel; the local kernel must be "
+               "auto or gpu");
+    if (o.alg == DSMM_DIST_AUTO && o.gpu_resident) o.alg = DSMM_DIST_SUMMA;
     if (o.alg == DSMM_DIST_AUTO) DSMM_TRY(dsmmi_dist_auto(ctx, A, NULL, B, &o.alg));
     if (o.alg != DSMM_DIST_SUMMA) return dsmmi_rdma_spmm(ctx, A, B, &o, C);
     double t0 = dsmmi_wtime();
@@ -104,6 +114,8 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
     const dsmmi_grid *g = A->grid;
     int prefetch = o.prefetch != 0;
     DSMM_TRY(dsmmi_dense_new(ctx, A->nrows, B->ncols, B->type, g->pr, g->pc, &Cd));
+    dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow];
+    dsmm_idx kcols = B->cb[g->mycol + 1] - B->cb[g->mycol];
 
     local = dsmmi_summa_plan_make(ctx, A->ncols, g->pr, g->pc, &r.plan);
     int S = r.plan.n;
@@ -112,6 +124,10 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
         if (!r.stage_flops)
             local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "spmm: %d stages", S);
     }
+    // Resident: C's tile on the device (a rank without a device fails here, and every rank
+    // with it after the agreement).
+    if (local == DSMM_OK && o.gpu_resident)
+        local = dsmmi_gpu_dacc_create(ctx, nr, kcols, B->type, &r.dacc);
     if (local == DSMM_OK) local = dsmmi_summa_side_make(ctx, A, 0, &r.plan, &r.a);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     DSMM_TRY(dsmmi_allgather_i64(ctx, r.a.nnz, S, r.a.all));
@@ -121,20 +137,16 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
         if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
-    for (int k = 0; k < 1 + prefetch && local == DSMM_OK; k++) {
-        r.a.buf[k] = dsmmi_malloc(ctx, amax ? amax : 1, 1);
-        r.b.buf[k] = dsmmi_malloc(ctx, bmax ? bmax : 1, 1);
-        if (r.a.buf[k] == NULL || r.b.buf[k] == NULL)
-            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
-                                "spmm: receive buffers of %zu + %zu bytes", amax, bmax);
-    }
+    // A CUDA-aware MPI receives the resident product's pieces into the device pool.
+    r.dev_recv = r.dacc != NULL && ctx->size > 1 && dsmm_mpi_cuda_aware();
+    if (local == DSMM_OK)
+        local =
+            dsmmi_summa_slots_alloc(ctx, &r.a, &r.b, 1 + prefetch, amax, bmax, r.dev_recv, "spmm");
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     rs.comm += dsmmi_wtime() - t0;
 
     dsmm_spmm_opts lo = o.spmm;
     lo.beta = 1.0; // C's tile starts at zero and accumulates every stage
-    dsmm_idx nr = A->rb[g->myrow + 1] - A->rb[g->myrow];
-    dsmm_idx kcols = B->cb[g->mycol + 1] - B->cb[g->mycol];
     double t = dsmmi_wtime();
     if (prefetch && S > 0) DSMM_TRY(post(ctx, A, B, &r, 0, 0, 1));
     for (int s = 0; s < S; s++) {
@@ -158,11 +170,23 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
             dsmm_dense Bv = {w, kcols, kcols, bbuf, B->type, 0, ctx};
             dsmm_spmm_info info;
             memset(&info, 0, sizeof info);
-            local = dsmmi_local_spmm(ctx, &Av, &Bv, Cd->tile, &lo, &info);
+            if (r.dacc) {
+                // (a received piece is in device memory when the slots are; own pieces never)
+                int adev = r.dev_recv && g->mycol != r.plan.kc[s];
+                int bdev = r.dev_recv && g->myrow != r.plan.kr[s];
+                local = dsmmi_gpu_dacc_multiply(ctx, r.dacc, &Av, adev, &Bv, bdev, &info);
+            } else {
+                local = dsmmi_local_spmm(ctx, &Av, &Bv, Cd->tile, &lo, &info);
+            }
             r.stage_flops[s] = info.flops;
         }
         t = dsmmi_wtime();
         rs.comp += t - t1;
+    }
+    // Resident: the tile comes down once (counted as accumulation).
+    if (local == DSMM_OK && r.dacc) {
+        local = dsmmi_gpu_dacc_finish(ctx, r.dacc, Cd->tile, NULL);
+        rs.acc = dsmmi_wtime() - t;
     }
     DSMM_TRY(dsmmi_barrier(ctx, &rs.wait));
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
@@ -177,6 +201,8 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
         dsmmi_traffic_diff(&ctx->traffic, &before, &rs.traffic);
         DSMM_TRY(dsmmi_stats_fill(ctx, o.stats, "spmm", "summa", g, prefetch, &rs, S, r.plan.lo,
                                   r.plan.hi, r.stage_flops, A->nnz, (dsmm_idx)A->nrows * B->ncols));
+        DSMM_TRY(dsmm_stats_set_int(o.stats, "gpu_resident", r.dacc != NULL));
+        if (r.dacc) DSMM_TRY(dsmm_stats_set_int(o.stats, "mpi_device_buffers", r.dev_recv));
     }
     *C = Cd;
     Cd = NULL;

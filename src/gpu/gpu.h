@@ -319,6 +319,38 @@ dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type ty
 /* dsmmi_gpu_acc_free: frees acc and every product it holds (*acc NULL afterwards). */
 void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **acc);
 
+/* The distributed SpMM's resident C tile (spmm.cu): a dense nrows x k tile (FLOAT or DOUBLE,
+ * packed, ld = k) on ctx's device, zero at first, into which each stage's or item's product
+ * A * B is added where it is made (the row-split kernels with beta = 1) and each partial made
+ * elsewhere is added after one upload; finishing downloads it once. Without it every product
+ * uploads C's tile and downloads it again (beta = 1 through the local SpMM). */
+typedef struct dsmmi_gpu_dacc dsmmi_gpu_dacc;
+
+/* dsmmi_gpu_dacc_create: a zero tile. Errors: DSMM_ERR_UNSUPPORTED (no device on ctx, or no
+ * CUDA); DSMM_ERR_ARG (type neither FLOAT nor DOUBLE); DSMM_ERR_NOMEM (pool or host). */
+dsmm_status dsmmi_gpu_dacc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx k, dsmm_type type,
+                                  dsmmi_gpu_dacc **out);
+/* dsmmi_gpu_dacc_multiply: tile += A * B (A nrows x n, any value type, a pattern read as
+ * ones; B n x k of the tile's type). a_dev: A's arrays are device memory (64-bit row pointers
+ * from 0, 32-bit columns, as a SUMMA piece received by a CUDA-aware MPI; values of another
+ * type converted on the device); b_dev: B's values are device memory with ld = k. Otherwise
+ * they are uploaded. info as a local SpMM's (flops, bytes, seconds_device and
+ * seconds_transfer, device_bytes, on_gpu 1, gpu_variant).
+ * Errors: DSMM_ERR_DIM; DSMM_ERR_ARG (B of another type, a device B with ld != k);
+ * DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_dacc_multiply(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, const dsmm_csr *A,
+                                    int a_dev, const dsmm_dense *B, int b_dev,
+                                    dsmm_spmm_info *info);
+/* dsmmi_gpu_dacc_add: tile += P (host, nrows x k of the tile's type: a partial fetched from
+ * another rank). Errors: DSMM_ERR_DIM; DSMM_ERR_ARG; DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_dacc_add(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, const dsmm_dense *P);
+/* dsmmi_gpu_dacc_finish: the tile downloaded into C (host, nrows x k of the tile's type, any
+ * ld >= k; overwritten). products gets the products and partials added. The tile stays (a
+ * second finish downloads the same values). Errors: DSMM_ERR_DIM; DSMM_ERR_ARG; DSMM_ERR_CUDA. */
+dsmm_status dsmmi_gpu_dacc_finish(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, dsmm_dense *C, int *products);
+/* dsmmi_gpu_dacc_free: frees the tile (*acc NULL afterwards). */
+void dsmmi_gpu_dacc_free(dsmm_ctx *ctx, dsmmi_gpu_dacc **acc);
+
 /* dsmmi_gpu_buf_alloc / dsmmi_gpu_buf_free (gpu.c): a block of the device pool for the caller
  * (receive buffers a CUDA-aware MPI writes into). Errors: DSMM_ERR_UNSUPPORTED (no device);
  * DSMM_ERR_NOMEM naming what. */

@@ -126,6 +126,43 @@ void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **acc)
     *acc = NULL;
 }
 
+dsmm_status dsmmi_gpu_dacc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx k, dsmm_type type,
+                                  dsmmi_gpu_dacc **out)
+{
+    (void)nrows, (void)k, (void)type;
+    *out = NULL;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tile: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_dacc_multiply(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, const dsmm_csr *A,
+                                    int a_dev, const dsmm_dense *B, int b_dev, dsmm_spmm_info *info)
+{
+    (void)acc, (void)A, (void)a_dev, (void)B, (void)b_dev, (void)info;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tile: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_dacc_add(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, const dsmm_dense *P)
+{
+    (void)acc, (void)P;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tile: %s",
+                       NO_CUDA);
+}
+
+dsmm_status dsmmi_gpu_dacc_finish(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, dsmm_dense *C, int *products)
+{
+    (void)acc, (void)C, (void)products;
+    return dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__, "gpu resident tile: %s",
+                       NO_CUDA);
+}
+
+void dsmmi_gpu_dacc_free(dsmm_ctx *ctx, dsmmi_gpu_dacc **acc)
+{
+    (void)ctx;
+    *acc = NULL;
+}
+
 dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src, size_t bytes, int to_device)
 {
     (void)dst, (void)src, (void)bytes, (void)to_device;

@@ -279,6 +279,46 @@ static dsmm_status run(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a, co
                 : launch<V, 1>(ctx, g, a, A, val_d, B_d, C_d, cap, seg_row, seg_begin, nseg);
 }
 
+// The split rows of A (host row pointers) when the split variant is picked: the cap and the
+// items past it, uploaded. variant 0 (row-split) leaves cap at INT64_MAX and no items.
+struct split {
+    int variant;
+    dsmm_idx cap;
+    dsmmi_gpu_spmm_segs sg;
+    int32_t *row_d;
+    dsmm_idx *begin_d;
+};
+
+static dsmm_status split_make(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, dsmm_idx k, split *sp)
+{
+    dsmm_status st = DSMM_OK;
+    memset(sp, 0, sizeof *sp);
+    sp->cap = (dsmm_idx)INT64_MAX; // row-split: every row whole
+    sp->variant = dsmmi_gpu_spmm_variant(A);
+    if (sp->variant != 1) goto cleanup;
+    sp->cap = dsmmi_gpu_spmm_cap(A->nnz, dsmmi_gpu_spmm_lanes(k), g->sm_count);
+    DSMM_TRY(dsmmi_gpu_spmm_segs_make(ctx, A, sp->cap, &sp->sg));
+    if (sp->sg.n == 0) goto cleanup;
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sp->sg.n * sizeof(int32_t), "spmm split rows",
+                               (void **)&sp->row_d));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sp->sg.n * sizeof(dsmm_idx),
+                               "spmm split offsets", (void **)&sp->begin_d));
+    DSMM_TRY(dsmmg::upload_raw(ctx, g, sp->row_d, sp->sg.row, (size_t)sp->sg.n, sizeof(int32_t)));
+    DSMM_TRY(
+        dsmmg::upload_raw(ctx, g, sp->begin_d, sp->sg.begin, (size_t)sp->sg.n, sizeof(dsmm_idx)));
+cleanup:
+    return st;
+}
+
+static void split_free(dsmm_ctx *ctx, dsmmi_gpu *g, split *sp)
+{
+    if (g != NULL) {
+        sp->row_d = (int32_t *)dsmmi_dpool_free(&g->pool, sp->row_d);
+        sp->begin_d = (dsmm_idx *)dsmmi_dpool_free(&g->pool, sp->begin_d);
+    }
+    dsmmi_gpu_spmm_segs_free(ctx, &sp->sg);
+}
+
 static dsmm_status cusp(dsmm_ctx *ctx, cusparseStatus_t rc, const char *what)
 {
     dsmm_status st = DSMM_OK;
@@ -296,15 +336,11 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     dsmmg::csr_d Ad;
     void *val_d = NULL, *B_d = NULL, *C_d = NULL;
-    int32_t *seg_row_d = NULL;
-    dsmm_idx *seg_begin_d = NULL;
-    dsmmi_gpu_spmm_segs sg;
-    dsmm_idx cap = (dsmm_idx)INT64_MAX; // row-split: every row whole; split rows: set below
+    split sp;
     size_t elem = 0;
-    int variant = 0;
     double t0 = 0, t_transfer = 0;
     memset(&Ad, 0, sizeof Ad);
-    memset(&sg, 0, sizeof sg);
+    memset(&sp, 0, sizeof sp);
     // AUTO products below the context's threshold stay on the CPU's row-wise kernel.
     if (g != NULL && a->auto_chosen && !dsmmi_gpu_wants(ctx, (double)a->A->nnz * (double)a->k)) {
         g->info.products_cpu++;
@@ -312,7 +348,6 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     }
     DSMM_TRY(begin(ctx, g, a, "gpu spmm"));
     elem = dsmmi_type_size(a->type);
-    variant = dsmmi_gpu_spmm_variant(a->A);
 
     t0 = dsmmi_wtime();
     // The structure through upload_csr; the values as the front end converted them (a->type),
@@ -324,33 +359,23 @@ extern "C" dsmm_status dsmmi_gpu_spmm(dsmm_ctx *ctx, const dsmmi_spmm_args *a, d
     }
     // spmm_rows writes every element of C (beta * C read first when beta != 0): no zeroing
     DSMM_TRY(upload_dense(ctx, g, a, 0, &B_d, &C_d));
-    if (variant == 1) {
-        cap = dsmmi_gpu_spmm_cap(a->A->nnz, dsmmi_gpu_spmm_lanes(a->k), g->sm_count);
-        DSMM_TRY(dsmmi_gpu_spmm_segs_make(ctx, a->A, cap, &sg));
-        if (sg.n > 0) {
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sg.n * sizeof(int32_t),
-                                       "spmm split rows", (void **)&seg_row_d));
-            DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)sg.n * sizeof(dsmm_idx),
-                                       "spmm split offsets", (void **)&seg_begin_d));
-            DSMM_TRY(dsmmg::upload_raw(ctx, g, seg_row_d, sg.row, (size_t)sg.n, sizeof(int32_t)));
-            DSMM_TRY(
-                dsmmg::upload_raw(ctx, g, seg_begin_d, sg.begin, (size_t)sg.n, sizeof(dsmm_idx)));
-        }
-    }
+    DSMM_TRY(split_make(ctx, g, a->A, a->k, &sp));
     t_transfer = dsmmi_wtime() - t0;
 
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
     if (a->type == DSMM_DOUBLE)
-        DSMM_TRY(run<double>(ctx, g, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d, sg.n));
+        DSMM_TRY(
+            run<double>(ctx, g, a, &Ad, val_d, B_d, C_d, sp.cap, sp.row_d, sp.begin_d, sp.sg.n));
     else
-        DSMM_TRY(run<float>(ctx, g, a, &Ad, val_d, B_d, C_d, cap, seg_row_d, seg_begin_d, sg.n));
+        DSMM_TRY(
+            run<float>(ctx, g, a, &Ad, val_d, B_d, C_d, sp.cap, sp.row_d, sp.begin_d, sp.sg.n));
     DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
 
     t0 = dsmmi_wtime();
     DSMM_TRY(download_c(ctx, g, a, C_d));
     DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
     finish(g, info, t_transfer + (dsmmi_wtime() - t0));
-    info->gpu_variant = variant;
+    info->gpu_variant = sp.variant;
 cleanup:
     if (g != NULL) {
         if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
@@ -358,10 +383,8 @@ cleanup:
         dsmmi_dpool_free(&g->pool, val_d);
         dsmmi_dpool_free(&g->pool, B_d);
         dsmmi_dpool_free(&g->pool, C_d);
-        dsmmi_dpool_free(&g->pool, seg_row_d);
-        dsmmi_dpool_free(&g->pool, seg_begin_d);
     }
-    dsmmi_gpu_spmm_segs_free(ctx, &sg);
+    split_free(ctx, g, &sp);
     return st;
 }
 
@@ -465,4 +488,306 @@ cleanup:
         dsmmi_dpool_free(&g->pool, buf_d);
     }
     return st;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The distributed SpMM's resident C tile (dsmmi_gpu_dacc)
+// ---------------------------------------------------------------------------------------------
+
+struct dsmmi_gpu_dacc {
+    dsmm_idx nrows, k;
+    dsmm_type type;
+    void *c_d; // nrows x k, ld = k (NULL when empty)
+    int products;
+};
+
+namespace {
+
+unsigned grid_for(dsmm_idx n)
+{
+    dsmm_idx b = (n + BLOCK - 1) / BLOCK;
+    return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b);
+}
+
+template <typename V>
+__global__ void add_into(dsmm_idx n, const V *__restrict__ p, V *__restrict__ c)
+{
+    for (dsmm_idx i = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (dsmm_idx)gridDim.x * blockDim.x)
+        c[i] += p[i];
+}
+
+template <typename D, typename S>
+__global__ void convert_vals(dsmm_idx n, const S *__restrict__ s, D *__restrict__ d)
+{
+    for (dsmm_idx i = (dsmm_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (dsmm_idx)gridDim.x * blockDim.x)
+        d[i] = (D)s[i];
+}
+
+dsmm_status dacc_ok(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_gpu_dacc *acc)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, g != NULL && acc != NULL, DSMM_ERR_INTERNAL,
+               "gpu resident tile: no device or accumulator");
+    DSMMG_CUDA(cudaSetDevice(g->device));
+cleanup:
+    return st;
+}
+
+// A dense matrix of the tile's shape and type (P added, or C downloaded into).
+dsmm_status dacc_shape(dsmm_ctx *ctx, const dsmmi_gpu_dacc *acc, const dsmm_dense *D,
+                       const char *what)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_CHECK(ctx, D->nrows == acc->nrows && D->ncols == acc->k, DSMM_ERR_DIM,
+               "gpu resident tile: %s is %lldx%lld, the tile %lldx%lld", what, (long long)D->nrows,
+               (long long)D->ncols, (long long)acc->nrows, (long long)acc->k);
+    DSMM_CHECK(ctx, D->type == acc->type && D->ld >= D->ncols, DSMM_ERR_ARG,
+               "gpu resident tile: %s is not of the tile's type, or its ld is below its columns",
+               what);
+cleanup:
+    return st;
+}
+
+// A's values on the device in the tile's type V, where a CUDA-aware MPI left them: used in
+// place when they are V already, else converted into *own (a pattern has none).
+template <typename V>
+dsmm_status device_vals(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, void **val, void **own)
+{
+    dsmm_status st = DSMM_OK;
+    *val = NULL;
+    if (A->type == DSMM_PATTERN) goto cleanup;
+    if (dsmmi_type_size(A->type) == sizeof(V)) {
+        *val = A->val;
+        goto cleanup;
+    }
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(V), "spmm values", own));
+    if (A->type == DSMM_DOUBLE)
+        convert_vals<V, double><<<grid_for(A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+            A->nnz, (const double *)A->val, (V *)*own);
+    else
+        convert_vals<V, float><<<grid_for(A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+            A->nnz, (const float *)A->val, (V *)*own);
+    DSMM_TRY(dsmmg::check_launch(ctx, "spmm values converted"));
+    *val = *own;
+cleanup:
+    return st;
+}
+
+} // namespace
+
+extern "C" dsmm_status dsmmi_gpu_dacc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_idx k,
+                                             dsmm_type type, dsmmi_gpu_dacc **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    dsmmi_gpu_dacc *acc = NULL;
+    size_t bytes = 0;
+    *out = NULL;
+    DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED,
+               "gpu resident tile: no device on this context (dsmm_ctx_set_gpu)");
+    DSMM_CHECK(ctx, type == DSMM_FLOAT || type == DSMM_DOUBLE, DSMM_ERR_ARG,
+               "gpu resident tile: the tile must hold float or double values");
+    DSMM_CHECK(ctx, nrows >= 0 && k >= 0, DSMM_ERR_ARG, "gpu resident tile: %lldx%lld",
+               (long long)nrows, (long long)k);
+    bytes = (size_t)nrows * (size_t)k * dsmmi_type_size(type);
+    DSMM_CHECK(ctx, k == 0 || bytes / (size_t)k / dsmmi_type_size(type) == (size_t)nrows,
+               DSMM_ERR_NOMEM, "gpu resident tile: %lldx%lld overflows", (long long)nrows,
+               (long long)k);
+    acc = (dsmmi_gpu_dacc *)dsmmi_calloc(ctx, 1, sizeof *acc);
+    DSMM_CHECK(ctx, acc != NULL, DSMM_ERR_NOMEM, "gpu resident tile");
+    acc->nrows = nrows;
+    acc->k = k;
+    acc->type = type;
+    DSMMG_CUDA(cudaSetDevice(g->device));
+    DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, bytes, "resident C tile", &acc->c_d));
+    if (bytes > 0) DSMMG_CUDA(cudaMemsetAsync(acc->c_d, 0, bytes, dsmmg::stream(g, 0)));
+    *out = acc;
+    acc = NULL;
+cleanup:
+    dsmmi_gpu_dacc_free(ctx, &acc);
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_dacc_multiply(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc,
+                                               const dsmm_csr *A, int a_dev, const dsmm_dense *B,
+                                               int b_dev, dsmm_spmm_info *info)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    dsmmg::csr_d Ad;
+    int a_up = 0;
+    void *val_d = NULL, *own_val = NULL, *B_own = NULL;
+    const void *B_d = NULL;
+    dsmm_idx *rp_h = NULL;
+    dsmm_csr Ah;
+    split sp;
+    double t0 = dsmmi_wtime(), t_transfer = 0, s = 0;
+    memset(&Ad, 0, sizeof Ad);
+    memset(&sp, 0, sizeof sp);
+    memset(info, 0, sizeof *info);
+    DSMM_TRY(dacc_ok(ctx, g, acc));
+    DSMM_CHECK(ctx, A->nrows == acc->nrows && A->ncols == B->nrows && B->ncols == acc->k,
+               DSMM_ERR_DIM, "gpu resident tile: %lldx%lld times %lldx%lld into %lldx%lld",
+               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols,
+               (long long)acc->nrows, (long long)acc->k);
+    DSMM_CHECK(ctx, B->type == acc->type && B->ld >= B->ncols && (!b_dev || B->ld == B->ncols),
+               DSMM_ERR_ARG,
+               "gpu resident tile: B is not of the tile's type, or its ld does not fit (a device "
+               "B must have ld = k)");
+    DSMM_CHECK(ctx, !a_dev || ((A->colidx32 != NULL || A->nnz == 0) && A->ncols <= INT32_MAX),
+               DSMM_ERR_INTERNAL, "gpu resident tile: a device A needs 32-bit columns");
+    info->alg = DSMM_SPMM_GPU;
+    info->threads = 1;
+    info->flops = 2.0 * (double)A->nnz * (double)acc->k;
+    info->bytes = dsmm_spmm_bytes(A, 0, acc->k, acc->type, 1.0);
+    info->k_block = acc->k;
+    info->on_gpu = 1;
+    if (A->nnz == 0 || acc->k == 0) goto done; // adds nothing
+    dsmmi_dpool_peak_reset(&g->pool);
+    info->passes = 1;
+
+    // A (its row pointers on the host for the variant and the split rows), then B.
+    if (!a_dev) {
+        DSMM_TRY(
+            dsmmg::upload_csr(ctx, g, A, A->type == DSMM_PATTERN ? DSMM_PATTERN : acc->type, &Ad));
+        a_up = 1;
+        val_d = Ad.val_d;
+        Ah = *A;
+    } else {
+        Ad.nrows = A->nrows;
+        Ad.ncols = A->ncols;
+        Ad.nnz = A->nnz;
+        Ad.rowptr_d = A->rowptr;
+        Ad.col_d = A->colidx32;
+        if (acc->type == DSMM_DOUBLE)
+            DSMM_TRY(device_vals<double>(ctx, g, A, &val_d, &own_val));
+        else
+            DSMM_TRY(device_vals<float>(ctx, g, A, &val_d, &own_val));
+        rp_h = (dsmm_idx *)dsmmi_malloc(ctx, (size_t)A->nrows + 1, sizeof *rp_h);
+        DSMM_CHECK(ctx, rp_h != NULL, DSMM_ERR_NOMEM, "gpu resident tile: %lld row pointers",
+                   (long long)A->nrows);
+        DSMM_TRY(dsmmg::download_raw(ctx, g, rp_h, A->rowptr, (size_t)A->nrows + 1, sizeof *rp_h));
+        Ah = *A;
+        Ah.rowptr = rp_h;
+    }
+    if (b_dev) {
+        B_d = B->val;
+    } else {
+        size_t elem = dsmmi_type_size(acc->type), row = (size_t)acc->k * elem;
+        rows_arg rb = {(const char *)B->val, NULL, row, (size_t)B->ld * elem};
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)B->nrows * row, "spmm B", &B_own));
+        if (B->nrows > 0)
+            DSMM_TRY(dsmmg::upload(ctx, g, B_own, (size_t)B->nrows, row, pack_rows, &rb));
+        B_d = B_own;
+    }
+    DSMM_TRY(split_make(ctx, g, &Ah, acc->k, &sp));
+    t_transfer = dsmmi_wtime() - t0;
+
+    {
+        // tile = 1 * A * B + 1 * tile: the row-split kernel reads the tile (beta != 0)
+        dsmmi_spmm_args a;
+        memset(&a, 0, sizeof a);
+        a.A = A;
+        a.type = acc->type;
+        a.m = acc->nrows;
+        a.n = A->ncols;
+        a.k = acc->k;
+        a.ldb = a.ldc = acc->k;
+        a.alpha = a.beta = 1.0;
+        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 2), dsmmg::stream(g, 0)));
+        if (acc->type == DSMM_DOUBLE)
+            DSMM_TRY(run<double>(ctx, g, &a, &Ad, val_d, B_d, acc->c_d, sp.cap, sp.row_d,
+                                 sp.begin_d, sp.sg.n));
+        else
+            DSMM_TRY(run<float>(ctx, g, &a, &Ad, val_d, B_d, acc->c_d, sp.cap, sp.row_d, sp.begin_d,
+                                sp.sg.n));
+        DSMMG_CUDA(cudaEventRecord(dsmmg::event(g, 3), dsmmg::stream(g, 0)));
+        DSMMG_CUDA(cudaStreamSynchronize(dsmmg::stream(g, 0)));
+    }
+    s = dsmmg::elapsed(g, 2, 3) / 1e3;
+    info->seconds_device = s;
+    info->seconds_transfer = t_transfer;
+    info->device_bytes = g->pool.local_peak - g->pool.peak_mark;
+    info->gpu_variant = sp.variant;
+    g->info.products_gpu++;
+    g->info.seconds_kernels += s;
+done:
+    acc->products++;
+cleanup:
+    if (g != NULL) {
+        if (st != DSMM_OK) cudaStreamSynchronize(dsmmg::stream(g, 0)); // blocks may be in use
+        if (a_up) dsmmg::free_csr(g, &Ad);
+        dsmmi_dpool_free(&g->pool, own_val);
+        dsmmi_dpool_free(&g->pool, B_own);
+    }
+    split_free(ctx, g, &sp);
+    dsmmi_free(ctx, rp_h);
+    info->seconds = dsmmi_wtime() - t0;
+    info->gbps = info->seconds > 0 ? info->bytes / info->seconds / 1e9 : 0.0;
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_dacc_add(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, const dsmm_dense *P)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    void *P_d = NULL;
+    size_t elem = 0, row = 0;
+    dsmm_idx n = 0;
+    DSMM_TRY(dacc_ok(ctx, g, acc));
+    DSMM_TRY(dacc_shape(ctx, acc, P, "a partial"));
+    elem = dsmmi_type_size(acc->type);
+    row = (size_t)acc->k * elem;
+    n = acc->nrows * acc->k;
+    if (n > 0) {
+        rows_arg rp = {(const char *)P->val, NULL, row, (size_t)P->ld * elem};
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)n * elem, "spmm partial", &P_d));
+        DSMM_TRY(dsmmg::upload(ctx, g, P_d, (size_t)acc->nrows, row, pack_rows, &rp));
+        if (acc->type == DSMM_DOUBLE)
+            add_into<double><<<grid_for(n), BLOCK, 0, dsmmg::stream(g, 0)>>>(n, (const double *)P_d,
+                                                                             (double *)acc->c_d);
+        else
+            add_into<float><<<grid_for(n), BLOCK, 0, dsmmg::stream(g, 0)>>>(n, (const float *)P_d,
+                                                                            (float *)acc->c_d);
+        DSMM_TRY(dsmmg::check_launch(ctx, "spmm partial added"));
+    }
+    acc->products++;
+cleanup:
+    // (the block is reused only by work queued after the addition: one stream)
+    if (g != NULL) dsmmi_dpool_free(&g->pool, P_d);
+    return st;
+}
+
+extern "C" dsmm_status dsmmi_gpu_dacc_finish(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, dsmm_dense *C,
+                                             int *products)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    DSMM_TRY(dacc_ok(ctx, g, acc));
+    DSMM_TRY(dacc_shape(ctx, acc, C, "C"));
+    {
+        size_t elem = dsmmi_type_size(acc->type);
+        rows_arg rc = {NULL, (char *)C->val, (size_t)acc->k * elem, (size_t)C->ld * elem};
+        if (acc->nrows > 0 && acc->k > 0)
+            DSMM_TRY(dsmmg::download(ctx, g, acc->c_d, (size_t)acc->nrows, rc.row_bytes,
+                                     unpack_rows, &rc));
+    }
+    if (products) *products = acc->products;
+cleanup:
+    return st;
+}
+
+extern "C" void dsmmi_gpu_dacc_free(dsmm_ctx *ctx, dsmmi_gpu_dacc **pacc)
+{
+    dsmmi_gpu_dacc *acc = *pacc;
+    if (acc == NULL) return;
+    dsmmi_gpu *g = dsmmi_gpu_of(ctx);
+    if (g != NULL) {
+        cudaStreamSynchronize(dsmmg::stream(g, 0));
+        dsmmi_dpool_free(&g->pool, acc->c_d);
+    }
+    dsmmi_free(ctx, acc);
+    *pacc = NULL;
 }

@@ -34,8 +34,9 @@ done
 expect_grep "$tmp/out" "breakdown: +comp"
 expect_rc 0 "$dsmm" report "$tmp/s1.json"
 expect_grep "$tmp/out" "Comm"
-expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo summa -o "$tmp/m1.mtx" -q
+expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo summa -o "$tmp/m1.mtx" -q --stats "$tmp/sm1.json"
 same "$tmp/local_m.mtx" "$tmp/m1.mtx"
+expect_grep "$tmp/sm1.json" '"gpu_resident":0'
 
 # The one-sided algorithms on one process: the same C, the one-sided record.
 rdma_algs="rdma-c rdma-a rdma-b ws-random-a ws-local-a ws-local-c"
@@ -47,8 +48,9 @@ for a in $rdma_algs; do
     expect_grep "$tmp/o1_$a.json" '"accumulate":"merge"'
     expect_grep "$tmp/o1_$a.json" '"gpu_resident":0'
     expect_grep "$tmp/out" "one-sided: "
-    expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo "$a" -o "$tmp/om1_$a.mtx" -q
+    expect_rc 0 "$dsmm" spmm "$R" --k 8 --algo "$a" -o "$tmp/om1_$a.mtx" -q --stats "$tmp/om1_$a.json"
     same "$tmp/local_m.mtx" "$tmp/om1_$a.mtx"
+    expect_grep "$tmp/om1_$a.json" '"gpu_resident":0'
 done
 
 # Options that need --algo summa, bad grids and unsupported combinations: usage errors.
@@ -64,10 +66,19 @@ expect_grep "$tmp/err" "auto\|local\|summa"
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --estimate
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --gpu-resident
 expect_grep "$tmp/err" "gpu-resident needs a distributed --algo"
+expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --gpu-resident
+expect_grep "$tmp/err" "gpu-resident needs a 2D distributed --algo"
+expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --algo cola --gpu-resident
+expect_grep "$tmp/err" "gpu-resident needs a 2D distributed --algo"
+expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --algo summa --gpu-resident --layout col
+expect_grep "$tmp/err" "GPU kernel, not col"
 # --gpu-resident without a device (or without CUDA): a clear failure, no file
 if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep -q '^CUDA: yes; GPU: none'; then
     for alg in summa rdma-c ws-random-a; do
         expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/res.mtx" --algo $alg --gpu-resident
+        expect_grep "$tmp/err" "CUDA"
+        expect_none "$tmp/res.mtx"
+        expect_rc 1 "$dsmm" spmm "$A" -o "$tmp/res.mtx" --algo $alg --gpu-resident
         expect_grep "$tmp/err" "CUDA"
         expect_none "$tmp/res.mtx"
     done

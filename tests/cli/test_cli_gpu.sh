@@ -4,8 +4,8 @@
 # the out-of-core `--gpu` driver (one chunk, and many chunks under a small --gpu-mem) and
 # `--gpu --hybrid`, `dsmm spmm --kernel gpu|cusparse` (float and double, k = 7, 64),
 # `dsmm mcl --gpu` (the same clusters as the CPU run), partial products resident on the
-# device (`--gpu-resident`: spgemm with SUMMA and one-sided algorithms, and mcl; 1 rank and
-# with MPI 2 and 4), the --stats "gpu"
+# device (`--gpu-resident`: spgemm and spmm with SUMMA and one-sided algorithms, and mcl; 1
+# rank and with MPI 2 and 4), the --stats "gpu"
 # record, and a pool too small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
 # binary was built without CUDA or sees no device.
 # usage: test_cli_gpu.sh DSMM_BINARY DATA_DIR [TEST_BADINPUT_BINARY (unused)]
@@ -112,6 +112,19 @@ for alg in rdma-c ws-local-c; do
     coo_same "$tmp/hep-th.cpu.mtx" "$tmp/res.$alg.mtx"
     expect_grep "$tmp/res.$alg.json" '"accumulate": ?"device"'
 done
+# the distributed SpMM's C tile on the device: each stage's (item's) product added into it
+# there, the tile downloaded once; the CPU's C for the same random B
+fb=facebook-combined
+for alg in summa rdma-c ws-local-c; do
+    for t in double float; do
+        tol=1e-12
+        [ $t = float ] && tol=1e-4
+        expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 --type $t -o "$tmp/mres.$alg.$t.mtx" \
+            --algo $alg --gpu-resident --stats "$tmp/mres.$alg.$t.json" --quiet
+        arr_same "$tmp/$fb.64.$t.cpu.mtx" "$tmp/mres.$alg.$t.mtx" $tol
+        expect_grep "$tmp/mres.$alg.$t.json" '"gpu_resident": ?1'
+    done
+done
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
@@ -146,6 +159,14 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
                 --gpu-resident --stats "$tmp/res$n.$alg.json" --quiet
             coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/res$n.$alg.mtx"
             expect_grep "$tmp/res$n.$alg.json" '"accumulate": ?"device"'
+        done
+        # SpMM: C's tile on the device (SUMMA's pieces in device memory when MPI is
+        # CUDA-aware; one-sided partials from other ranks uploaded and added)
+        for alg in summa rdma-a ws-random-a; do
+            expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spmm "$a" --k 64 -o "$tmp/mres$n.$alg.mtx" \
+                --algo $alg --gpu-resident --stats "$tmp/mres$n.$alg.json" --quiet
+            arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/mres$n.$alg.mtx" 1e-12
+            expect_grep "$tmp/mres$n.$alg.json" '"mpi_device_buffers": ?[01]'
         done
     done
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.res" -q -te 2 --gpu-resident

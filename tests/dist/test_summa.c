@@ -215,26 +215,38 @@ static int test_errors(void)
         // Plus-times reads values; a pattern input fails as in the local product.
         CHECK_ALL_ST(ctx, dsmm_spgemm(ctx, DA, DP, &C), DSMM_ERR_ARG);
         dsmm_ctx_clear_error(ctx);
-        // gpu_resident: not with the fused accumulation, a CPU kernel or SpMM; on a context
-        // without a device (these tests' contexts have none) every rank fails alike, with
-        // SUMMA and with each one-sided algorithm, and C stays NULL.
+        // gpu_resident: not with the fused accumulation or a CPU kernel; on a context without
+        // a device (these tests' contexts have none) every rank fails alike, SpGEMM and SpMM,
+        // with SUMMA, AUTO and each one-sided algorithm, and C stays NULL.
         dsmm_dist_opts_init(&o);
-        o.alg = DSMM_DIST_SUMMA;
         o.gpu_resident = 1;
-        CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DA, D7, &o, &CD), DSMM_ERR_ARG);
-        CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "distributed SpMM") != NULL);
-        CHECK_ALL(CD == NULL);
-        dsmm_ctx_clear_error(ctx); // the first error stays until cleared
         o.spgemm.semiring = DSMM_PLUS_PAIR;
-        for (int alg = DSMM_DIST_RDMA_C; alg <= DSMM_DIST_WS_LOCAL_C; alg++) {
-            if (alg == DSMM_DIST_SUMMA) continue;
+        for (int alg = DSMM_DIST_AUTO; alg <= DSMM_DIST_WS_LOCAL_C; alg++) {
             o.alg = (dsmm_dist_alg)alg;
-            CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_UNSUPPORTED);
+            if (alg != DSMM_DIST_AUTO) { // (SpGEMM's AUTO below)
+                CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_UNSUPPORTED);
+                CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "dsmm_ctx_set_gpu") != NULL ||
+                          strstr(dsmm_ctx_last_error(ctx), "without CUDA") != NULL);
+                CHECK_ALL(C == NULL);
+                dsmm_ctx_clear_error(ctx);
+            }
+            CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DA, D7, &o, &CD), DSMM_ERR_UNSUPPORTED);
             CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "dsmm_ctx_set_gpu") != NULL ||
                       strstr(dsmm_ctx_last_error(ctx), "without CUDA") != NULL);
-            CHECK_ALL(C == NULL);
+            CHECK_ALL(CD == NULL);
+            dsmm_ctx_clear_error(ctx); // the first error stays until cleared
+        }
+        o.alg = DSMM_DIST_SUMMA;
+        for (int k = 0; k < 4; k++) { // SpMM's kernels other than dsmm's GPU one: refused
+            static const dsmm_spmm_alg cpu[] = {DSMM_SPMM_ROW, DSMM_SPMM_COL, DSMM_SPMM_REF,
+                                                DSMM_SPMM_CUSPARSE};
+            o.spmm.alg = cpu[k];
+            CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DA, D7, &o, &CD), DSMM_ERR_ARG);
+            CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "auto or gpu") != NULL);
+            CHECK_ALL(CD == NULL);
             dsmm_ctx_clear_error(ctx);
         }
+        o.spmm.alg = DSMM_SPMM_AUTO;
         o.alg = DSMM_DIST_SUMMA;
         o.accumulate = DSMM_ACC_FUSED;
         CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);

@@ -7,7 +7,8 @@
 // out-of-core product (device only and hybrid) with C 4x the pool and more; the SpGEMM's row
 // bins made on the device against the host's, and products planned on the host; both ways of
 // handing a row's products to the threads; stage products kept and merged on the device
-// (gpu_resident), from host pieces and from pieces in device memory.
+// (gpu_resident), from host pieces and from pieces in device memory; the distributed SpMM's
+// resident dense tile.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,48 @@ static void fill_dense(dsmm_dense *D, uint64_t seed)
         }
 }
 
+// C(:, 0:k) against want, within 8 ulps of C's type per term (row i's entries of A plus
+// extra) of the magnitude scale; C's columns past k (filled by fill_dense(seed) before) are
+// not C's and must be untouched.
+static int dense_near(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense *C, dsmm_idx k,
+                      dsmm_idx extra, const double *want, const double *scale, uint64_t seed,
+                      const char *what)
+{
+    dsmm_type t = C->type;
+    dsmm_dense *orig = NULL;
+    CHECK_OK(ctx, dsmm_dense_create(ctx, C->nrows, C->ncols, t, &orig));
+    fill_dense(orig, seed);
+    double eps = t == DSMM_DOUBLE ? 2.2e-16 : 1.2e-7;
+    for (dsmm_idx i = 0; i < C->nrows; i++) {
+        dsmm_idx terms = A->rowptr[i + 1] - A->rowptr[i] + extra;
+        for (dsmm_idx j = 0; j < C->ncols; j++) {
+            double got = t == DSMM_DOUBLE ? ((double *)C->val)[i * C->ld + j]
+                                          : ((float *)C->val)[i * C->ld + j];
+            if (j >= k) {
+                double o0 = t == DSMM_DOUBLE ? ((double *)orig->val)[i * orig->ld + j]
+                                             : ((float *)orig->val)[i * orig->ld + j];
+                CHECK_MSG(got == o0, "%s: padding (%lld, %lld) written", what, (long long)i,
+                          (long long)j);
+                continue;
+            }
+            double w = want[i * k + j], tol = 8 * eps * (double)terms * scale[i * k + j];
+            CHECK_MSG(fabs(got - w) <= tol, "%s: C(%lld, %lld) = %.17g, want %.17g", what,
+                      (long long)i, (long long)j, got, w);
+        }
+    }
+    dsmm_dense_destroy(&orig);
+    return TEST_PASS;
+}
+
+// Every block of the device pool given back.
+static int pool_empty(dsmm_ctx *ctx)
+{
+    dsmm_gpu_info gi;
+    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
+    CHECK_MSG(gi.pool_in_use == 0, "%zu pool bytes still held", gi.pool_in_use);
+    return TEST_PASS;
+}
+
 // One SpMM by alg against ref_spmm, within 8 ulps of the type per term of the magnitude.
 static int spmm_case(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx k, dsmm_type t, double beta,
                      dsmm_idx pad, dsmm_spmm_alg alg, const char *what)
@@ -540,28 +583,7 @@ static int spmm_case(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx k, dsmm_type t, 
     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, &Bv, &Cv, &o, &info));
     // (no entries: the front end scales C by beta on the host)
     CHECK_MSG(info.on_gpu == 1 || A->nnz == 0, "%s: not on the GPU", what);
-    double eps = t == DSMM_DOUBLE ? 2.2e-16 : 1.2e-7;
-    for (dsmm_idx i = 0; i < m; i++) {
-        dsmm_idx terms = A->rowptr[i + 1] - A->rowptr[i] + 2;
-        for (dsmm_idx j = 0; j < k + pad; j++) {
-            double got = t == DSMM_DOUBLE ? ((double *)C->val)[i * C->ld + j]
-                                          : ((float *)C->val)[i * C->ld + j];
-            if (j >= k) { // the padding is not C's: untouched
-                dsmm_dense *orig = NULL;
-                CHECK_OK(ctx, dsmm_dense_create(ctx, m, k + pad, t, &orig));
-                fill_dense(orig, seed_at(12));
-                double o0 = t == DSMM_DOUBLE ? ((double *)orig->val)[i * orig->ld + j]
-                                             : ((float *)orig->val)[i * orig->ld + j];
-                dsmm_dense_destroy(&orig);
-                CHECK_MSG(got == o0, "%s: padding (%lld, %lld) written", what, (long long)i,
-                          (long long)j);
-                continue;
-            }
-            double w = want[i * k + j], tol = 8 * eps * (double)terms * scale[i * k + j];
-            CHECK_MSG(fabs(got - w) <= tol, "%s: C(%lld, %lld) = %.17g, want %.17g", what,
-                      (long long)i, (long long)j, got, w);
-        }
-    }
+    if (dense_near(ctx, A, C, k, 2, want, scale, seed_at(12), what) != TEST_PASS) return TEST_FAIL;
     free(want);
     free(scale);
     dsmm_dense_destroy(&B);
@@ -726,10 +748,23 @@ static int test_resident_merge(void)
             for (int j = 0; j < k; j++) dsmm_csr_destroy(&P[j]);
         }
     }
-    dsmm_gpu_info gi;
-    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
-    CHECK_MSG(gi.pool_in_use == 0, "%zu pool bytes still held", gi.pool_in_use);
+    if (pool_empty(ctx) != TEST_PASS) return TEST_FAIL;
     CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// P in SUMMA's wire layout (values as type) copied into a block of the device pool (*dev),
+// where a CUDA-aware MPI leaves a received piece, and the CSR view over it.
+static int piece_to_device(dsmm_ctx *ctx, const dsmm_csr *P, dsmm_type type, void **dev,
+                           dsmm_csr *view)
+{
+    char *buf = NULL;
+    size_t bytes = dsmmi_piece_bytes(P->nrows, P->nnz, type);
+    CHECK_OK(ctx, dsmmi_piece_pack(ctx, P, type, &buf));
+    CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, bytes, "test piece", dev));
+    CHECK_OK(ctx, dsmmi_gpu_copy(ctx, *dev, buf, bytes, 1));
+    dsmmi_free(ctx, buf);
+    dsmmi_piece_view(*dev, P->nrows, P->ncols, P->nnz, type, ctx, view);
     return TEST_PASS;
 }
 
@@ -794,21 +829,18 @@ static int test_resident_stages(void)
                         if (Ap->nnz == 0 || Bp->nnz == 0) // SUMMA skips an empty piece's stage
                             CHECK_OK(ctx, dsmmi_gpu_acc_skip(ctx, acc, s));
                         if (Ap->nnz > 0 && Bp->nnz > 0) {
-                            CHECK_OK(ctx, dsmmi_piece_pack(ctx, Ap, type, &abuf));
-                            CHECK_OK(ctx, dsmmi_piece_pack(ctx, Bp, type, &bbuf));
-                            size_t ab = dsmmi_piece_bytes(Ap->nrows, Ap->nnz, type);
-                            size_t bb = dsmmi_piece_bytes(Bp->nrows, Bp->nnz, type);
-                            const char *ap = abuf, *bp = bbuf;
                             if (dev) {
-                                CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, ab, "test piece", &ad));
-                                CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, bb, "test piece", &bd));
-                                CHECK_OK(ctx, dsmmi_gpu_copy(ctx, ad, abuf, ab, 1));
-                                CHECK_OK(ctx, dsmmi_gpu_copy(ctx, bd, bbuf, bb, 1));
-                                ap = ad;
-                                bp = bd;
+                                if (piece_to_device(ctx, Ap, type, &ad, &Av) != TEST_PASS ||
+                                    piece_to_device(ctx, Bp, type, &bd, &Bv) != TEST_PASS)
+                                    return TEST_FAIL;
+                            } else {
+                                CHECK_OK(ctx, dsmmi_piece_pack(ctx, Ap, type, &abuf));
+                                CHECK_OK(ctx, dsmmi_piece_pack(ctx, Bp, type, &bbuf));
+                                dsmmi_piece_view(abuf, Ap->nrows, Ap->ncols, Ap->nnz, type, ctx,
+                                                 &Av);
+                                dsmmi_piece_view(bbuf, Bp->nrows, Bp->ncols, Bp->nnz, type, ctx,
+                                                 &Bv);
                             }
-                            dsmmi_piece_view(ap, Ap->nrows, Ap->ncols, Ap->nnz, type, ctx, &Av);
-                            dsmmi_piece_view(bp, Bp->nrows, Bp->ncols, Bp->nnz, type, ctx, &Bv);
                             dsmm_spgemm_info info;
                             CHECK_OK(ctx, dsmmi_gpu_acc_multiply(ctx, acc, s, &Av, dev, &Bv, dev,
                                                                  &info));
@@ -842,9 +874,218 @@ static int test_resident_stages(void)
         dsmm_csr_destroy(&A0);
         dsmm_csr_destroy(&B0);
     }
-    dsmm_gpu_info gi;
-    CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &gi));
-    CHECK_MSG(gi.pool_in_use == 0, "%zu pool bytes still held", gi.pool_in_use);
+    if (pool_empty(ctx) != TEST_PASS) return TEST_FAIL;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The distributed SpMM's resident C tile (dsmmi_gpu_dacc): three stages A(:, lo:hi) *
+// B(lo:hi, :) added into the device's tile, from the host (A with 64-bit columns, B strided)
+// or from device memory (A in SUMMA's wire layout, B packed, where a CUDA-aware MPI leaves
+// them: values of another type converted on the device), and a dense partial added after
+// one upload, downloaded once into a strided C: the reference A * B + P within 8 ulps per
+// term, the padding untouched, a second finish the same bits; uniform rows (row-split) and a
+// long row (split rows), double, float and pattern A, float and double tiles, k from 1 to 64.
+// Refused: wrong shapes (DIM), B of another type or a device B with ld != k, a pattern tile
+// (ARG); empty tiles and k = 0 work.
+static int test_resident_spmm(void)
+{
+    dsmm_ctx *ctx = gpu_ctx(0);
+    if (ctx == NULL) return TEST_SKIP;
+    static const dsmm_idx ks[] = {1, 8, 32, 33, 64};
+    for (int c = 0; c < 2; c++) {
+        dsmm_csr *A0 = NULL;
+        test_mat o;
+        test_mat_init(&o, 400, 300, 0.02, seed_at(3000 + c));
+        o.empty_rows = 0.1;
+        if (c == 1) o.dense_row = 7; // one row far longer than the mean: split rows
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &A0));
+        for (int at = 0; at < 3; at++) {
+            dsmm_type atype = at == 0 ? DSMM_DOUBLE : at == 1 ? DSMM_FLOAT : DSMM_PATTERN;
+            dsmm_csr *A = NULL;
+            CHECK_OK(ctx, test_csr_convert(ctx, A0, atype, 64, &A));
+            for (int tt = 0; tt < 2; tt++) {
+                dsmm_type t = tt ? DSMM_FLOAT : DSMM_DOUBLE;
+                size_t elem = t == DSMM_DOUBLE ? 8 : 4;
+                for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                    dsmm_idx k = ks[ki], m = A->nrows, n = A->ncols, pad = 3;
+                    for (int dev = 0; dev < 2; dev++) {
+                        char what[128];
+                        snprintf(what, sizeof what,
+                                 "resident spmm, case %d, A type %d, %s tile, k=%lld, %s", c,
+                                 (int)atype, t == DSMM_FLOAT ? "float" : "double", (long long)k,
+                                 dev ? "device pieces" : "host pieces");
+                        // B strided (ld k + pad) from the host; packed (ld k) for the device
+                        dsmm_idx bld = dev ? k : k + pad;
+                        dsmm_dense *B = NULL, *P = NULL, *C = NULL, Bv, Cv;
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, n, bld, t, &B));
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, t, &P));
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, m, k + pad, t, &C));
+                        fill_dense(B, seed_at(3010));
+                        fill_dense(P, seed_at(3011));
+                        fill_dense(C, seed_at(3012));
+                        Bv = *B;
+                        Bv.ncols = k;
+                        Cv = *C;
+                        Cv.ncols = k;
+                        double *want = malloc(((size_t)m * k + 1) * sizeof *want);
+                        double *scale = malloc(((size_t)m * k + 1) * sizeof *scale);
+                        CHECK(want && scale);
+                        CHECK_OK(ctx, ref_spmm(A, 0, 1.0, &Bv, 1.0, P, want, scale, NULL));
+
+                        dsmmi_gpu_dacc *acc = NULL;
+                        CHECK_OK(ctx, dsmmi_gpu_dacc_create(ctx, m, k, t, &acc));
+                        dsmm_idx bounds[4] = {0, n / 3, 2 * n / 3, n};
+                        double flops = 0;
+                        for (int s = 0; s < 3; s++) {
+                            dsmm_idx lo = bounds[s], hi = bounds[s + 1];
+                            dsmm_csr *Ap = NULL, Av;
+                            void *ad = NULL, *bd = NULL;
+                            CHECK_OK(ctx, dsmm_csr_extract(ctx, A, 0, m, lo, hi, &Ap));
+                            dsmm_dense Bs = {
+                                hi - lo, k, bld, (char *)B->val + (size_t)lo * (size_t)bld * elem,
+                                t,       0, ctx};
+                            dsmm_spmm_info info;
+                            if (!dev) {
+                                CHECK_OK(ctx,
+                                         dsmmi_gpu_dacc_multiply(ctx, acc, Ap, 0, &Bs, 0, &info));
+                            } else {
+                                size_t bb = (size_t)(hi - lo) * (size_t)k * elem;
+                                if (piece_to_device(ctx, Ap, atype, &ad, &Av) != TEST_PASS)
+                                    return TEST_FAIL;
+                                if (bb > 0) {
+                                    CHECK_OK(ctx, dsmmi_gpu_buf_alloc(ctx, bb, "test B", &bd));
+                                    CHECK_OK(ctx, dsmmi_gpu_copy(ctx, bd, Bs.val, bb, 1));
+                                }
+                                dsmm_dense Bd = Bs;
+                                Bd.val = bd;
+                                CHECK_OK(ctx,
+                                         dsmmi_gpu_dacc_multiply(ctx, acc, &Av, 1, &Bd, 1, &info));
+                            }
+                            CHECK(info.on_gpu == 1);
+                            CHECK_NEAR(info.flops, 2.0 * (double)Ap->nnz * (double)k, 0);
+                            flops += info.flops;
+                            ad = dsmmi_gpu_buf_free(ctx, ad);
+                            bd = dsmmi_gpu_buf_free(ctx, bd);
+                            dsmm_csr_destroy(&Ap);
+                        }
+                        CHECK_NEAR(flops, 2.0 * (double)A->nnz * (double)k, 0);
+                        CHECK_OK(ctx, dsmmi_gpu_dacc_add(ctx, acc, P));
+                        dsmm_gpu_info before, after;
+                        CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &before));
+                        int products = -1;
+                        CHECK_OK(ctx, dsmmi_gpu_dacc_finish(ctx, acc, &Cv, &products));
+                        CHECK_OK(ctx, dsmm_ctx_gpu_info(ctx, &after));
+                        CHECK_MSG(products == 4, "%s: %d products", what, products);
+                        CHECK_MSG(after.bytes_d2h - before.bytes_d2h == (double)(m * k) * elem,
+                                  "%s: %.0f bytes downloaded, want %.0f", what,
+                                  after.bytes_d2h - before.bytes_d2h, (double)(m * k) * elem);
+                        if (dense_near(ctx, A, C, k, 4, want, scale, seed_at(3012), what) !=
+                            TEST_PASS)
+                            return TEST_FAIL;
+                        // a second finish: the same tile, the same bits
+                        dsmm_dense *C2 = NULL;
+                        CHECK_OK(ctx, dsmm_dense_create(ctx, m, k, t, &C2));
+                        CHECK_OK(ctx, dsmmi_gpu_dacc_finish(ctx, acc, C2, NULL));
+                        for (dsmm_idx i = 0; i < m; i++)
+                            CHECK_MSG(memcmp((char *)C2->val + (size_t)(i * C2->ld) * elem,
+                                             (char *)C->val + (size_t)(i * C->ld) * elem,
+                                             (size_t)k * elem) == 0,
+                                      "%s: a second finish differs in row %lld", what,
+                                      (long long)i);
+                        dsmm_dense_destroy(&C2);
+                        dsmmi_gpu_dacc_free(ctx, &acc);
+                        CHECK(acc == NULL);
+                        free(want);
+                        free(scale);
+                        dsmm_dense_destroy(&B);
+                        dsmm_dense_destroy(&P);
+                        dsmm_dense_destroy(&C);
+                    }
+                }
+            }
+            dsmm_csr_destroy(&A);
+        }
+        dsmm_csr_destroy(&A0);
+    }
+
+    // Refusals, and the accumulator going on after them.
+    {
+        dsmm_csr *A = NULL;
+        dsmm_dense *B = NULL, *Bf = NULL, *C = NULL;
+        dsmmi_gpu_dacc *acc = NULL;
+        test_mat o;
+        test_mat_init(&o, 20, 10, 0.3, seed_at(3020));
+        CHECK_OK(ctx, test_rand_csr(ctx, &o, &A));
+        CHECK_OK(ctx, dsmm_dense_create(ctx, 10, 4, DSMM_DOUBLE, &B));
+        CHECK_OK(ctx, dsmm_dense_create(ctx, 10, 4, DSMM_FLOAT, &Bf));
+        CHECK_OK(ctx, dsmm_dense_create(ctx, 20, 4, DSMM_DOUBLE, &C));
+        fill_dense(B, seed_at(3021));
+        fill_dense(Bf, seed_at(3021));
+        CHECK(dsmmi_gpu_dacc_create(ctx, 20, 4, DSMM_PATTERN, &acc) == DSMM_ERR_ARG);
+        CHECK(acc == NULL);
+        dsmm_ctx_clear_error(ctx);
+        CHECK_OK(ctx, dsmmi_gpu_dacc_create(ctx, 20, 4, DSMM_DOUBLE, &acc));
+        dsmm_spmm_info info;
+        dsmm_dense Bw = *B; // 10 x 3: k differs
+        Bw.ncols = 3;
+        CHECK(dsmmi_gpu_dacc_multiply(ctx, acc, A, 0, &Bw, 0, &info) == DSMM_ERR_DIM);
+        dsmm_ctx_clear_error(ctx);
+        CHECK(dsmmi_gpu_dacc_multiply(ctx, acc, A, 0, Bf, 0, &info) == DSMM_ERR_ARG);
+        dsmm_ctx_clear_error(ctx);
+        dsmm_dense Bs = *B; // ld 5 != k, said to be device memory
+        Bs.ld = 5;
+        Bs.nrows = 8;
+        CHECK(dsmmi_gpu_dacc_multiply(ctx, acc, A, 0, &Bs, 1, &info) == DSMM_ERR_DIM);
+        dsmm_ctx_clear_error(ctx);
+        dsmm_csr *At = NULL;
+        CHECK_OK(ctx, dsmm_csr_extract(ctx, A, 0, 20, 0, 8, &At));
+        CHECK(dsmmi_gpu_dacc_multiply(ctx, acc, At, 0, &Bs, 1, &info) == DSMM_ERR_ARG);
+        dsmm_ctx_clear_error(ctx);
+        CHECK(dsmmi_gpu_dacc_add(ctx, acc, B) == DSMM_ERR_DIM); // 10 x 4 into 20 x 4
+        dsmm_ctx_clear_error(ctx);
+        CHECK(dsmmi_gpu_dacc_finish(ctx, acc, B, NULL) == DSMM_ERR_DIM);
+        dsmm_ctx_clear_error(ctx);
+        // still good: A * B into the tile
+        CHECK_OK(ctx, dsmmi_gpu_dacc_multiply(ctx, acc, A, 0, B, 0, &info));
+        int products = -1;
+        CHECK_OK(ctx, dsmmi_gpu_dacc_finish(ctx, acc, C, &products));
+        CHECK(products == 1);
+        double *want = malloc(20 * 4 * sizeof *want), *scale = malloc(20 * 4 * sizeof *scale);
+        CHECK(want && scale);
+        CHECK_OK(ctx, ref_spmm(A, 0, 1.0, B, 0.0, C, want, scale, NULL));
+        for (int i = 0; i < 80; i++)
+            CHECK_NEAR(((double *)C->val)[i], want[i], 1e-12 * (scale[i] + 1));
+        free(want);
+        free(scale);
+        dsmmi_gpu_dacc_free(ctx, &acc);
+        // empty tiles and k = 0: nothing to do, and nothing goes wrong
+        dsmm_csr *E = NULL;
+        dsmm_dense *E0 = NULL, *Ek = NULL;
+        CHECK_OK(ctx, dsmm_csr_create(ctx, 0, 10, 0, DSMM_DOUBLE, &E));
+        CHECK_OK(ctx, dsmm_dense_create(ctx, 0, 4, DSMM_DOUBLE, &E0));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_create(ctx, 0, 4, DSMM_DOUBLE, &acc));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_multiply(ctx, acc, E, 0, B, 0, &info));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_add(ctx, acc, E0));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_finish(ctx, acc, E0, NULL));
+        dsmmi_gpu_dacc_free(ctx, &acc);
+        CHECK_OK(ctx, dsmm_dense_create(ctx, 20, 0, DSMM_DOUBLE, &Ek));
+        dsmm_dense B0 = *B;
+        B0.ncols = 0;
+        CHECK_OK(ctx, dsmmi_gpu_dacc_create(ctx, 20, 0, DSMM_DOUBLE, &acc));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_multiply(ctx, acc, A, 0, &B0, 0, &info));
+        CHECK_OK(ctx, dsmmi_gpu_dacc_finish(ctx, acc, Ek, NULL));
+        dsmmi_gpu_dacc_free(ctx, &acc);
+        dsmm_csr_destroy(&E);
+        dsmm_dense_destroy(&E0);
+        dsmm_dense_destroy(&Ek);
+        dsmm_csr_destroy(&At);
+        dsmm_csr_destroy(&A);
+        dsmm_dense_destroy(&B);
+        dsmm_dense_destroy(&Bf);
+        dsmm_dense_destroy(&C);
+    }
+    if (pool_empty(ctx) != TEST_PASS) return TEST_FAIL;
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -868,6 +1109,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_spread),
         TEST(test_resident_merge),
         TEST(test_resident_stages),
+        TEST(test_resident_spmm),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
