@@ -1404,7 +1404,9 @@ typedef struct dsmm_cola_opts {
     dsmm_cola_comm comm;  // ALLTOALLV
     int pipeline;         // COLA: 1 (default) overlaps stage j+1's transfers with stage j
     int balance;          // 1 (default): row blocks of equal nnz; 0: equal row counts
-    dsmm_spmm_alg lsc_alg, rsc_alg; // local kernels (AUTO: ROW for the LSC, COL for the RSC)
+    dsmm_spmm_alg lsc_alg, rsc_alg; // local kernels (AUTO: ROW for the LSC, COL for the
+                                    // RSC; with a device on the context, AUTO: each product
+                                    // above its threshold runs there, the rest on ROW)
 } dsmm_cola_opts;
 DSMM_API void dsmm_cola_opts_init(dsmm_cola_opts *o);
 
@@ -1449,6 +1451,9 @@ DSMM_API void dsmm_cola_volume_get(const dsmm_cola *plan, dsmm_idx k, size_t ele
 typedef struct dsmm_cola_info {
     double comp_seconds, comm_seconds, seconds;
     int64_t recv_intra, recv_inter, shared_read;
+    dsmm_spmm_alg lsc_alg, rsc_alg; // the kernels asked of the local SpMM (AUTO resolved as
+                                    // dsmm_cola_opts says)
+    int64_t products, products_gpu; // this rank's local products, and those run on the GPU
 } dsmm_cola_info;
 
 /* dsmm_cola_spmm: C = A * B in the plan's numbering; B and C are this rank's panels (nrows

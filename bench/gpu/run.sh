@@ -15,7 +15,7 @@
 #   DSMM_GPU_STEPS="tests cli bench plan sanitizer ooc resident"   the steps to run, in this
 #                       order (plan: bench_gpu's SpGEMM again with the rows binned on the host;
 #                       resident: partial products merged on the host against on the device,
-#                       SUMMA and rdma-c, bench/gpu/resident.sh)
+#                       SUMMA and rdma-c, spgemm and spmm's C tile, bench/gpu/resident.sh)
 #   DSMM_GPU_BENCH_ARGS extra arguments of bench_gpu (default: --reps 5 --rmat 18 --rmat 19 --rmat 20)
 #   DSMM_GPU_BENCH_SECS, DSMM_GPU_SANITIZER_SECS, DSMM_GPU_OOC_SECS   the steps' time limits
 #                       (420, 480 and 300 s; racecheck needs about 330 s for the SpGEMM tests)
@@ -97,7 +97,7 @@ if has sanitizer && command -v compute-sanitizer >/dev/null 2>&1; then
       step "sanitizer $tool" "${DSMM_GPU_SANITIZER_SECS:-480}" \
         "$OUT/sanitizer-$tool-$only.log" compute-sanitizer --tool "$tool" --print-limit 1000 \
         --error-exitcode 9 "$BUILD/tests/gpu/test_gpu" test_spgemm_shapes test_spgemm_bins test_spgemm_plan test_spgemm_spread test_spmm \
-        test_resident_merge test_resident_stages \
+        test_resident_merge test_resident_stages test_resident_spmm \
         | grep -E "SUMMARY|passed|exit"
       grep -oE "(Error|Warning): .*|in [A-Za-z_][A-Za-z0-9_:<>, ]*\(" "$OUT/sanitizer-$tool-$only.log" \
         | sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -12
@@ -110,7 +110,7 @@ if has ooc; then
     --out /tmp/dsmm-bench-ooc
 fi
 if has resident; then
-  echo "== partial products (SUMMA, rdma-c): merged on the host against resident on the device (--gpu-resident)"
+  echo "== partial products (SUMMA, rdma-c; spgemm, spmm): on the host against resident on the device (--gpu-resident)"
   step resident "${DSMM_GPU_RESIDENT_SECS:-300}" "$OUT/resident.log" bash bench/gpu/resident.sh "$BUILD/bin/dsmm" \
     "$OUT/resident" "$DATA/matrices/cage11.mtx.gz" "$DATA/graphs/ca-condmat-cc1.mtx.gz" "$DATA/graphs/facebook-combined.mtx.gz" \
     "$DATA/graphs/email-enron.mtx.gz"

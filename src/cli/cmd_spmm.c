@@ -305,8 +305,11 @@ int cli_spmm(int argc, char **argv)
         if (d.grid || d.prefetch || d.permute || d.accumulate || d.queue_cap || d.pipeline)
             return cli_usage_error(&cmd, "--grid, --prefetch, --permute, --accumulate, --queue-cap "
                                          "and --pipeline are not options of the 1D algorithms");
-        co.lsc_alg = alg == DSMM_SPMM_COL ? DSMM_SPMM_COL : DSMM_SPMM_AUTO;
-        co.rsc_alg = alg == DSMM_SPMM_ROW ? DSMM_SPMM_ROW : DSMM_SPMM_AUTO;
+        // --layout row|col sets the kernel of the part that defaults to the other; --kernel
+        // gpu|cusparse|ref sets both
+        int both = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || alg == DSMM_SPMM_REF;
+        co.lsc_alg = both || alg == DSMM_SPMM_COL ? alg : DSMM_SPMM_AUTO;
+        co.rsc_alg = both || alg == DSMM_SPMM_ROW ? alg : DSMM_SPMM_AUTO;
         return cli_spmm_cola(&cmd, &c, &d, pos[0], k >= 0 ? k : DEFAULT_K,
                              seed >= 0 ? (uint64_t)seed : DEFAULT_SEED, types[type], out, &co,
                              repeat);

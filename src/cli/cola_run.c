@@ -136,6 +136,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         goto done;
     }
     double setup = dsmmi_wtime() - t0;
+    dsmm_idx a_nnz = dsmm_dist_nnz(A), n_all = dsmm_dist_nrows(A);
     dsmm_dist_destroy(&A);
     dsmm_idx row0, nrows;
     const dsmm_idx *vx;
@@ -210,7 +211,9 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
     if (c->stats) {
         int64_t sums[7] = {v.v_cg,        v.v_fr,          v.v_fc,         v.inter_nofusion,
                            v.inter_fused, best.recv_intra, best.recv_inter};
+        int64_t peak = (int64_t)dsmm_ctx_mem_peak(ctx);
         st = dsmmi_allreduce_i64(ctx, sums, 7, '+');
+        if (st == DSMM_OK) st = dsmmi_allreduce_i64(ctx, &peak, 1, '>');
         static const char *const keys[7] = {
             "v_cg_bytes",        "v_fr_bytes",       "v_fc_bytes",      "inter_nofusion_bytes",
             "inter_fused_bytes", "recv_intra_bytes", "recv_inter_bytes"};
@@ -219,6 +222,13 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         if (st == DSMM_OK) st = dsmm_stats_set_int(s, "ranks", dsmm_ctx_size(ctx));
         if (st == DSMM_OK) st = dsmm_stats_set_int(s, "threads", dsmm_ctx_threads(ctx));
         if (st == DSMM_OK) st = dsmm_stats_set_num(s, "seconds", med);
+        // the stable keys: a multiply-add per entry of A and column of B; C's n x k entries;
+        // what every rank received in one multiply is what was sent
+        if (st == DSMM_OK) st = dsmm_stats_set_num(s, "flops", 2.0 * (double)a_nnz * (double)k);
+        if (st == DSMM_OK) st = dsmm_stats_set_int(s, "nnz_in", a_nnz);
+        if (st == DSMM_OK) st = dsmm_stats_set_int(s, "nnz_out", (int64_t)n_all * k);
+        if (st == DSMM_OK) st = dsmm_stats_set_int(s, "peak_bytes", peak);
+        if (st == DSMM_OK) st = dsmm_stats_set_int(s, "bytes_sent", sums[5] + sums[6]);
         if (st == DSMM_OK) st = dsmm_stats_set_num(s, "comp_seconds", best.comp_seconds);
         if (st == DSMM_OK) st = dsmm_stats_set_num(s, "comm_seconds", best.comm_seconds);
         if (st == DSMM_OK) st = dsmm_stats_set_num(s, "setup_seconds", setup);
@@ -228,6 +238,11 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         if (st == DSMM_OK) st = dsmm_stats_set_int(s, "workgroups", nwg);
         if (st == DSMM_OK) st = dsmm_stats_set_str(s, "reorder", dsmm_reorder_name(co->reorder));
         if (st == DSMM_OK) st = dsmm_stats_set_str(s, "comm", dsmm_cola_comm_name(co->comm));
+        if (st == DSMM_OK)
+            st = dsmm_stats_set_str(s, "lsc_kernel", dsmm_spmm_alg_name(best.lsc_alg));
+        if (st == DSMM_OK)
+            st = dsmm_stats_set_str(s, "rsc_kernel", dsmm_spmm_alg_name(best.rsc_alg));
+        if (st == DSMM_OK) st = cli_gpu_stats(ctx, s); // rank 0's device record (when it has one)
         for (int i = 0; i < 7 && st == DSMM_OK; i++) st = dsmm_stats_set_int(s, keys[i], sums[i]);
         if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0) st = dsmm_stats_write(s, c->stats);
         if (dsmmi_comm_agree(ctx, st) != DSMM_OK) {

@@ -26,17 +26,26 @@ typedef struct run {
     size_t elem, row; // bytes of a value, of a row of B
     dsmm_dense *C;
     double comp, comm;
-    int64_t shared_read;
+    int64_t shared_read, products, products_gpu;
 } run;
+
+// AUTO: the row-wise kernel for the LSC and the column-wise one for the RSC, or, with a
+// device on the context (dsmm_ctx_set_gpu), AUTO itself: the front end sends each product
+// above the device's threshold there and keeps the rest on the row-wise kernel.
+static dsmm_spmm_alg kernel_of(const run *r, dsmm_spmm_alg asked, dsmm_spmm_alg cpu)
+{
+    if (asked != DSMM_SPMM_AUTO) return asked;
+    return r->ctx->gpu_auto ? DSMM_SPMM_AUTO : cpu;
+}
 
 static dsmm_spmm_alg lsc_alg(const run *r)
 {
-    return r->p->opts.lsc_alg == DSMM_SPMM_AUTO ? DSMM_SPMM_ROW : r->p->opts.lsc_alg;
+    return kernel_of(r, r->p->opts.lsc_alg, DSMM_SPMM_ROW);
 }
 
 static dsmm_spmm_alg rsc_alg(const run *r)
 {
-    return r->p->opts.rsc_alg == DSMM_SPMM_AUTO ? DSMM_SPMM_COL : r->p->opts.rsc_alg;
+    return kernel_of(r, r->p->opts.rsc_alg, DSMM_SPMM_COL);
 }
 
 // C += X * B, B the X->ncols x k rows at b with leading dimension ld.
@@ -50,7 +59,10 @@ static dsmm_status mul_ld(run *r, const dsmm_csr *X, const void *b, dsmm_idx ld,
     dsmm_spmm_opts_init(&so);
     so.alg = alg;
     so.beta = 1.0;
-    DSMM_TRY(dsmm_csr_spmm(r->ctx, X, &Bd, r->C, &so, NULL));
+    dsmm_spmm_info info;
+    DSMM_TRY(dsmm_csr_spmm(r->ctx, X, &Bd, r->C, &so, &info));
+    r->products++;
+    r->products_gpu += info.on_gpu;
 cleanup:
     r->comp += dsmmi_wtime() - t0;
     return st;
@@ -519,6 +531,10 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
             }
         }
         info->shared_read = r.shared_read;
+        info->lsc_alg = lsc_alg(&r);
+        info->rsc_alg = rsc_alg(&r);
+        info->products = r.products;
+        info->products_gpu = r.products_gpu;
     }
 cleanup:
     return st;

@@ -153,6 +153,7 @@ else
             done
             expect_grep "$tmp/c${n}_$a.json" "\"algo\":\"$a\""
             expect_grep "$tmp/c${n}_$a.json" '"v_fc_bytes":[1-9]'
+            expect_grep "$tmp/c${n}_$a.json" '"lsc_kernel":"row","rsc_kernel":"col"'
         done
         # nofusion receives exactly V_FC; with fusion the inter-workgroup bytes are at most so.
         if awk -F'[:,]' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) + 0 }
@@ -163,6 +164,23 @@ else
                              v["\"recv_inter_bytes\""] == v["\"inter_fused_bytes\""]) }' \
             "$tmp/c${n}_cola.json"; then ok; else bad "cola at $n ranks: inter-workgroup bytes"; fi
     done
+    # The local kernels: --layout sets the part that defaults to the other, --kernel ref both;
+    # the same C.
+    for kk in "--layout col:col:col" "--layout row:row:row" "--kernel ref:ref:ref"; do
+        opt=${kk%%:*}
+        want="\"lsc_kernel\":\"$(echo "$kk" | cut -d: -f2)\",\"rsc_kernel\":\"${kk##*:}\""
+        expect_rc 0 run 3 spmm "$R" --k 8 --algo cola $opt -o "$tmp/ck.mtx" --stats "$tmp/ck.json" -q
+        expect_grep "$tmp/ck.json" "$want"
+        if awk 'NR==FNR { if (FNR > 2) a[FNR] = $1; next }
+                FNR > 2 { d = $1 - a[FNR]; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1);
+                          if (d > 1e-12 * (s > 1 ? s : 1)) bad = 1 }
+                END { exit bad }' "$tmp/local_m.mtx" "$tmp/ck.mtx"; then ok; else bad "cola $opt differs"; fi
+    done
+    if ! "$dsmm" --version | grep -q '^CUDA: yes'; then
+        expect_rc 1 run 2 spmm "$R" --k 8 --algo cola --kernel gpu -o "$tmp/ck2.mtx"
+        expect_grep "$tmp/err" "without CUDA"
+        expect_none "$tmp/ck2.mtx"
+    fi
     for c in alltoallv neighbor put; do
         expect_rc 0 run 3 spmm "$R" --k 8 --algo cola-nofusion --comm "$c" -o "$tmp/n_$c.mtx" -q
         if awk 'NR==FNR { if (FNR > 2) a[FNR] = $1; next }

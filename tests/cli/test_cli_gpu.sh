@@ -3,7 +3,8 @@
 # binary: `dsmm spgemm --kernel gpu` and `--kernel cusparse` (every entry, values within 1e-12),
 # the out-of-core `--gpu` driver (one chunk, and many chunks under a small --gpu-mem) and
 # `--gpu --hybrid`, `dsmm spmm --kernel gpu|cusparse` (float and double, k = 7, 64),
-# `dsmm mcl --gpu` (the same clusters as the CPU run), partial products resident on the
+# `dsmm mcl --gpu` (the same clusters as the CPU run), CoLa's 1D SpMM with --kernel gpu and
+# under --gpu, partial products resident on the
 # device (`--gpu-resident`: spgemm and spmm with SUMMA and one-sided algorithms, and mcl; 1
 # rank and with MPI 2 and 4), the --stats "gpu"
 # record, and a pool too small for the product (exit 1, a message naming --gpu-mem, no file). Skips (77) when the
@@ -125,6 +126,18 @@ for alg in summa rdma-c ws-local-c; do
         expect_grep "$tmp/mres.$alg.$t.json" '"gpu_resident": ?1'
     done
 done
+# CoLa's 1D SpMM with the device: --kernel gpu for both parts, or AUTO under --gpu (each
+# product above the threshold there)
+expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.gpu.mtx" --algo cola --kernel gpu \
+    --stats "$tmp/cola.gpu.json" --quiet
+arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.gpu.mtx" 1e-12
+expect_grep "$tmp/cola.gpu.json" '"lsc_kernel": ?"gpu"'
+expect_grep "$tmp/cola.gpu.json" '"products_gpu": ?[1-9]'
+expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.auto.mtx" --algo cola --gpu-min-flops 0 \
+    --stats "$tmp/cola.auto.json" --quiet
+arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.auto.mtx" 1e-12
+expect_grep "$tmp/cola.auto.json" '"lsc_kernel": ?"auto"'
+expect_grep "$tmp/cola.auto.json" '"products_gpu": ?[1-9]'
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
@@ -168,6 +181,9 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
             arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/mres$n.$alg.mtx" 1e-12
             expect_grep "$tmp/mres$n.$alg.json" '"mpi_device_buffers": ?[01]'
         done
+        expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spmm "$a" --k 64 -o "$tmp/cola$n.mtx" --algo cola \
+            --kernel gpu --quiet
+        arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola$n.mtx" 1e-12
     done
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.res" -q -te 2 --gpu-resident
     expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl2.res"

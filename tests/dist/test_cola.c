@@ -168,11 +168,16 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
         dsmm_cola_alg alg;
         dsmm_cola_comm comm;
         int pipeline;
+        dsmm_spmm_alg kernel; // of both parts (AUTO: ROW for the LSC, COL for the RSC)
     } variants[] = {
-        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 1},          {DSMM_COLA, DSMM_COLA_ALLTOALLV, 0},
-        {DSMM_COLA_NOFUSION, DSMM_COLA_ALLTOALLV, 1}, {DSMM_COLA_NOFUSION, DSMM_COLA_NEIGHBOR, 1},
-        {DSMM_COLA_NOFUSION, DSMM_COLA_PUT, 1},       {DSMM_COLA_BCAST, DSMM_COLA_ALLTOALLV, 1},
-        {DSMM_COLA_ROWWISE, DSMM_COLA_ALLTOALLV, 1},
+        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 0, DSMM_SPMM_AUTO},
+        {DSMM_COLA_NOFUSION, DSMM_COLA_ALLTOALLV, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA_NOFUSION, DSMM_COLA_NEIGHBOR, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA_NOFUSION, DSMM_COLA_PUT, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA_BCAST, DSMM_COLA_ALLTOALLV, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA_ROWWISE, DSMM_COLA_ALLTOALLV, 1, DSMM_SPMM_AUTO},
+        {DSMM_COLA, DSMM_COLA_ALLTOALLV, 1, DSMM_SPMM_REF},
     };
     CHECK_ALL_OK(ctx, dsmm_ctx_set_workgroup_size(ctx, wg));
     for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
@@ -182,6 +187,7 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
         o.comm = variants[vi].comm;
         o.pipeline = variants[vi].pipeline;
         o.reorder = ro;
+        o.lsc_alg = o.rsc_alg = variants[vi].kernel;
         dsmm_cola *p = NULL;
         CHECK_ALL_OK(ctx, dsmm_cola_create(ctx, D, &o, &p));
         counts c;
@@ -206,6 +212,10 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
                      dsmm_cola_alg_name(o.alg), dsmm_cola_comm_name(o.comm), o.pipeline, wg,
                      dsmm_reorder_name(ro), (long long)k);
             CHECK_ALL(c_ok(ref, (int)ki, p, C, what));
+            // the kernels asked of the local SpMM (no device on these contexts)
+            int dflt = variants[vi].kernel == DSMM_SPMM_AUTO;
+            CHECK_ALL(info.lsc_alg == (dflt ? DSMM_SPMM_ROW : variants[vi].kernel));
+            CHECK_ALL(info.rsc_alg == (dflt ? DSMM_SPMM_COL : variants[vi].kernel));
             dsmm_cola_volume v;
             dsmm_cola_volume_get(p, k, elem, &v);
             int64_t row = (int64_t)k * (int64_t)elem;
