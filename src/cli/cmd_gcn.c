@@ -189,6 +189,7 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const gcn_args *
     if (st == DSMM_OK) st = volume_json(vol, P, &b);
     if (st == DSMM_OK) st = dsmmi_stats_set_raw(s, "volume", b.s);
     DSMM_TRY(st);
+    DSMM_TRY(cli_gpu_stats(ctx, s)); // rank 0's device record (when it has one)
     DSMM_TRY(dsmm_stats_write(s, path));
 cleanup:
     free(b.s);
@@ -241,6 +242,7 @@ int cli_gcn(int argc, char **argv)
          CLI_STRING, &a.comm, 0, 0},
         {"workgroup-size", 0, "G", "emulate nodes of G ranks (default: ranks sharing memory)",
          CLI_INT, &a.wg, 1, 1 << 20},
+        CLI_GPU_OPTS(c),
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[1];
@@ -248,6 +250,12 @@ int cli_gcn(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 0);
     if (rc != CLI_OK) return rc;
     if (a.dataset == NULL) return cli_usage_error(&cmd, "needs --dataset PREFIX");
+    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
+    if (c.gpu && !DSMM_HAVE_CUDA) {
+        fprintf(stderr, "dsmm gcn: --gpu: this dsmm was built without CUDA "
+                        "(configure with -DDSMM_USE_CUDA=ON)\n");
+        return CLI_FAIL;
+    }
 
     dsmm_gcn_params p;
     dsmm_gcn_params_init(&p);

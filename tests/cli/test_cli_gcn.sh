@@ -29,6 +29,12 @@ expect_grep "$tmp/out" '^usage: dsmm gcn --dataset PREFIX'
 expect_grep "$tmp/out" 'cola-nofusion'
 expect_rc 0 "$dsmm" --help
 expect_grep "$tmp/out" '^  gcn '
+# --gpu without CUDA (or without a device): a clear failure before any training
+if ! "$dsmm" --version | grep -q '^CUDA: yes'; then
+    expect_rc 1 "$dsmm" gcn --dataset "$cora" --gpu --stats nogpu.json
+    expect_grep "$tmp/err" "without CUDA"
+    expect_none nogpu.json
+fi
 
 # --- Cora, one process ------------------------------------------------------------------------
 expect_rc 0 "$dsmm" gcn --dataset "$cora" --stats one.json

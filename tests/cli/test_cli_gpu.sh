@@ -138,6 +138,17 @@ expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.auto.mtx" --alg
 arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.auto.mtx" 1e-12
 expect_grep "$tmp/cola.auto.json" '"lsc_kernel": ?"auto"'
 expect_grep "$tmp/cola.auto.json" '"products_gpu": ?[1-9]'
+# GCN training with the aggregation's products on the device: the CPU's losses (float)
+cora=$data/cora
+expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --stats "$tmp/gcn.cpu.json"
+expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --gpu-min-flops 0 --stats "$tmp/gcn.gpu.json"
+expect_grep "$tmp/gcn.gpu.json" '"products_gpu": ?[1-9]'
+if python3 - "$tmp/gcn.cpu.json" "$tmp/gcn.gpu.json" >"$tmp/pyerr" 2>&1 <<'EOF'; then ok; else bad "gcn --gpu: $(head -c 300 "$tmp/pyerr")"; fi
+import json, sys
+c, g = (json.load(open(f)) for f in sys.argv[1:3])
+for a, b in zip(c["curve"]["loss"], g["curve"]["loss"]):
+    assert abs(a - b) <= 1e-3 * abs(a), (a, b)  # float sums in another order
+EOF
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
