@@ -1407,6 +1407,10 @@ typedef struct dsmm_cola_opts {
     dsmm_spmm_alg lsc_alg, rsc_alg; // local kernels (AUTO: ROW for the LSC, COL for the
                                     // RSC; with a device on the context, AUTO: each product
                                     // above its threshold runs there, the rest on ROW)
+    int gpu_resident; // 1: the rank's C panel lives on the context's device (dsmm_ctx_set_gpu),
+                      // every local product added into it there, one download a multiply;
+                      // needs lsc_alg and rsc_alg AUTO or GPU; a rank without a device fails
+                      // the multiply (DSMM_ERR_UNSUPPORTED, every rank). 0 (default).
 } dsmm_cola_opts;
 DSMM_API void dsmm_cola_opts_init(dsmm_cola_opts *o);
 
@@ -1454,6 +1458,7 @@ typedef struct dsmm_cola_info {
     dsmm_spmm_alg lsc_alg, rsc_alg; // the kernels asked of the local SpMM (AUTO resolved as
                                     // dsmm_cola_opts says)
     int64_t products, products_gpu; // this rank's local products, and those run on the GPU
+    int gpu_resident;               // C's panel was on the device (dsmm_cola_opts)
 } dsmm_cola_info;
 
 /* dsmm_cola_spmm: C = A * B in the plan's numbering; B and C are this rank's panels (nrows

@@ -232,7 +232,8 @@ int cli_spmm(int argc, char **argv)
         {"gpu-resident", 0, NULL,
          "distributed, implies --gpu: C's tile on the device, every product added into it "
          "there, the tile downloaded once (summa: pieces in device memory when MPI is "
-         "CUDA-aware; one-sided: own items there, fetched partials uploaded)",
+         "CUDA-aware; one-sided: own items there, fetched partials uploaded; 1D: the rank's "
+         "panel)",
          CLI_FLAG, &d.gpu_resident, 0, 0},
         {"reorder", 0, "none|rcm|rabbit",
          "1D algorithms: renumber A's vertices first (default none)", CLI_STRING, &reorder, 0, 0},
@@ -268,9 +269,9 @@ int cli_spmm(int argc, char **argv)
     }
     rc = cli_stdout_once(&cmd, &c, out && strcmp(out, "-") == 0, "-o -");
     if (rc != CLI_OK) return rc;
-    if (d.gpu_resident && (!d.on || d.cola))
-        return cli_usage_error(&cmd,
-                               "--gpu-resident needs a 2D distributed --algo (summa or one-sided)");
+    if (d.gpu_resident && !d.on && !d.cola)
+        return cli_usage_error(&cmd, "--gpu-resident needs a distributed --algo (summa, "
+                                     "one-sided or 1D)");
     if (d.gpu_resident && alg != DSMM_SPMM_AUTO && alg != DSMM_SPMM_GPU)
         return cli_usage_error(&cmd, "--gpu-resident multiplies with dsmm's GPU kernel, not %s",
                                dsmm_spmm_alg_name(alg));
@@ -310,6 +311,7 @@ int cli_spmm(int argc, char **argv)
         int both = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE || alg == DSMM_SPMM_REF;
         co.lsc_alg = both || alg == DSMM_SPMM_COL ? alg : DSMM_SPMM_AUTO;
         co.rsc_alg = both || alg == DSMM_SPMM_ROW ? alg : DSMM_SPMM_AUTO;
+        co.gpu_resident = d.gpu_resident;
         return cli_spmm_cola(&cmd, &c, &d, pos[0], k >= 0 ? k : DEFAULT_K,
                              seed >= 0 ? (uint64_t)seed : DEFAULT_SEED, types[type], out, &co,
                              repeat);

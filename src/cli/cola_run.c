@@ -242,6 +242,7 @@ int cli_spmm_cola(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
             st = dsmm_stats_set_str(s, "lsc_kernel", dsmm_spmm_alg_name(best.lsc_alg));
         if (st == DSMM_OK)
             st = dsmm_stats_set_str(s, "rsc_kernel", dsmm_spmm_alg_name(best.rsc_alg));
+        if (st == DSMM_OK) st = dsmm_stats_set_int(s, "gpu_resident", best.gpu_resident);
         if (st == DSMM_OK) st = cli_gpu_stats(ctx, s); // rank 0's device record (when it has one)
         for (int i = 0; i < 7 && st == DSMM_OK; i++) st = dsmm_stats_set_int(s, keys[i], sums[i]);
         if (st == DSMM_OK && dsmm_ctx_rank(ctx) == 0) st = dsmm_stats_write(s, c->stats);

@@ -748,6 +748,11 @@ dsmm_status dsmm_cola_create(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_cola_
              (unsigned)o.rsc_alg >= DSMM_SPMM_ALG_COUNT)
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dsmm_cola_create: an option is out of range");
+    else if (o.gpu_resident && ((o.lsc_alg != DSMM_SPMM_AUTO && o.lsc_alg != DSMM_SPMM_GPU) ||
+                                (o.rsc_alg != DSMM_SPMM_AUTO && o.rsc_alg != DSMM_SPMM_GPU)))
+        local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
+                            "dsmm_cola_create: gpu_resident multiplies with dsmm's GPU kernel; "
+                            "lsc_alg and rsc_alg must be auto or gpu");
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     p = dsmmi_calloc(ctx, 1, sizeof *p);
     local = p ? DSMM_OK : DSMM_ERR_NOMEM;

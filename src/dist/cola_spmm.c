@@ -9,10 +9,15 @@
 //    (MPI_Alltoallv, MPI_Neighbor_alltoallv or MPI_Put), then multiplies LSC and RSC;
 //  - bcast-1d: P stages, panel s broadcast to all, everyone multiplies its piece of s;
 //  - rowwise-1d: the RSC row by row with one MPI_Get of a remote row per nonzero.
-// The local multiplies are the library's SpMM kernels (row-wise LSC, column-wise RSC).
+// The local multiplies are the library's SpMM kernels (row-wise LSC, column-wise RSC). With
+// dsmm_cola_opts.gpu_resident the rank's C panel lives on the device (gpu/spmm.cu's
+// dsmmi_gpu_dacc): every local product is added into it there and the panel is downloaded
+// once, instead of going up and down the bus with each product (rowwise-1d's remote rows,
+// accumulated on the host, are added to it once at the end).
 #include <string.h>
 
 #include "dist/cola.h"
+#include "gpu/gpu.h"
 
 #define TAG_STAGE 0x4c00
 #define GET_SLOTS 1024
@@ -25,6 +30,7 @@ typedef struct run {
     dsmm_idx k;
     size_t elem, row; // bytes of a value, of a row of B
     dsmm_dense *C;
+    dsmmi_gpu_dacc *dacc; // gpu_resident: C's panel on the device
     double comp, comm;
     int64_t shared_read, products, products_gpu;
 } run;
@@ -60,7 +66,10 @@ static dsmm_status mul_ld(run *r, const dsmm_csr *X, const void *b, dsmm_idx ld,
     so.alg = alg;
     so.beta = 1.0;
     dsmm_spmm_info info;
-    DSMM_TRY(dsmm_csr_spmm(r->ctx, X, &Bd, r->C, &so, &info));
+    if (r->dacc)
+        DSMM_TRY(dsmmi_gpu_dacc_multiply(r->ctx, r->dacc, X, 0, &Bd, 0, &info));
+    else
+        DSMM_TRY(dsmm_csr_spmm(r->ctx, X, &Bd, r->C, &so, &info));
     r->products++;
     r->products_gpu += info.on_gpu;
 cleanup:
@@ -450,6 +459,8 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
                            dsmm_cola_info *info)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
+    run r;
+    memset(&r, 0, sizeof r);
     if (!dsmmi_ctx_ok(ctx)) return DSMM_ERR_ARG;
     if (info) memset(info, 0, sizeof *info);
     if (p == NULL || p->magic != DSMMI_COLA_MAGIC || p->ctx != ctx)
@@ -477,7 +488,6 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
     DSMM_CHECK(ctx, kk[0] == -kk[1] && kk[2] == -kk[3], DSMM_ERR_DIM,
                "dsmm_cola_spmm: ranks disagree on k (%lld..%lld) or the value type",
                (long long)-kk[1], (long long)kk[0]);
-    run r = {0};
     r.ctx = ctx;
     r.p = p;
     r.type = B->type;
@@ -491,6 +501,10 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
     double t0 = dsmmi_wtime();
     for (dsmm_idx i = 0; i < C->nrows; i++)
         memset((char *)C->val + (size_t)(i * C->ld) * r.elem, 0, r.row);
+    // Resident: the panel on the device (a rank without a device fails here, every rank with
+    // it after the agreement).
+    if (p->opts.gpu_resident)
+        DSMM_TRY(dsmmi_comm_agree(ctx, dsmmi_gpu_dacc_create(ctx, C->nrows, r.k, r.type, &r.dacc)));
     if (p->P == 1) {
         local = mul_ld(&r, r.m->piece[0], B->val, B->ld, lsc_alg(&r));
     } else {
@@ -508,6 +522,14 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
             local = run_rowwise(&r, B);
             break;
         }
+    }
+    if (local == DSMM_OK && r.dacc) {
+        double tc = dsmmi_wtime();
+        // rowwise-1d's remote rows were added on the host: once into the panel
+        if (p->P > 1 && p->opts.alg == DSMM_COLA_ROWWISE)
+            local = dsmmi_gpu_dacc_add(ctx, r.dacc, C);
+        if (local == DSMM_OK) local = dsmmi_gpu_dacc_finish(ctx, r.dacc, C, NULL);
+        r.comp += dsmmi_wtime() - tc;
     }
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     dsmm_ctx_traffic(ctx, &after);
@@ -531,11 +553,13 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
             }
         }
         info->shared_read = r.shared_read;
+        info->gpu_resident = r.dacc != NULL;
         info->lsc_alg = lsc_alg(&r);
         info->rsc_alg = rsc_alg(&r);
         info->products = r.products;
         info->products_gpu = r.products_gpu;
     }
 cleanup:
+    dsmmi_gpu_dacc_free(ctx, &r.dacc);
     return st;
 }

@@ -67,13 +67,14 @@ expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --algo summa --estimate
 expect_rc 2 "$dsmm" spgemm "$A" -o "$tmp/x.mtx" --gpu-resident
 expect_grep "$tmp/err" "gpu-resident needs a distributed --algo"
 expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --gpu-resident
-expect_grep "$tmp/err" "gpu-resident needs a 2D distributed --algo"
-expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --algo cola --gpu-resident
-expect_grep "$tmp/err" "gpu-resident needs a 2D distributed --algo"
+expect_grep "$tmp/err" "gpu-resident needs a distributed --algo"
 expect_rc 2 "$dsmm" spmm "$A" -o "$tmp/x.mtx" --algo summa --gpu-resident --layout col
 expect_grep "$tmp/err" "GPU kernel, not col"
 # --gpu-resident without a device (or without CUDA): a clear failure, no file
 if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep -q '^CUDA: yes; GPU: none'; then
+    expect_rc 1 "$dsmm" spmm "$A" -o "$tmp/res.mtx" --algo cola --gpu-resident
+    expect_grep "$tmp/err" "CUDA"
+    expect_none "$tmp/res.mtx"
     for alg in summa rdma-c ws-random-a; do
         expect_rc 1 "$dsmm" spgemm "$A" -o "$tmp/res.mtx" --algo $alg --gpu-resident
         expect_grep "$tmp/err" "CUDA"
@@ -153,7 +154,7 @@ else
             done
             expect_grep "$tmp/c${n}_$a.json" "\"algo\":\"$a\""
             expect_grep "$tmp/c${n}_$a.json" '"v_fc_bytes":[1-9]'
-            expect_grep "$tmp/c${n}_$a.json" '"lsc_kernel":"row","rsc_kernel":"col"'
+            expect_grep "$tmp/c${n}_$a.json" '"lsc_kernel":"row","rsc_kernel":"col","gpu_resident":0'
         done
         # nofusion receives exactly V_FC; with fusion the inter-workgroup bytes are at most so.
         if awk -F'[:,]' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) + 0 }

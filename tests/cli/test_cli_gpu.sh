@@ -138,6 +138,10 @@ expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.auto.mtx" --alg
 arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.auto.mtx" 1e-12
 expect_grep "$tmp/cola.auto.json" '"lsc_kernel": ?"auto"'
 expect_grep "$tmp/cola.auto.json" '"products_gpu": ?[1-9]'
+expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.res.mtx" --algo cola --gpu-resident \
+    --stats "$tmp/cola.res.json" --quiet
+arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.res.mtx" 1e-12
+expect_grep "$tmp/cola.res.json" '"gpu_resident": ?1'
 # GCN training with the aggregation's products on the device: the CPU's losses (float)
 cora=$data/cora
 expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --stats "$tmp/gcn.cpu.json"
@@ -195,6 +199,12 @@ if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
         expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spmm "$a" --k 64 -o "$tmp/cola$n.mtx" --algo cola \
             --kernel gpu --quiet
         arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola$n.mtx" 1e-12
+        # the 1D panel resident (rowwise-1d's remote rows added on the host, then once there)
+        for alg in cola cola-nofusion rowwise-1d; do
+            expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spmm "$a" --k 64 -o "$tmp/colares$n.$alg.mtx" \
+                --algo $alg --gpu-resident --quiet
+            arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/colares$n.$alg.mtx" 1e-12
+        done
     done
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$g" --abc -o "$tmp/mcl2.res" -q -te 2 --gpu-resident
     expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl2.res"

@@ -423,6 +423,23 @@ static int test_bad_args(void)
         dsmm_ctx_clear_error(ctx);
     }
     CHECK_ALL_OK(ctx, dsmm_cola_spmm(ctx, p, B, C, NULL)); // usable afterwards
+    // gpu_resident: with a CPU kernel refused at the plan; on a context without a device (these
+    // tests' have none) every rank's multiply fails alike, and the plan stays usable.
+    dsmm_cola *pr = NULL;
+    dsmm_cola_opts_init(&opts);
+    opts.gpu_resident = 1;
+    opts.rsc_alg = DSMM_SPMM_COL;
+    CHECK_ALL_ST(ctx, dsmm_cola_create(ctx, D, &opts, &pr), DSMM_ERR_ARG);
+    CHECK_ALL(pr == NULL && strstr(dsmm_ctx_last_error(ctx), "auto or gpu") != NULL);
+    dsmm_ctx_clear_error(ctx);
+    opts.rsc_alg = DSMM_SPMM_AUTO;
+    CHECK_ALL_OK(ctx, dsmm_cola_create(ctx, D, &opts, &pr));
+    CHECK_ALL_ST(ctx, dsmm_cola_spmm(ctx, pr, B, C, NULL), DSMM_ERR_UNSUPPORTED);
+    CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "dsmm_ctx_set_gpu") != NULL ||
+              strstr(dsmm_ctx_last_error(ctx), "without CUDA") != NULL);
+    dsmm_ctx_clear_error(ctx);
+    dsmm_cola_destroy(&pr);
+    CHECK_ALL_OK(ctx, dsmm_cola_spmm(ctx, p, B, C, NULL));
     CHECK_ALL(dsmm_cola_alg_from_name("bogus", &opts.alg) == DSMM_ERR_ARG);
     for (int a = 0; a < DSMM_COLA_ALG_COUNT; a++) {
         dsmm_cola_alg back;
