@@ -25,7 +25,7 @@ static const cli_cmd cmd = {
 
 typedef struct gcn_args {
     const char *dataset, *algo, *reorder, *comm;
-    int layers, hidden, epochs, features, random_dim, wg;
+    int layers, hidden, epochs, features, random_dim, wg, gpu_resident;
     double lr, dropout, wd;
     uint64_t seed;
 } gcn_args;
@@ -243,6 +243,10 @@ int cli_gcn(int argc, char **argv)
         {"workgroup-size", 0, "G", "emulate nodes of G ranks (default: ranks sharing memory)",
          CLI_INT, &a.wg, 1, 1 << 20},
         CLI_GPU_OPTS(c),
+        {"gpu-resident", 0, NULL,
+         "implies --gpu: each aggregation's C panel on the device, every local product added "
+         "there, one download",
+         CLI_FLAG, &a.gpu_resident, 0, 0},
         {NULL, 0, NULL, NULL, CLI_FLAG, NULL, 0, 0},
     };
     char *pos[1];
@@ -250,7 +254,7 @@ int cli_gcn(int argc, char **argv)
     int rc = cli_parse(&cmd, opts, argc, argv, pos, &npos, 0);
     if (rc != CLI_OK) return rc;
     if (a.dataset == NULL) return cli_usage_error(&cmd, "needs --dataset PREFIX");
-    if (c.gpu_mem || c.gpu_flops >= 0) c.gpu = 1; // they imply --gpu
+    if (c.gpu_mem || c.gpu_flops >= 0 || a.gpu_resident) c.gpu = 1; // they imply --gpu
     if (c.gpu && !DSMM_HAVE_CUDA) {
         fprintf(stderr, "dsmm gcn: --gpu: this dsmm was built without CUDA "
                         "(configure with -DDSMM_USE_CUDA=ON)\n");
@@ -277,6 +281,7 @@ int cli_gcn(int argc, char **argv)
         return cli_usage_error(&cmd, "--reorder: '%s' is not one of none|rcm|rabbit", a.reorder);
     if (dsmm_cola_comm_from_name(a.comm, &p.cola.comm) != DSMM_OK)
         return cli_usage_error(&cmd, "--comm: '%s' is not one of alltoallv|neighbor|put", a.comm);
+    p.cola.gpu_resident = a.gpu_resident;
     if (cli_dir_writable(&cmd, "--stats", c.stats) != CLI_OK) return CLI_FAIL;
 
     cli_dist d;

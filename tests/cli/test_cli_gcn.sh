@@ -31,9 +31,11 @@ expect_rc 0 "$dsmm" --help
 expect_grep "$tmp/out" '^  gcn '
 # --gpu without CUDA (or without a device): a clear failure before any training
 if ! "$dsmm" --version | grep -q '^CUDA: yes'; then
-    expect_rc 1 "$dsmm" gcn --dataset "$cora" --gpu --stats nogpu.json
-    expect_grep "$tmp/err" "without CUDA"
-    expect_none nogpu.json
+    for o in --gpu --gpu-resident; do
+        expect_rc 1 "$dsmm" gcn --dataset "$cora" $o --stats nogpu.json
+        expect_grep "$tmp/err" "without CUDA"
+        expect_none nogpu.json
+    done
 fi
 
 # --- Cora, one process ------------------------------------------------------------------------

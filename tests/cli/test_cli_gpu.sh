@@ -153,6 +153,13 @@ c, g = (json.load(open(f)) for f in sys.argv[1:3])
 for a, b in zip(c["curve"]["loss"], g["curve"]["loss"]):
     assert abs(a - b) <= 1e-3 * abs(a), (a, b)  # float sums in another order
 EOF
+expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --gpu-resident --stats "$tmp/gcn.res.json"
+if python3 - "$tmp/gcn.cpu.json" "$tmp/gcn.res.json" >"$tmp/pyerr" 2>&1 <<'EOF'; then ok; else bad "gcn --gpu-resident: $(head -c 300 "$tmp/pyerr")"; fi
+import json, sys
+c, g = (json.load(open(f)) for f in sys.argv[1:3])
+for a, b in zip(c["curve"]["loss"], g["curve"]["loss"]):
+    assert abs(a - b) <= 1e-3 * abs(a), (a, b)  # float sums in another order
+EOF
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
