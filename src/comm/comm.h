@@ -111,6 +111,14 @@ dsmm_status dsmmi_allgather_f64(dsmm_ctx *ctx, const double *in, int n, double *
 dsmm_status dsmmi_bcast_ctl(dsmm_ctx *ctx, int root, void *buf, size_t bytes);
 /* dsmmi_barrier: waits for all ranks; returns the seconds spent waiting in *waited. */
 dsmm_status dsmmi_barrier(dsmm_ctx *ctx, double *waited);
+/* dsmmi_comm_progress: enters the MPI library's progress engine once (an MPI_Iprobe that
+ * receives nothing), for a rank that spins on its own window while others read from it.
+ * MPI promises passive-target progress only while the target is in some MPI call, and an
+ * RMA call on a rank's own window may not count: Open MPI 5's osc/rdma emulates gets with
+ * active messages where the transport has no RDMA, and the one-sided algorithms hung there
+ * (bench/gpu/pack.sh's Open MPI 5.0.11, 3 ranks on one node) until their idle loops called
+ * this. No-op without MPI. */
+dsmm_status dsmmi_comm_progress(dsmm_ctx *ctx);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Point-to-point, known-count all-to-all, neighbourhood all-to-all, shared-memory windows     */

@@ -477,6 +477,17 @@ cleanup:
     return st;
 }
 
+dsmm_status dsmmi_comm_progress(dsmm_ctx *ctx)
+{
+    dsmm_status st = DSMM_OK;
+    int flag = 0;
+    if (state(ctx) != NULL)
+        DSMM_MPI_TRY(ctx, MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dsmmi_comm(ctx), &flag,
+                                     MPI_STATUS_IGNORE));
+cleanup:
+    return st;
+}
+
 int dsmm_mpi_cuda_aware(void)
 {
 #if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA

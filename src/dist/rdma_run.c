@@ -372,7 +372,12 @@ static dsmm_status serve(dsmm_ctx *ctx, void *arg)
             }
         }
     }
-    if (!any) sched_yield(); // oversubscribed ranks let the producers run
+    if (!any) {
+        // Nothing came: let the MPI library serve the others' gets from this rank's windows
+        // (dsmmi_comm_progress), and oversubscribed ranks let the producers run.
+        DSMM_TRY(dsmmi_comm_progress(ctx));
+        sched_yield();
+    }
 cleanup:
     return st;
 }

@@ -144,6 +144,7 @@ arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.res.mtx" 1e-12
 expect_grep "$tmp/cola.res.json" '"gpu_resident": ?1'
 # GCN training with the aggregation's products on the device: the CPU's losses (float)
 cora=$data/cora
+if "$dsmm" gcn --dataset "$cora" --epochs 1 -q >"$tmp/gcn.try" 2>&1 || ! grep -q OpenBLAS "$tmp/gcn.try"; then
 expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --stats "$tmp/gcn.cpu.json"
 expect_rc 0 "$dsmm" gcn --dataset "$cora" --epochs 20 -q --gpu-min-flops 0 --stats "$tmp/gcn.gpu.json"
 expect_grep "$tmp/gcn.gpu.json" '"products_gpu": ?[1-9]'
@@ -160,6 +161,9 @@ c, g = (json.load(open(f)) for f in sys.argv[1:3])
 for a, b in zip(c["curve"]["loss"], g["curve"]["loss"]):
     assert abs(a - b) <= 1e-3 * abs(a), (a, b)  # float sums in another order
 EOF
+else
+    echo "OpenBLAS not loadable here (DSMM_OPENBLAS names one; bench/gpu/pack.sh --blas carries it): gcn cases skipped"
+fi
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.res" -q --gpu-resident --stats "$tmp/mcl.res.json"
 expect_rc 0 "$dsmm" clm dist "$tmp/mcl.cpu" "$tmp/mcl.res"
 expect_grep "$tmp/out" '^d=0[[:space:]]'
