@@ -21,8 +21,11 @@ algos=${ALGOS:-summa rdma-c}
 ops=${OPS:-spgemm spmm}
 mpi=()
 if command -v mpirun >/dev/null 2>&1 && "$dsmm" --version | grep -q "MPI: yes"; then
-  mpi=(mpirun --oversubscribe)
-  [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+  mpi=(mpirun)
+  if mpirun --version 2>&1 | grep -Eq "Open MPI|OpenRTE|PRRTE|prterun"; then # Open MPI's flags
+    mpi+=(--oversubscribe)
+    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+  fi
 else
   ranks=1
 fi

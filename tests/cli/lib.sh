@@ -10,6 +10,21 @@ bad() {
     echo "FAIL: $*" >&2
 }
 
+# mpi_launcher [VAR...]: sets the array mpi to the launch command: mpirun with Open MPI's flags
+# (more ranks than cores; root; -x for each VAR, which Open MPI passes to the ranks only when
+# asked) when mpirun is Open MPI's, plain mpirun otherwise (MPICH's hydra takes none of these
+# and needs none: it runs any number of ranks as any user and passes the whole environment).
+mpi_launcher() {
+    mpi=(mpirun)
+    if mpirun --version 2>&1 | grep -Eq "Open MPI|OpenRTE|PRRTE|prterun"; then
+        mpi+=(--oversubscribe)
+        [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+        local v
+        for v in "$@"; do mpi+=(-x "$v"); done
+    fi
+    return 0
+}
+
 # expect_rc RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err; checks the exit code.
 expect_rc() {
     local want=$1

@@ -93,8 +93,7 @@ expect_grep "$tmp/err" "nonexistent.mtx"
 if ! "$dsmm" --version | grep -q "MPI: yes" || ! command -v mpirun >/dev/null; then
     echo "no MPI or no mpirun: multi-rank cases skipped"
 else
-    mpi=(mpirun --oversubscribe)
-    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    mpi_launcher
     run() { local n=$1; shift; "${mpi[@]}" -n "$n" "$dsmm" "$@"; }
     for n in 2 3 4; do
         expect_rc 0 run "$n" spgemm "$A" -o "$tmp/p$n.mtx" --stats "$tmp/p$n.json" -q
@@ -119,9 +118,11 @@ else
         done
     done
     # An overloaded rank (test hook): its work is stolen.
-    expect_rc 0 env DSMM_TEST_DELAY=0:0.05 "${mpi[@]}" -x DSMM_TEST_DELAY -n 4 "$dsmm" spgemm "$R" \
+    mpi_launcher DSMM_TEST_DELAY
+    expect_rc 0 env DSMM_TEST_DELAY=0:0.05 "${mpi[@]}" -n 4 "$dsmm" spgemm "$R" \
         --algo ws-local-c --stats "$tmp/steal.json" -q
     expect_grep "$tmp/steal.json" '"stolen":[1-9]'
+    mpi_launcher # (the others run without the delay)
     # Emulated workgroups: with groups of 2 ranks some bytes cross groups, with groups of 4 none.
     expect_rc 0 run 4 spgemm "$A" --algo summa --workgroup-size 2 --stats "$tmp/w2.json" -q
     expect_grep "$tmp/w2.json" '"workgroups":2'

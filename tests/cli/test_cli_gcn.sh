@@ -69,8 +69,7 @@ EOF
 
 # --- Cora, 4 ranks: the same network, the volume of every rank -------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-    mpi=(mpirun --oversubscribe)
-    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    mpi_launcher
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" gcn --dataset "$cora" --stats four.json
     cp "$tmp/out" four.out
     acc_at_least four.out 0.79

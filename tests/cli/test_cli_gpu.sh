@@ -176,8 +176,7 @@ expect_none "$tmp/res.bad.mtx"
 
 # several ranks sharing the device: SUMMA's tile products and MCL's pipelined expansion on it
 if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-    mpi=(mpirun --oversubscribe)
-    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    mpi_launcher
     a=$data/facebook-combined.mtx.gz
     for n in 2 4; do
         expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spgemm "$a" -o "$tmp/summa$n.mtx" --algo summa --gpu-min-flops 0 \

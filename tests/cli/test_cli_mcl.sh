@@ -144,8 +144,7 @@ fi
 
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-    mpi=(mpirun --oversubscribe)
-    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+    mpi_launcher
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o p2.out -q --stats p2.json
     same p2.out ref.2.0
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$collins" --abc -I 4 -o p4.out -q --stats p4.json
