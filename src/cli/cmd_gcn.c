@@ -255,11 +255,6 @@ int cli_gcn(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     if (a.dataset == NULL) return cli_usage_error(&cmd, "needs --dataset PREFIX");
     if (c.gpu_mem || c.gpu_flops >= 0 || a.gpu_resident) c.gpu = 1; // they imply --gpu
-    if (c.gpu && !DSMM_HAVE_CUDA) {
-        fprintf(stderr, "dsmm gcn: --gpu: this dsmm was built without CUDA "
-                        "(configure with -DDSMM_USE_CUDA=ON)\n");
-        return CLI_FAIL;
-    }
 
     dsmm_gcn_params p;
     dsmm_gcn_params_init(&p);

@@ -719,20 +719,15 @@ static dsmm_status fill_stats(eng *e, const dsmm_dist_opts *o, const char *op, d
         int cap = o->queue_capacity > 0 ? o->queue_capacity : DEFAULT_QUEUE_CAP;
         st = dsmm_stats_set_int(o->stats, "queue_capacity", cap);
     }
-    if (st == DSMM_OK && e->spmm) {
-        // As SUMMA's: C's tile on the device or not (partials still travel through host windows)
-        st = dsmm_stats_set_int(o->stats, "gpu_resident", e->ddacc != NULL);
-        if (st == DSMM_OK && e->ddacc) st = dsmm_stats_set_int(o->stats, "mpi_device_buffers", 0);
-    }
-    if (st == DSMM_OK && !e->spmm) {
-        // As SUMMA's: the partials merged at the end on the host, or on the device.
+    // As SUMMA's: SpGEMM's partials merged at the end on the host, or on the device; C's tile
+    // on the device or not. Partials travel through windows of host memory, never device
+    // buffers.
+    int resident = e->dacc != NULL || e->ddacc != NULL;
+    if (st == DSMM_OK && !e->spmm)
         st = dsmm_stats_set_str(o->stats, "accumulate", e->dacc ? "device" : "merge");
-        if (st == DSMM_OK) st = dsmm_stats_set_int(o->stats, "gpu_resident", e->dacc != NULL);
-        if (st == DSMM_OK && e->dacc)
-            st = dsmm_stats_set_int(o->stats, "gpu_merges", e->gpu_merges);
-        // (partials travel through windows of host memory, never device buffers)
-        if (st == DSMM_OK && e->dacc) st = dsmm_stats_set_int(o->stats, "mpi_device_buffers", 0);
-    }
+    if (st == DSMM_OK) st = dsmm_stats_set_int(o->stats, "gpu_resident", resident);
+    if (st == DSMM_OK && e->dacc) st = dsmm_stats_set_int(o->stats, "gpu_merges", e->gpu_merges);
+    if (st == DSMM_OK && resident) st = dsmm_stats_set_int(o->stats, "mpi_device_buffers", 0);
     return st;
 }
 

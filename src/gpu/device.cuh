@@ -37,6 +37,14 @@ static inline void *scratch(const dsmmi_gpu *g, int k)
     return (char *)g->pinned[1] + stage_bytes(g) + (size_t)k * 8;
 }
 
+/* grid_stride_blocks: blocks of `block` threads for a grid-stride loop over n items: enough for
+ * one item a thread, at least 1, at most 65535 * 32 (the loop covers the rest). */
+static inline unsigned grid_stride_blocks(int block, dsmm_idx n)
+{
+    dsmm_idx b = (n + block - 1) / block;
+    return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b);
+}
+
 /* pool_alloc: dsmmi_dpool_alloc from g's pool that also sets *pool_full (when not NULL) if it
  * failed because no free block was large enough, as opposed to the host block list. */
 dsmm_status pool_alloc(dsmm_ctx *ctx, dsmmi_gpu *g, size_t bytes, const char *what, void **out,

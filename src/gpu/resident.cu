@@ -43,12 +43,6 @@ struct sr_add {
 
 constexpr int BLOCK = 256;
 
-static unsigned blocks_for(dsmm_idx n)
-{
-    dsmm_idx b = (n + BLOCK - 1) / BLOCK;
-    return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b);
-}
-
 __global__ void keys_of(const dsmm_idx *__restrict__ rp, const int32_t *__restrict__ col,
                         const double *__restrict__ val, dsmm_idx nrows, dsmm_idx nnz,
                         dsmm_idx ncols, unsigned long long *__restrict__ key,
@@ -141,7 +135,7 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
         dsmm_idx at = 0;
         for (int i = 0; i < k; i++) {
             if (in[i].nnz == 0) continue;
-            keys_of<<<blocks_for(in[i].nnz), BLOCK, 0, s>>>(
+            keys_of<<<dsmmg::grid_stride_blocks(BLOCK, in[i].nnz), BLOCK, 0, s>>>(
                 in[i].rowptr_d, in[i].col_d, (const double *)in[i].val_d, in[i].nrows, in[i].nnz,
                 ncols, key[0] + at, val[0] + at);
             DSMM_TRY(dsmmg::check_launch(ctx, "merge keys"));
@@ -178,10 +172,11 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
                         (void **)&out->col_d, NULL));
     DSMM_TRY(
         pool_alloc(ctx, g, (size_t)nnz * sizeof(double), "values of a sum", &out->val_d, NULL));
-    rows_of<<<blocks_for(nrows + 1), BLOCK, 0, s>>>(key[0], nnz, nrows, ncols, out->rowptr_d);
+    rows_of<<<dsmmg::grid_stride_blocks(BLOCK, nrows + 1), BLOCK, 0, s>>>(key[0], nnz, nrows, ncols,
+                                                                          out->rowptr_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "merge row pointers"));
-    cols_of<<<blocks_for(nnz), BLOCK, 0, s>>>(key[0], val[0], nnz, ncols, out->col_d,
-                                              (double *)out->val_d);
+    cols_of<<<dsmmg::grid_stride_blocks(BLOCK, nnz), BLOCK, 0, s>>>(
+        key[0], val[0], nnz, ncols, out->col_d, (double *)out->val_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "merge columns"));
 cleanup:
     for (int b = 0; b < 2; b++) {
@@ -289,7 +284,7 @@ dsmm_status operand_make(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *P, int on_
     DSMM_TRY(
         pool_alloc(ctx, g, (size_t)P->nnz * sizeof(double), "widened values", &o->own_val, NULL));
     o->d.val_d = o->own_val;
-    widen<<<blocks_for(P->nnz), BLOCK, 0, stream(g, 0)>>>(
+    widen<<<dsmmg::grid_stride_blocks(BLOCK, P->nnz), BLOCK, 0, stream(g, 0)>>>(
         P->type == DSMM_FLOAT ? (const float *)P->val : NULL, P->nnz, (double *)o->own_val);
     DSMM_TRY(dsmmg::check_launch(ctx, "widen values"));
 cleanup:

@@ -159,6 +159,24 @@ static void unpack_rows(void *arg, const void *src, size_t off, size_t n)
                r->row_bytes);
 }
 
+// rows x k values of elem bytes at src (host, leading dimension ld) packed into dst (device,
+// ld = k), and back.
+static dsmm_status upload_rows(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src,
+                               dsmm_idx rows, dsmm_idx k, dsmm_idx ld, size_t elem)
+{
+    rows_arg r = {(const char *)src, NULL, (size_t)k * elem, (size_t)ld * elem};
+    if (rows == 0 || r.row_bytes == 0) return DSMM_OK; // (staging needs elements of 1+ bytes)
+    return dsmmg::upload(ctx, g, dst, (size_t)rows, r.row_bytes, pack_rows, &r);
+}
+
+static dsmm_status download_rows(dsmm_ctx *ctx, dsmmi_gpu *g, void *dst, const void *src,
+                                 dsmm_idx rows, dsmm_idx k, dsmm_idx ld, size_t elem)
+{
+    rows_arg r = {NULL, (char *)dst, (size_t)k * elem, (size_t)ld * elem};
+    if (rows == 0 || r.row_bytes == 0) return DSMM_OK;
+    return dsmmg::download(ctx, g, src, (size_t)rows, r.row_bytes, unpack_rows, &r);
+}
+
 // B (n x k) and C (m x k) on the device. C is uploaded only when beta != 0; otherwise it is
 // zeroed when zero_c: pool blocks hold whatever the last product left (NaNs included), which
 // atomics and cuSPARSE must not add to.
@@ -167,14 +185,12 @@ static dsmm_status upload_dense(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_ar
 {
     dsmm_status st = DSMM_OK;
     size_t elem = dsmmi_type_size(a->type), row = (size_t)a->k * elem;
-    rows_arg rb = {(const char *)a->B, NULL, row, (size_t)a->ldb * elem};
-    rows_arg rc = {(const char *)a->C, NULL, row, (size_t)a->ldc * elem};
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->n * row, "spmm B", B_d));
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)a->m * row, "spmm C", C_d));
-    if (row == 0) goto cleanup; // k == 0: nothing to move (staging needs elements of 1+ bytes)
-    DSMM_TRY(dsmmg::upload(ctx, g, *B_d, (size_t)a->n, row, pack_rows, &rb));
+    if (row == 0) goto cleanup; // k == 0: nothing to move
+    DSMM_TRY(upload_rows(ctx, g, *B_d, a->B, a->n, a->k, a->ldb, elem));
     if (a->beta != 0.0) {
-        DSMM_TRY(dsmmg::upload(ctx, g, *C_d, (size_t)a->m, row, pack_rows, &rc));
+        DSMM_TRY(upload_rows(ctx, g, *C_d, a->C, a->m, a->k, a->ldc, elem));
     } else if (zero_c && *C_d != NULL) {
         DSMMG_CUDA(cudaMemsetAsync(*C_d, 0, (size_t)a->m * row, dsmmg::stream(g, 0)));
     }
@@ -185,10 +201,7 @@ cleanup:
 static dsmm_status download_c(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a,
                               const void *C_d)
 {
-    size_t elem = dsmmi_type_size(a->type);
-    rows_arg rc = {NULL, (char *)a->C, (size_t)a->k * elem, (size_t)a->ldc * elem};
-    if (rc.row_bytes == 0) return DSMM_OK;
-    return dsmmg::download(ctx, g, C_d, (size_t)a->m, rc.row_bytes, unpack_rows, &rc);
+    return download_rows(ctx, g, a->C, C_d, a->m, a->k, a->ldc, dsmmi_type_size(a->type));
 }
 
 // What both entries check first: the front end sends neither a transposed A (it transposes on
@@ -503,12 +516,6 @@ struct dsmmi_gpu_dacc {
 
 namespace {
 
-unsigned grid_for(dsmm_idx n)
-{
-    dsmm_idx b = (n + BLOCK - 1) / BLOCK;
-    return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b);
-}
-
 template <typename V>
 __global__ void add_into(dsmm_idx n, const V *__restrict__ p, V *__restrict__ c)
 {
@@ -564,11 +571,13 @@ dsmm_status device_vals(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmm_csr *A, void **v
     }
     DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)A->nnz * sizeof(V), "spmm values", own));
     if (A->type == DSMM_DOUBLE)
-        convert_vals<V, double><<<grid_for(A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
-            A->nnz, (const double *)A->val, (V *)*own);
+        convert_vals<V, double>
+            <<<dsmmg::grid_stride_blocks(BLOCK, A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+                A->nnz, (const double *)A->val, (V *)*own);
     else
-        convert_vals<V, float><<<grid_for(A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
-            A->nnz, (const float *)A->val, (V *)*own);
+        convert_vals<V, float>
+            <<<dsmmg::grid_stride_blocks(BLOCK, A->nnz), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+                A->nnz, (const float *)A->val, (V *)*own);
     DSMM_TRY(dsmmg::check_launch(ctx, "spmm values converted"));
     *val = *own;
 cleanup:
@@ -675,11 +684,10 @@ extern "C" dsmm_status dsmmi_gpu_dacc_multiply(dsmm_ctx *ctx, dsmmi_gpu_dacc *ac
     if (b_dev) {
         B_d = B->val;
     } else {
-        size_t elem = dsmmi_type_size(acc->type), row = (size_t)acc->k * elem;
-        rows_arg rb = {(const char *)B->val, NULL, row, (size_t)B->ld * elem};
-        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)B->nrows * row, "spmm B", &B_own));
-        if (B->nrows > 0)
-            DSMM_TRY(dsmmg::upload(ctx, g, B_own, (size_t)B->nrows, row, pack_rows, &rb));
+        size_t elem = dsmmi_type_size(acc->type);
+        DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)B->nrows * (size_t)acc->k * elem,
+                                   "spmm B", &B_own));
+        DSMM_TRY(upload_rows(ctx, g, B_own, B->val, B->nrows, acc->k, B->ld, elem));
         B_d = B_own;
     }
     DSMM_TRY(split_make(ctx, g, &Ah, acc->k, &sp));
@@ -734,23 +742,22 @@ extern "C" dsmm_status dsmmi_gpu_dacc_add(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc, co
     dsmm_status st = DSMM_OK;
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     void *P_d = NULL;
-    size_t elem = 0, row = 0;
+    size_t elem = 0;
     dsmm_idx n = 0;
     DSMM_TRY(dacc_ok(ctx, g, acc));
     DSMM_TRY(dacc_shape(ctx, acc, P, "a partial"));
     elem = dsmmi_type_size(acc->type);
-    row = (size_t)acc->k * elem;
     n = acc->nrows * acc->k;
     if (n > 0) {
-        rows_arg rp = {(const char *)P->val, NULL, row, (size_t)P->ld * elem};
         DSMM_TRY(dsmmi_dpool_alloc(ctx, &g->pool, (size_t)n * elem, "spmm partial", &P_d));
-        DSMM_TRY(dsmmg::upload(ctx, g, P_d, (size_t)acc->nrows, row, pack_rows, &rp));
+        DSMM_TRY(upload_rows(ctx, g, P_d, P->val, acc->nrows, acc->k, P->ld, elem));
         if (acc->type == DSMM_DOUBLE)
-            add_into<double><<<grid_for(n), BLOCK, 0, dsmmg::stream(g, 0)>>>(n, (const double *)P_d,
-                                                                             (double *)acc->c_d);
+            add_into<double>
+                <<<dsmmg::grid_stride_blocks(BLOCK, n), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+                    n, (const double *)P_d, (double *)acc->c_d);
         else
-            add_into<float><<<grid_for(n), BLOCK, 0, dsmmg::stream(g, 0)>>>(n, (const float *)P_d,
-                                                                            (float *)acc->c_d);
+            add_into<float><<<dsmmg::grid_stride_blocks(BLOCK, n), BLOCK, 0, dsmmg::stream(g, 0)>>>(
+                n, (const float *)P_d, (float *)acc->c_d);
         DSMM_TRY(dsmmg::check_launch(ctx, "spmm partial added"));
     }
     acc->products++;
@@ -767,13 +774,8 @@ extern "C" dsmm_status dsmmi_gpu_dacc_finish(dsmm_ctx *ctx, dsmmi_gpu_dacc *acc,
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     DSMM_TRY(dacc_ok(ctx, g, acc));
     DSMM_TRY(dacc_shape(ctx, acc, C, "C"));
-    {
-        size_t elem = dsmmi_type_size(acc->type);
-        rows_arg rc = {NULL, (char *)C->val, (size_t)acc->k * elem, (size_t)C->ld * elem};
-        if (acc->nrows > 0 && acc->k > 0)
-            DSMM_TRY(dsmmg::download(ctx, g, acc->c_d, (size_t)acc->nrows, rc.row_bytes,
-                                     unpack_rows, &rc));
-    }
+    DSMM_TRY(download_rows(ctx, g, C->val, acc->c_d, acc->nrows, acc->k, C->ld,
+                           dsmmi_type_size(acc->type)));
     if (products) *products = acc->products;
 cleanup:
     return st;
