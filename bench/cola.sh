@@ -45,8 +45,9 @@ prep=$build/bench/bench_spgemm
 petsc=$build/bench/dist_petsc
 [ -x "$dsmm" ] || { echo "cola.sh: $dsmm not built" >&2; exit 1; }
 [ -d "$data" ] || { echo "cola.sh: skipped: no data folder $data"; exit 0; }
-mpiflags=(--oversubscribe)
-if [ "$(id -u)" -eq 0 ]; then mpiflags+=(--allow-run-as-root); fi
+. "$here/../scripts/mpi.sh"
+mpi_found || { echo "cola.sh: skipped: ${MPIRUN:-mpirun} not found"; exit 0; }
+mpi_launcher # the launch command, with Open MPI's flags only under Open MPI
 export OMP_NUM_THREADS=1
 py=python3
 work=$(mktemp -d)
@@ -82,7 +83,7 @@ for g in "${graphs[@]}"; do
     for ro in none rabbit; do
       s=$work/$name.$1.$ro.json
       # shellcheck disable=SC2046
-      if ! mpirun "${mpiflags[@]}" -n "$1" "$dsmm" spmm "$f" $(fmt_of "$f") --algo cola --k "$k" --type float \
+      if ! "${mpi[@]}" -n "$1" "$dsmm" spmm "$f" $(fmt_of "$f") --algo cola --k "$k" --type float \
            --workgroup-size "$2" --reorder "$ro" -q --stats "$s" >"$work/out" 2>&1; then
         echo "$name P=$1 $ro: failed: $(grep -m1 dsmm "$work/out")"
         continue
@@ -121,7 +122,7 @@ for g in "${timed[@]}"; do
   if [ $have_petsc -eq 1 ]; then
     csr=$work/$name.csr
     if "$prep" "$f" --export "$csr" --no-run --name "$name" >/dev/null 2>"$work/err"; then
-      if mpirun "${mpiflags[@]}" -n 4 "$petsc" "$csr" --ops spmm --k "$k" --repeat "$repeat" --warmup 1 >"$work/petsc" 2>"$work/err"; then
+      if "${mpi[@]}" -n 4 "$petsc" "$csr" --ops spmm --k "$k" --repeat "$repeat" --warmup 1 >"$work/petsc" 2>"$work/err"; then
         pt=$("$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["seconds"])' "$work/petsc")
       fi
       rm -f "$csr"
@@ -131,7 +132,7 @@ for g in "${timed[@]}"; do
     row=()
     for a in cola cola-nofusion bcast-1d rowwise-1d; do
       s=$work/t.$name.$a.$ro.json
-      if mpirun "${mpiflags[@]}" -n 4 "$dsmm" spmm "$f" --algo "$a" --k "$k" --type double --workgroup-size 2 \
+      if "${mpi[@]}" -n 4 "$dsmm" spmm "$f" --algo "$a" --k "$k" --type double --workgroup-size 2 \
            --reorder "$ro" --repeat "$repeat" -q --stats "$s" >"$work/out" 2>&1; then
         row+=("$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$s")")
       else
@@ -161,7 +162,7 @@ for g in "${timed[@]}"; do
     row=()
     for c in alltoallv neighbor put; do
       s=$work/x.$name.$c.$ro.json
-      if mpirun "${mpiflags[@]}" -n 4 "$dsmm" spmm "$f" --algo cola-nofusion --comm "$c" --k "$k" \
+      if "${mpi[@]}" -n 4 "$dsmm" spmm "$f" --algo cola-nofusion --comm "$c" --k "$k" \
            --type double --reorder "$ro" --repeat "$repeat" -q --stats "$s" >"$work/out" 2>&1; then
         row+=("$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f (%.3f)" % (1e3*d["seconds"], 1e3*d["comm_seconds"]))' "$s")")
       else

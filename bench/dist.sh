@@ -120,10 +120,9 @@ if have petsc; then
     systems=${systems/petsc/}
   fi
 fi
-mpirun=${MPIRUN:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "dist.sh: $mpirun not found (Open MPI: apt-get install openmpi-bin)" >&2; exit 1; }
-mpiflags=(--oversubscribe)
-if [ "$(id -u)" -eq 0 ]; then mpiflags+=(--allow-run-as-root); fi
+. "$repo/scripts/mpi.sh"
+mpi_found || { echo "dist.sh: ${MPIRUN:-mpirun} not found (Open MPI: apt-get install openmpi-bin)" >&2; exit 1; }
+mpi_launcher # the launch command, with Open MPI's flags only under Open MPI
 ncpu=$(env -u OMP_NUM_THREADS nproc) # GNU nproc honours OMP_NUM_THREADS
 export OMP_NUM_THREADS=$threads
 py=${PYTHON:-python3}
@@ -134,7 +133,7 @@ has_report=0
 if "$dsmm" report --help >/dev/null 2>&1; then has_report=1; fi
 # The issue 5 options of dsmm spgemm/spmm; without them the dsmm runs fail and are noted.
 dsmm_ready=1
-if ! "$dsmm" spgemm --help 2>/dev/null | grep -q -- '--algo'; then dsmm_ready=0; fi
+if ! grep -q -- '--algo' <<<"$("$dsmm" spgemm --help 2>/dev/null)"; then dsmm_ready=0; fi
 
 out=${out:-$build/bench-results}
 mkdir -p "$out"
@@ -156,13 +155,9 @@ note_json() { # matrix system op ranks status detail
     "$1" "$2" "$3" "$4" "$5" "$(tr -d '"\\' <<<"$6")" >>"$jsonl"
 }
 why() { # exit status, stderr file: one line, the programs' own messages before mpirun's
-  if [ "$1" -eq 124 ]; then echo "timed out after ${DSMM_BENCH_TIMEOUT:-3600} s"; return; fi
-  local msg
-  msg=$(grep -E '^(dsmm|dist_petsc|\[[0-9]+\]PETSC ERROR)' "$2" | awk '!seen[$0]++' | head -n 3 | tr '\n' ' ')
-  [ -n "$msg" ] || msg=$(grep -vE '^\s*$|^-+$|^(Primary job|Per user-direction|mpirun|Process name|Exit code|  )' "$2" | tail -n 3 | tr '\n' ' ')
-  echo "exit $1: $(cut -c1-300 <<<"$msg")"
+  mpi_why "$1" "$2" '^(dsmm|dist_petsc|\[[0-9]+\]PETSC ERROR)' "${DSMM_BENCH_TIMEOUT:-3600}"
 }
-mpi() { timeout "${DSMM_BENCH_TIMEOUT:-3600}" "$mpirun" "${mpiflags[@]}" -n "$@"; }
+run_mpi() { timeout "${DSMM_BENCH_TIMEOUT:-3600}" "${mpi[@]}" -n "$@"; }
 
 # run_dsmm NAME FILE OP P: one dsmm run; its stats become a JSON line.
 run_dsmm() {
@@ -173,12 +168,12 @@ run_dsmm() {
   # shellcheck disable=SC2206 # word splitting of the extra options is wanted
   if [ -n "$dsmm_args" ]; then cmd+=($dsmm_args); fi
   rm -f "$stats"
-  mpi "$p" "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
+  run_mpi "$p" "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
   if [ $rc -ne 0 ] || [ ! -s "$stats" ]; then
     local w; w=$(why $rc "$work/err")
     if [ $rc -eq 0 ]; then w="no statistics written to $stats"; fi
     echo "  dsmm   $op P=$p: FAILED ($w)"
-    echo "    command: mpirun ${mpiflags[*]} -n $p ${cmd[*]}"
+    echo "    command: ${mpi[*]} -n $p ${cmd[*]}"
     note_json "$name" dsmm "$op" "$p" failed "$w"
     return 0
   fi
@@ -200,7 +195,7 @@ run_dsmm() {
 run_petsc() {
   local name=$1 csr=$2 p=$3 rc=0
   local ops_csv=${ops// /,}
-  mpi "$p" "$petsc" "$csr" --ops "$ops_csv" --k "$k" --repeat "$repeat" --name "$name" \
+  run_mpi "$p" "$petsc" "$csr" --ops "$ops_csv" --k "$k" --repeat "$repeat" --name "$name" \
     >"$work/out" 2>"$work/err" || rc=$?
   local n=0 line
   while IFS= read -r line; do

@@ -35,8 +35,7 @@ if ! command -v mcl >/dev/null 2>&1; then
     exit 0
 fi
 mkdir -p "$out"
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+. "$here/scripts/mpi.sh"
 
 # Inputs (abc), made once.
 inputs=()
@@ -97,7 +96,7 @@ for entry in "${inputs[@]}"; do
 done
 
 [ $phases -eq 1 ] || exit 0
-if ! "$dsmm" --version | grep -q "MPI: yes" || ! command -v mpirun >/dev/null; then
+if ! "$dsmm" --version | grep -q "MPI: yes" || ! mpi_found; then
     echo "no MPI: phases and merge checks skipped"
     exit 0
 fi
@@ -107,9 +106,10 @@ for entry in "${inputs[@]}"; do [ "${entry%%:*}" = "$net" ] && f=${entry#*:}; do
 [ -n "$f" ] || { echo "phases check: $net absent"; exit 0; }
 echo
 echo "phases and merge on $net, 4 ranks on a 1x4 grid (4 SUMMA stages), 1 thread each:"
-mp=(mpirun "${root[@]}" --oversubscribe -n 4)
+mpi_launcher OMP_NUM_THREADS=1 # Open MPI's flags only under Open MPI
+mp=("${mpi[@]}" -n 4)
 for acc in merge binary; do
-    run_timed "$out/ph.$acc.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate "$acc" \
+    run_timed "$out/ph.$acc.log" "${mp[@]}" "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate "$acc" \
         -o "$out/ph.$acc.out" --stats "$out/ph.$acc.json" -V >"$out/ph.$acc.tr"
 done
 python3 - "$out" <<'EOF'
@@ -127,7 +127,7 @@ print("  unphased: estimated product %.0f bytes, resident %.0f bytes (largest it
 open(out + "/budget", "w").write("%d\n" % int(budget))
 EOF
 budget=$(cat "$out/budget")
-run_timed "$out/ph.budget.log" "${mp[@]}" -x OMP_NUM_THREADS=1 "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate merge \
+run_timed "$out/ph.budget.log" "${mp[@]}" "$dsmm" mcl "$f" --abc -te 1 --grid 1x4 --accumulate merge \
     --per-process-mem "$budget" -o "$out/ph.budget.out" --stats "$out/ph.budget.json" -V >"$out/ph.budget.tr"
 d=$("$dsmm" clm dist "$out/ph.merge.out" "$out/ph.budget.out" | sed -n 's/^d=\([0-9]*\).*/\1/p')
 dm=$("$dsmm" clm dist "$out/$net.mcl.out" "$out/ph.budget.out" 2>/dev/null | sed -n 's/^d=\([0-9]*\).*/\1/p')

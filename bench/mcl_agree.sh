@@ -38,8 +38,8 @@ if [ ! -d "$data" ]; then
     exit 0
 fi
 mkdir -p "$out"
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+. "$(dirname "$0")/../scripts/mpi.sh"
+mpi_launcher # the launch command, with Open MPI's flags only under Open MPI
 nets="collins2007.txt gavin2006_socioaffinities_rescaled.txt krogan2006_core.txt krogan2006_extended.txt TAP_core.txt hart_scores.txt pe_combined.txt STRING_PPI.edgelist hep-th.mtx"
 printf "%-40s %5s %8s %6s" network I clusters mcl_s
 for p in $ranks; do printf " %14s" "P=$p d/ident/s"; done
@@ -68,7 +68,7 @@ for net in $nets; do
             t0=$(date +%s.%N)
             ex=()
             [ "$p" -gt 1 ] && ex=(--expand "$expand")
-            mpirun "${root[@]}" --oversubscribe -n "$p" "$dsmm" mcl "${dsmm_in[@]}" "${ex[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
+            "${mpi[@]}" -n "$p" "$dsmm" mcl "${dsmm_in[@]}" "${ex[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
                 >/dev/null 2>"$name.dsmm.P$p.I$I.err"
             rc=$?
             t1=$(date +%s.%N)

@@ -64,14 +64,15 @@ fi
 
 dsmm=$build/bin/dsmm
 [ -x "$dsmm" ] || { echo "merge.sh: $dsmm not built (cmake --build $build --target dsmm_cli)" >&2; exit 1; }
-if ! "$dsmm" spgemm --help 2>&1 | grep -q -- 'binary'; then
+# (The help is read whole first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the pipeline.)
+if ! grep -q -- 'binary' <<<"$("$dsmm" spgemm --help 2>&1)"; then
   echo "merge.sh: $dsmm spgemm has no --accumulate binary: this build predates binary merge" >&2
   exit 1
 fi
-mpirun=${MPIRUN:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "merge.sh: $mpirun not found" >&2; exit 1; }
-mpiflags=(--oversubscribe -x "OMP_NUM_THREADS=$threads")
-if [ "$(id -u)" -eq 0 ]; then mpiflags=(--allow-run-as-root "${mpiflags[@]}"); fi
+. "$repo/scripts/mpi.sh"
+mpi_found || { echo "merge.sh: ${MPIRUN:-mpirun} not found" >&2; exit 1; }
+mpi_launcher "OMP_NUM_THREADS=$threads" # Open MPI's flags only under Open MPI
 py=${PYTHON:-python3}
 command -v "$py" >/dev/null 2>&1 || py=/usr/bin/python3
 
@@ -93,7 +94,7 @@ run() {
   local stats=()
   for ((i = 0; i < repeat; i++)); do
     local s=$work/$name.$ranks.$acc.$i.json
-    if ! timeout "${DSMM_BENCH_TIMEOUT:-600}" "$mpirun" "${mpiflags[@]}" -n "$ranks" \
+    if ! timeout "${DSMM_BENCH_TIMEOUT:-600}" "${mpi[@]}" -n "$ranks" \
         "${cmd[@]}" --stats "$s" >"$work/out" 2>"$work/err" || [ ! -s "$s" ]; then
       echo "  $name P=$ranks $acc: FAILED: $(grep -E '^dsmm' "$work/err" | head -n 2 | tr '\n' ' ')" >&2
       return 1

@@ -94,7 +94,7 @@ fi
 
 dsmm=$build/bin/dsmm
 [ -x "$dsmm" ] || { echo "rdma.sh: $dsmm not built (cmake --build $build --target dsmm_cli)" >&2; exit 1; }
-if ! "$dsmm" spgemm --help 2>/dev/null | grep -q -- 'rdma-c'; then
+if ! grep -q -- 'rdma-c' <<<"$("$dsmm" spgemm --help 2>/dev/null)"; then
   echo "rdma.sh: $dsmm spgemm has no --algo rdma-c: this build predates the one-sided algorithms" >&2
   exit 1
 fi
@@ -104,11 +104,10 @@ if ! "$dsmm" model --help >/dev/null 2>&1; then
 fi
 # --repeat on the distributed path (the median of R multiplies in one mpirun); else R mpiruns.
 inrun_repeat=0
-if "$dsmm" spgemm --help 2>/dev/null | grep -q -- '--repeat'; then inrun_repeat=1; fi
-mpirun=${MPIRUN:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "rdma.sh: $mpirun not found (Open MPI: apt-get install openmpi-bin)" >&2; exit 1; }
-mpiflags=(--oversubscribe -x OMP_NUM_THREADS=1)
-if [ "$(id -u)" -eq 0 ]; then mpiflags=(--allow-run-as-root "${mpiflags[@]}"); fi
+if grep -q -- '--repeat' <<<"$("$dsmm" spgemm --help 2>/dev/null)"; then inrun_repeat=1; fi
+. "$repo/scripts/mpi.sh"
+mpi_found || { echo "rdma.sh: ${MPIRUN:-mpirun} not found (Open MPI: apt-get install openmpi-bin)" >&2; exit 1; }
+mpi_launcher OMP_NUM_THREADS=1 # Open MPI's flags only under Open MPI
 ncpu=$(env -u OMP_NUM_THREADS nproc) # GNU nproc honours OMP_NUM_THREADS
 export OMP_NUM_THREADS=1
 py=${PYTHON:-python3}
@@ -135,13 +134,9 @@ note_json() { # matrix op algo status detail
     "$1" "$2" "$3" "$4" "$(tr -d '"\\' <<<"$5")" >>"$jsonl"
 }
 why() { # exit status, stderr file: one line, dsmm's own messages before mpirun's
-  if [ "$1" -eq 124 ]; then echo "timed out after ${DSMM_BENCH_TIMEOUT:-600} s"; return; fi
-  local msg
-  msg=$(grep -E '^dsmm' "$2" | awk '!seen[$0]++' | head -n 3 | tr '\n' ' ')
-  [ -n "$msg" ] || msg=$(grep -vE '^\s*$|^-+$|^(Primary job|Per user-direction|mpirun|Process name|Exit code|  )' "$2" | tail -n 3 | tr '\n' ' ')
-  echo "exit $1: $(cut -c1-300 <<<"$msg")"
+  mpi_why "$1" "$2" '^dsmm' "${DSMM_BENCH_TIMEOUT:-600}"
 }
-mpi() { timeout "${DSMM_BENCH_TIMEOUT:-600}" "$mpirun" "${mpiflags[@]}" -n "$ranks" "$@"; }
+run_mpi() { timeout "${DSMM_BENCH_TIMEOUT:-600}" "${mpi[@]}" -n "$ranks" "$@"; }
 q() { local s; printf -v s '%q ' "$@"; echo "${s% }"; }
 
 # run_one NAME FILE OP ALGO: one algorithm; its statistics become a JSON line.
@@ -155,12 +150,12 @@ run_one() {
   local nrun=1
   if [ $inrun_repeat -eq 1 ]; then cmd+=(--repeat "$repeat"); else nrun=$repeat; fi
   local shown
-  shown="mpirun $(q "${mpiflags[@]}") -n $ranks $(q "${cmd[@]}")"
+  shown="$(q "${mpi[@]}") -n $ranks $(q "${cmd[@]}")"
   local lines=()
   for ((i = 0; i < nrun; i++)); do
     rm -f "$stats"
     rc=0
-    mpi "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
+    run_mpi "${cmd[@]}" >"$work/out" 2>"$work/err" || rc=$?
     if [ $rc -ne 0 ] || [ ! -s "$stats" ]; then
       local w; w=$(why $rc "$work/err")
       if [ $rc -eq 0 ]; then w="no statistics written to $stats"; fi

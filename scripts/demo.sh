@@ -8,6 +8,12 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 step() { printf '\n== %s\n$ %s\n' "$1" "${*:2}"; "${@:2}"; }
+. "$(dirname "$0")/mpi.sh"
+# mpi: the launch command (Open MPI's flags only under Open MPI); has_mpi: this dsmm has MPI and
+# a launcher is on PATH.
+mpi_launcher
+has_mpi=0
+if grep -q "MPI: yes" <<<"$("$DSMM" --version)" && mpi_found; then has_mpi=1; fi
 
 step "version" "$DSMM" --version
 step "info on a real network (HEP-TH co-authorship, SuiteSparse Newman/hep-th)" \
@@ -34,11 +40,9 @@ step "A*B of the same network with a dense B of 64 random columns: GB/s and % of
   "$DSMM" spmm "$DATA/facebook-combined.mtx.gz" --k 64 --repeat 10 --stats "$out/fb-spmm.json"
 # Distributed: the same A*A with Sparse SUMMA on 4 MPI ranks (a 2x2 grid; oversubscribed on a
 # small machine, so the times say little, but the breakdown and the bytes moved are exact).
-if "$DSMM" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-  mpiflags=(--oversubscribe)
-  [ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root)
+if [ $has_mpi -eq 1 ]; then
   step "A*A with Sparse SUMMA on 4 MPI ranks (2x2 grid), emulated nodes of 2 ranks" \
-    mpirun "${mpiflags[@]}" -n 4 "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" --algo summa \
+    "${mpi[@]}" -n 4 "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" --algo summa \
     --workgroup-size 2 -o "$out/fb2-summa.mtx" --stats "$out/fb2-summa.json"
   if cmp -s "$out/fb2.mtx" "$out/fb2-summa.mtx"; then
     echo "SUMMA on 4 ranks: the same C as the local engine, byte for byte"
@@ -53,7 +57,7 @@ if "$DSMM" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
   # locality-aware work stealing. Same C; the bytes, gets and pushes differ.
   for a in rdma-c rdma-a ws-local-c; do
     step "A*A with $a on 4 MPI ranks (one-sided gets, MPI-3 RMA)" \
-      mpirun "${mpiflags[@]}" -n 4 "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" --algo "$a" \
+      "${mpi[@]}" -n 4 "$DSMM" spgemm "$DATA/facebook-combined.mtx.gz" --algo "$a" \
       --prefetch -o "$out/fb2-$a.mtx" --stats "$out/fb2-$a.json"
     if cmp -s "$out/fb2.mtx" "$out/fb2-$a.mtx"; then
       echo "$a on 4 ranks: the same C as the local engine, byte for byte"
@@ -75,11 +79,9 @@ fi
 # with the bundled clustering that mcl 22-282 made of it (split/join distance 0 = identical).
 ref="$out/collins.mcl-I2.0"
 zcat "$DATA/collins2007.mcl-I2.0.clusters.gz" >"$ref"
-if "$DSMM" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-  mflags=(--oversubscribe)
-  [ "$(id -u)" -eq 0 ] && mflags+=(--allow-run-as-root)
+if [ $has_mpi -eq 1 ]; then
   step "Markov clustering of the Collins PPI network on 2 MPI ranks (mcl's defaults, -I 2)" \
-    mpirun "${mflags[@]}" -n 2 "$DSMM" mcl "$DATA/collins2007.txt.gz" --abc -o "$out/collins.dsmm" \
+    "${mpi[@]}" -n 2 "$DSMM" mcl "$DATA/collins2007.txt.gz" --abc -o "$out/collins.dsmm" \
     --stats "$out/collins.json"
 else
   step "Markov clustering of the Collins PPI network (mcl's defaults, -I 2; no MPI in this build)" \
@@ -96,16 +98,14 @@ else
 fi
 # GNN aggregation with the 1D CoLa SpMM, and a GCN trained on it (Cora, 4 MPI ranks in
 # emulated nodes of 2): the volume table shows what each rank receives per multiply.
-if "$DSMM" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
-  gflags=(--oversubscribe)
-  [ "$(id -u)" -eq 0 ] && gflags+=(--allow-run-as-root)
+if [ $has_mpi -eq 1 ]; then
   for ro in none rabbit; do
     step "Cora's adjacency times 32 features with CoLa on 4 ranks, reorder $ro" \
-      mpirun "${gflags[@]}" -n 4 "$DSMM" spmm "$DATA/cora.adj.mtx.gz" --algo cola --k 32 \
+      "${mpi[@]}" -n 4 "$DSMM" spmm "$DATA/cora.adj.mtx.gz" --algo cola --k 32 \
       --type float --workgroup-size 2 --reorder "$ro" --repeat 5
   done
   step "GCN on Cora (2 layers, 16 hidden, 200 epochs, Kipf's split) on 4 ranks" \
-    mpirun "${gflags[@]}" -n 4 "$DSMM" gcn --dataset "$DATA/cora" --workgroup-size 2 \
+    "${mpi[@]}" -n 4 "$DSMM" gcn --dataset "$DATA/cora" --workgroup-size 2 \
     --stats "$out/gcn.json"
 else
   step "GCN on Cora (2 layers, 16 hidden, 200 epochs, Kipf's split; no MPI in this build)" \

@@ -19,13 +19,10 @@ reps=${REPEAT:-5}
 ranks=${RANKS:-1 4}
 algos=${ALGOS:-summa rdma-c}
 ops=${OPS:-spgemm spmm}
+. "$(dirname "$0")/../../scripts/mpi.sh"
 mpi=()
-if command -v mpirun >/dev/null 2>&1 && "$dsmm" --version | grep -q "MPI: yes"; then
-  mpi=(mpirun)
-  if mpirun --version 2>&1 | grep -Eq "Open MPI|OpenRTE|PRRTE|prterun"; then # Open MPI's flags
-    mpi+=(--oversubscribe)
-    [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-  fi
+if mpi_found && "$dsmm" --version | grep -q "MPI: yes"; then
+  mpi_launcher # Open MPI's flags only under Open MPI
 else
   ranks=1
 fi

@@ -1,5 +1,6 @@
 # tests/cli/lib.sh: what the CLI test scripts share: a scratch directory removed on exit,
-# pass/fail counting, and the checks expect_rc, expect_grep, expect_none and arr_same.
+# pass/fail counting, the MPI launcher, and the checks expect_rc, expect_grep, expect_none and
+# arr_same.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -10,20 +11,9 @@ bad() {
     echo "FAIL: $*" >&2
 }
 
-# mpi_launcher [VAR...]: sets the array mpi to the launch command: mpirun with Open MPI's flags
-# (more ranks than cores; root; -x for each VAR, which Open MPI passes to the ranks only when
-# asked) when mpirun is Open MPI's, plain mpirun otherwise (MPICH's hydra takes none of these
-# and needs none: it runs any number of ranks as any user and passes the whole environment).
-mpi_launcher() {
-    mpi=(mpirun)
-    if mpirun --version 2>&1 | grep -Eq "Open MPI|OpenRTE|PRRTE|prterun"; then
-        mpi+=(--oversubscribe)
-        [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-        local v
-        for v in "$@"; do mpi+=(-x "$v"); done
-    fi
-    return 0
-}
+# mpi_launcher [VAR...] and mpi_found: scripts/mpi.sh (the launch command, with Open MPI's flags
+# only when mpirun is Open MPI's).
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
 
 # expect_rc RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err; checks the exit code.
 expect_rc() {

@@ -90,7 +90,7 @@ expect_rc 1 "$dsmm" spgemm "$data/nonexistent.mtx" -o "$tmp/x.mtx" --algo summa
 expect_grep "$tmp/err" "nonexistent.mtx"
 [ -e "$tmp/x.mtx" ] && bad "x.mtx written by a failed run" || ok
 
-if ! "$dsmm" --version | grep -q "MPI: yes" || ! command -v mpirun >/dev/null; then
+if ! "$dsmm" --version | grep -q "MPI: yes" || ! mpi_found; then
     echo "no MPI or no mpirun: multi-rank cases skipped"
 else
     mpi_launcher

@@ -68,7 +68,7 @@ open("one.flops", "w").write(repr(s["flops"]))
 EOF
 
 # --- Cora, 4 ranks: the same network, the volume of every rank -------------------------------
-if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
+if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" gcn --dataset "$cora" --stats four.json
     cp "$tmp/out" four.out

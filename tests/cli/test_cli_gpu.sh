@@ -175,7 +175,7 @@ expect_grep "$tmp/err" 'auto or gpu'
 expect_none "$tmp/res.bad.mtx"
 
 # several ranks sharing the device: SUMMA's tile products and MCL's pipelined expansion on it
-if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
+if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
     a=$data/facebook-combined.mtx.gz
     for n in 2 4; do

@@ -143,7 +143,7 @@ else
 fi
 
 # --- several ranks, phases --------------------------------------------------------------------
-if "$dsmm" --version | grep -q "MPI: yes" && command -v mpirun >/dev/null; then
+if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -o p2.out -q --stats p2.json
     same p2.out ref.2.0
