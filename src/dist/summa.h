@@ -58,7 +58,10 @@ char *dsmmi_summa_piece_at(const dsmmi_summa_side *side, int own, int s, int slo
 void dsmmi_summa_side_free(dsmm_ctx *ctx, int n, dsmmi_summa_side *side);
 /* dsmmi_summa_slots_alloc: receive slots 0..nslots-1 (1 or 2) of a and b, of amax and bmax
  * bytes (1 at least): host memory, or blocks of the device pool when dev (a CUDA-aware MPI
- * writes the pieces there; give them back with dsmmi_summa_slots_free_device). Local.
+ * writes the pieces there; give them back with dsmmi_summa_slots_free_device). Local. With
+ * dev, no device work may be pending on the context's streams: MPI writes the slots outside
+ * them, so a pool block just given back by queued kernels must not become a slot (every
+ * resident product synchronises before it returns, and the slots are made before the first).
  * Errors: DSMM_ERR_NOMEM (naming who); those of dsmmi_gpu_buf_alloc. */
 dsmm_status dsmmi_summa_slots_alloc(dsmm_ctx *ctx, dsmmi_summa_side *a, dsmmi_summa_side *b,
                                     int nslots, size_t amax, size_t bmax, int dev, const char *who);

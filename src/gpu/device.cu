@@ -149,9 +149,17 @@ extern "C" dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src,
     dsmmi_gpu *g = dsmmi_gpu_of(ctx);
     DSMM_CHECK(ctx, g != NULL, DSMM_ERR_UNSUPPORTED, "gpu: no device on this context");
     DSMMG_CUDA(cudaSetDevice(g->device));
-    if (bytes > 0)
-        DSMMG_CUDA(cudaMemcpy(dst, src, bytes,
-                              to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost));
+    if (bytes > 0) {
+        // On the library's stream 0, then waited for: a plain cudaMemcpy from pageable memory
+        // may return once the bytes are staged, before the DMA lands, and runs on the legacy
+        // stream, which the library's non-blocking streams do not wait for; so a kernel queued
+        // next on stream 0 could read the piece before it arrived. On stream 0 a download also
+        // follows the kernels queued before it.
+        cudaStream_t s = dsmmg::stream(g, 0);
+        DSMMG_CUDA(cudaMemcpyAsync(dst, src, bytes,
+                                   to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+        DSMMG_CUDA(cudaStreamSynchronize(s));
+    }
 cleanup:
     return st;
 }

@@ -357,7 +357,8 @@ void dsmmi_gpu_dacc_free(dsmm_ctx *ctx, dsmmi_gpu_dacc **acc);
 dsmm_status dsmmi_gpu_buf_alloc(dsmm_ctx *ctx, size_t bytes, const char *what, void **out);
 void *dsmmi_gpu_buf_free(dsmm_ctx *ctx, void *p);
 /* dsmmi_gpu_copy (device.cu): bytes from src to dst, host to device (to_device 1) or device to
- * host, completed on return (tests place a piece where a CUDA-aware MPI would leave it).
+ * host, on the context's stream 0 (after the work queued there) and completed on return (tests
+ * place a piece where a CUDA-aware MPI would leave it).
  * Errors: DSMM_ERR_UNSUPPORTED (no device); DSMM_ERR_CUDA. */
 dsmm_status dsmmi_gpu_copy(dsmm_ctx *ctx, void *dst, const void *src, size_t bytes, int to_device);
 
@@ -376,8 +377,12 @@ struct dsmmi_gpu {
     dsmmi_dpool pool;
     void *pool_base_d; // the one cudaMalloc
     void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap
-    void *ev[8];       // cudaEvent_t: 0-1 staging marks, 2-7 timing
-    void *pinned[2];   // cudaMallocHost staging buffers
+    // cudaEvent_t: 0-1 staging marks, 2-7 timing: a product on lane L times with 2 + 3 L + k
+    // (k < 3), so lane 1 uses 5-7; the resident merges (resident.cu) and the copy-bandwidth
+    // probe also use 6-7, which is safe only because neither runs beside a lane-1 product
+    // (resident products run on lane 0, the out-of-core driver is not used with them).
+    void *ev[8];
+    void *pinned[2]; // cudaMallocHost staging buffers
     size_t pinned_bytes;
     void *cusparse;                      // cusparseHandle_t, created on first use
     void (*cusparse_free)(dsmmi_gpu *g); // destroys it (set with it)

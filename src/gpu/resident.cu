@@ -312,6 +312,12 @@ extern "C" dsmm_status dsmmi_gpu_acc_create(dsmm_ctx *ctx, dsmm_idx nrows, dsmm_
     DSMM_CHECK(ctx, ncols <= INT32_MAX, DSMM_ERR_ARG,
                "gpu resident tiles: %lld columns do not fit the device's 32-bit columns",
                (long long)ncols);
+    // A merge sorts keys row * ncols + col: they must stay below 2^62.
+    DSMM_CHECK(ctx,
+               nrows >= 0 && ncols >= 0 &&
+                   (ncols == 0 || (uint64_t)nrows <= ((uint64_t)1 << 62) / (uint64_t)ncols),
+               DSMM_ERR_ARG, "gpu resident tiles: a %lld x %lld tile's keys exceed 62 bits",
+               (long long)nrows, (long long)ncols);
     DSMM_CHECK(ctx, (int)sr >= 0 && sr < DSMM_SEMIRING_COUNT, DSMM_ERR_ARG,
                "gpu resident tiles: unknown semiring %d", (int)sr);
     DSMM_CHECK(ctx, nslots >= 0, DSMM_ERR_ARG, "gpu resident tiles: %d slots", nslots);
