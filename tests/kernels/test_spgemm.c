@@ -791,9 +791,29 @@ static int stamps_and_marks(int (*body)(void))
     return rc;
 }
 
+// body() with the pattern-driven accumulator's columns mapped through its dense position
+// array (pos_max_cols at its default), then through its hash table (pos_max_cols 0), the path
+// of products wider than 2^22 columns.
+static int positions_and_hash(int (*body)(void))
+{
+    const dsmmi_spgemm_tuning saved = dsmmi_spgemm_tune;
+    int rc = TEST_PASS;
+    for (int v = 0; v < 2 && rc == TEST_PASS; v++) {
+        dsmmi_spgemm_tune.pos_max_cols = v ? 0 : saved.pos_max_cols;
+        rc = body();
+    }
+    dsmmi_spgemm_tune = saved;
+    return rc;
+}
+
+static int symbolic_numeric_hash_too(void)
+{
+    return positions_and_hash(symbolic_numeric);
+}
+
 static int test_symbolic_numeric(void)
 {
-    return stamps_and_marks(symbolic_numeric);
+    return stamps_and_marks(symbolic_numeric_hash_too);
 }
 
 static int test_numeric_errors(void)
@@ -894,7 +914,7 @@ static int messy_mask(dsmm_ctx *ctx, dsmm_idx m, dsmm_idx n, dsmm_idx per_row, u
     return TEST_PASS;
 }
 
-static int test_mask(void)
+static int mask_products(void)
 {
     dsmm_ctx *ctx = test_ctx();
     test_mat ma, mb, mm;
@@ -949,6 +969,11 @@ static int test_mask(void)
     dsmm_csr_destroy(&B);
     CHECK_NO_LEAK(ctx);
     return TEST_PASS;
+}
+
+static int test_mask(void)
+{
+    return positions_and_hash(mask_products);
 }
 
 // The strictly lower triangle of A as a pattern (64-bit columns).
