@@ -419,6 +419,12 @@ typedef struct dsmm_read_opts {
     int threads;         // parsing threads, 0 = the context's
     int base;            // index base of Matrix Market coordinates: 1 (standard) or 0
     int allow_nonfinite; // 0: NaN/Inf values are errors
+    // abc files: each weight as read (1 where a line has none) becomes abc_map(abc_map_arg,
+    // weight) before repeated pairs are merged (mcl's --abc-neg-log10 and -abc-tf, through
+    // dsmm_mcl_tf_apply); a result that is NaN, or infinite without allow_nonfinite, is an
+    // error naming the line. NULL (default): the weights as read.
+    double (*abc_map)(const void *arg, double weight);
+    const void *abc_map_arg;
 } dsmm_read_opts;
 
 /* dsmm_read_opts_init: the defaults above. */
@@ -1172,6 +1178,32 @@ typedef struct dsmm_mcl_iter {
     double gpu_idle_seconds;
 } dsmm_mcl_iter;
 
+/* mcl's value transforms (its -tf and -abc-tf options, mcxio(5)): a comma-separated list of
+ * steps name(value), applied left to right to each weight, in double:
+ *   gt(a) gq(a) lt(a) lq(a)  keep the weight when >, >=, <, <= a, else 0
+ *   ceil(a) floor(a)         min(w, a), max(w, a)
+ *   add(a) mul(a) pow(a)     w + a, w * a, w^a
+ *   log() log(b)             ln w, log_b w (of 0: -FLT_MAX, as mcl)
+ *   neglog() neglog(b)       -ln w, -log_b w (of 0: FLT_MAX)
+ *   exp() exp(b)             e^w, b^w
+ *   abs()                    |w|
+ * Spaces around names, parentheses and commas are allowed. mcl's graph-wide transforms ('#'
+ * steps), acos and rand are not supported (DSMM_ERR_UNSUPPORTED, naming the step). neg_log_base
+ * > 0 puts mcl's --abc-neg-log (e) or --abc-neg-log10 (10) first: w -> -log_base(w), FLT_MAX /
+ * ln(base) for w = 0 (mcl's value), NaN below 0. A weight of 0 after the steps is an entry the
+ * clustering does not use (as a 0 in the input). spec may be NULL or "" (no steps).
+ * Errors: DSMM_ERR_ARG (syntax: the message quotes the step), DSMM_ERR_UNSUPPORTED,
+ *         DSMM_ERR_NOMEM. */
+typedef struct dsmm_mcl_tf dsmm_mcl_tf;
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_tf_parse(dsmm_ctx *ctx, const char *spec,
+                                                      double neg_log_base, dsmm_mcl_tf **tf);
+/* dsmm_mcl_tf_apply: w after the steps (tf is const void * so that it can be dsmm_read_opts's
+ * abc_map_arg, with dsmm_mcl_tf_apply as abc_map). */
+DSMM_API double dsmm_mcl_tf_apply(const void *tf, double w);
+/* dsmm_mcl_tf_spec: the steps as parsed, normalised (no spaces; "" for none). */
+DSMM_API const char *dsmm_mcl_tf_spec(const dsmm_mcl_tf *tf);
+DSMM_API void dsmm_mcl_tf_destroy(dsmm_mcl_tf **tf);
+
 typedef struct dsmm_mcl_params {
     double inflation;       // -I (2.0); rounded to float as mcl reads it
     double init_inflation;  // -i (2.0), for the init_loop first iterations
@@ -1185,6 +1217,8 @@ typedef struct dsmm_mcl_params {
     double loop_scale;      // -c: loops multiplied by |c| (0: not set)
     double pre_inflation;   // -pi (0: not set)
     int symmetrize;         // 1: G := max(G, G^T) first (mcl's --abc reading); default 0
+    const dsmm_mcl_tf *tf;  // mcl's -tf: applied to the graph's weights after symmetrize and
+                            // before the loops (NULL: none); the caller keeps it
     dsmm_mcl_expand expand; // AUTO
     size_t per_process_mem; // budget of one rank for the expansion (0: unlimited) -> phases
     int phases;             // > 0: this many phases, whatever the budget (testing)

@@ -46,6 +46,8 @@ typedef struct mcl_args {
     double infl[MAX_INFL];
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
+    const char *tf, *abc_tf;     // -tf, -abc-tf
+    int neg_log, neg_log10;      // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;            // --gpu-min-flops (-1: the library's default)
     int pipeline, gpu, gpu_resident;
@@ -299,6 +301,11 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
     DSMM_TRY(dsmm_stats_set_int(s, "bytes_sent", t->sent));
     DSMM_TRY(dsmm_stats_set_str(s, "input", input));
     DSMM_TRY(dsmm_stats_set_num(s, "inflation", p->inflation));
+    // The weight transforms, normalised as the run read them (absent when none).
+    if (p->tf) DSMM_TRY(dsmm_stats_set_str(s, "tf", dsmm_mcl_tf_spec(p->tf)));
+    if (a->neg_log10 || a->neg_log)
+        DSMM_TRY(dsmm_stats_set_str(s, "abc_neg_log", a->neg_log10 ? "10" : "e"));
+    if (a->abc_tf) DSMM_TRY(dsmm_stats_set_str(s, "abc_tf", a->abc_tf));
     DSMM_TRY(dsmm_stats_set_int(s, "vertices", r->n));
     DSMM_TRY(dsmm_stats_set_int(s, "clusters", r->nclusters));
     DSMM_TRY(dsmm_stats_set_int(s, "iteration_count", r->iterations));
@@ -335,6 +342,16 @@ static void print_defaults(const dsmm_mcl_params *p, int64_t P, int64_t S, int64
     printf("%-40s%8d%8s%s\n", "Main loop length", p->main_loop, "", "[-L n]");
     printf("%-40s%10.1f%6s%s\n", "Initial inflation", p->init_inflation, "", "[-i f]");
     printf("%-40s%10.1f%6s%s\n", "Main inflation", p->inflation, "", "[-I f]");
+}
+
+static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input,
+                       const dsmm_mcl_tf *stf);
+
+static void log_nothing(void *user, dsmm_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    (void)msg;
 }
 
 int cli_mcl(int argc, char **argv)
@@ -375,6 +392,14 @@ int cli_mcl(int argc, char **argv)
          1e15},
         {"R", "n", "recovery number (0: none)", K_INT, &a.R, 0, 1e15},
         {"pct", "n", "recovery percentage 0..99", K_INT, &a.pct, 0, 99},
+        {"tf", "SPEC",
+         "transform the graph's weights, e.g. 'gq(0.3),add(-0.3)' (mcl's -tf; docs/mcl.md)",
+         K_STRING, &a.tf, 0, 0},
+        {"abc-tf", "SPEC", "transform each abc weight as read, e.g. 'ceil(200)' (mcl's -abc-tf)",
+         K_STRING, &a.abc_tf, 0, 0},
+        {"abc-neg-log10", NULL, "abc weights w become -log10(w) first (BLAST e-values)", K_FLAG,
+         &a.neg_log10, 0, 0},
+        {"abc-neg-log", NULL, "abc weights w become -ln(w) first", K_FLAG, &a.neg_log, 0, 0},
         {"c", "f", "multiply the loops by f", K_DOUBLE, &a.c, -1e9, 1e9},
         {"l", "n", "initial loop length (0)", K_INT, &a.l, 0, 1e6},
         {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
@@ -508,6 +533,11 @@ int cli_mcl(int argc, char **argv)
         return usage_err("%s", "--gpu-resident merges the stage products on the device; it does "
                                "not take --accumulate fused");
     if (a.abc && a.mm) return usage_err("%s", "--abc and --matrix-market exclude each other");
+    if (!a.abc && (a.abc_tf || a.neg_log || a.neg_log10))
+        return usage_err("%s", "-abc-tf, --abc-neg-log and --abc-neg-log10 transform abc input: "
+                               "give --abc (-tf transforms any input)");
+    if (a.neg_log && a.neg_log10)
+        return usage_err("%s", "--abc-neg-log and --abc-neg-log10 exclude each other");
     if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
         return usage_err("%s", "-o - takes one clustering; give -o FILE (suffixes .I<f> added) "
                                "with several -I values");
@@ -515,6 +545,45 @@ int cli_mcl(int argc, char **argv)
     if (a.out && strcmp(a.out, "-") == 0 && a.stats && strcmp(a.stats, "-") == 0)
         return usage_err("%s", "-o - and --stats - cannot both use stdout");
 
+    // The transforms, parsed on every rank on a context of their own (no MPI yet): a bad one
+    // is a usage error before any work.
+    dsmm_ctx *tfctx = NULL;
+    dsmm_mcl_tf *tf = NULL, *stf = NULL;
+    if (a.tf || a.abc_tf || a.neg_log || a.neg_log10) {
+        if (dsmm_ctx_create(&tfctx) != DSMM_OK)
+            return cli_fail(&cmd, NULL, "cannot create a context");
+        dsmm_ctx_set_log(tfctx, DSMM_LOG_ERROR, log_nothing, NULL); // the message is ours
+        const char *bad = NULL;
+        if (a.tf && dsmm_mcl_tf_parse(tfctx, a.tf, 0.0, &tf) != DSMM_OK) bad = "-tf";
+        if (!bad && (a.abc_tf || a.neg_log || a.neg_log10) &&
+            dsmm_mcl_tf_parse(tfctx, a.abc_tf,
+                              a.neg_log10 ? 10.0
+                              : a.neg_log ? exp(1.0)
+                                          : 0.0,
+                              &stf) != DSMM_OK)
+            bad = "-abc-tf";
+        if (bad) {
+            fprintf(stderr, "dsmm mcl: %s: %s\nsee 'dsmm mcl --help'\n", bad,
+                    dsmm_ctx_last_error(tfctx));
+            dsmm_mcl_tf_destroy(&tf);
+            dsmm_ctx_destroy(&tfctx);
+            return CLI_USAGE;
+        }
+        p.tf = tf;
+    }
+    rc = mcl_run_cli(&a, &p, input, stf);
+    dsmm_mcl_tf_destroy(&tf);
+    dsmm_mcl_tf_destroy(&stf);
+    dsmm_ctx_destroy(&tfctx);
+    return rc;
+}
+
+// The rest of dsmm mcl, after the options: contexts, reading, clustering, writing.
+static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input, const dsmm_mcl_tf *stf)
+{
+    mcl_args a = *ap;
+    dsmm_mcl_params p = *pp;
+    int rc = CLI_OK;
     // Output paths first, so a bad one fails before the work.
     char paths[MAX_INFL][4096];
     for (int k = 0; k < a.ninfl; k++) {
@@ -602,6 +671,10 @@ int cli_mcl(int argc, char **argv)
     ro.type = DSMM_DOUBLE;
     ro.keep_pattern = 1;
     ro.format = a.abc ? DSMM_FORMAT_ABC : (a.mm ? DSMM_FORMAT_MTX : DSMM_FORMAT_AUTO);
+    if (stf != NULL) {
+        ro.abc_map = dsmm_mcl_tf_apply; // mcl's stream transforms, before pairs are merged
+        ro.abc_map_arg = stf;
+    }
     double t_read = dsmmi_wtime();
     if (a.abc) {
         // Labels live on rank 0 (for the output); the matrix is scattered from there.
@@ -634,6 +707,12 @@ int cli_mcl(int argc, char **argv)
                              : dsmm_mcl_run_consume(ctx, &G, &p, &res);
         if (st != DSMM_OK) { // the same status on every rank
             if (root) cli_fail(&cmd, ctx, "clustering");
+            if (root && st == DSMM_ERR_ARG && (a.neg_log || a.neg_log10) &&
+                strstr(dsmm_ctx_last_error(ctx), "has weight -") != NULL)
+                fprintf(stderr,
+                        "dsmm mcl: note: --abc-neg-log%s makes weights above 1 (e-values) "
+                        "negative; -abc-tf 'gt(0),...' drops them\n",
+                        a.neg_log10 ? "10" : "");
             rc = CLI_FAIL;
             break;
         }

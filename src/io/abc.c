@@ -154,13 +154,20 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
                        "%s:%lld: weight '%.*s' is not finite", name, (long long)line,
                        (int)(ln.len[2] > 40 ? 40 : ln.len[2]), ln.f[2]);
         }
+        if (opts->abc_map) {
+            w = opts->abc_map(opts->abc_map_arg, w);
+            DSMM_CHECK(ctx, !isnan(w) && (isfinite(w) || opts->allow_nonfinite), DSMM_ERR_FORMAT,
+                       "%s:%lld: weight '%.*s' becomes %g after the transforms", name,
+                       (long long)line, ln.nf == 3 ? (int)(ln.len[2] > 40 ? 40 : ln.len[2]) : 1,
+                       ln.nf == 3 ? ln.f[2] : "1", w);
+        }
         if (m == cap) {
             size_t ncap = cap ? 2 * cap : 1024;
             DSMM_TRY(grow(ctx, &rows, &cols, &vals, ncap));
             cap = ncap;
         }
-        if (ln.nf == 3 && vals == NULL) {
-            // First weight: earlier edges had none, so they weigh 1.
+        if ((ln.nf == 3 || opts->abc_map) && vals == NULL) {
+            // First weight (or first mapped one): earlier edges had none, so they weigh 1.
             vals = dsmmi_malloc(ctx, cap, sizeof *vals);
             DSMM_CHECK(ctx, vals != NULL, DSMM_ERR_NOMEM, "abc: %zu weights", cap);
             for (size_t k = 0; k < m; k++) vals[k] = 1.0;

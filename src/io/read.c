@@ -15,6 +15,8 @@ void dsmm_read_opts_init(dsmm_read_opts *opts)
     opts->threads = 0;
     opts->base = 1;
     opts->allow_nonfinite = 0;
+    opts->abc_map = NULL;
+    opts->abc_map_arg = NULL;
 }
 
 static int ends_with(const char *s, size_t n, const char *suffix)

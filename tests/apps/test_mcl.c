@@ -6,6 +6,7 @@
 // binary merge, exact count or Cohen estimate sizing the phases) equal to the fused one-rank
 // run, checkpoint + resume equal to one run, the parameter and input errors, isolated
 // vertices and empty graphs. mcl itself is compared in tests/cli/test_cli_mcl.sh.
+#include <float.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -1385,16 +1386,196 @@ static int test_errors_and_edges(void)
     return TEST_PASS;
 }
 
+// mcl's value transforms: every step against its formula (the same double operations), mcl's
+// values for the logarithms of 0, the normalised text, the errors, the reader's abc_map (mapped
+// before repeated pairs merge), and -tf in a run equal to the graph transformed by hand.
+static int test_tf(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    dsmm_mcl_tf *tf = NULL;
+    const double l10 = log(10.0), big = (double)FLT_MAX;
+    static const struct {
+        const char *spec;
+        double in, want;
+    } cases[] = {
+        {"gt(0.5)", 0.5, 0.0},
+        {"gt(0.5)", 0.6, 0.6},
+        {"gq(0.5)", 0.5, 0.5},
+        {"gq(0.5)", 0.4, 0.0},
+        {"lt(2)", 2.0, 0.0},
+        {"lt(2)", 1.5, 1.5},
+        {"lq(2)", 2.0, 2.0},
+        {"lq(2)", 2.5, 0.0},
+        {"ceil(200)", 1e300, 200.0},
+        {"ceil(200)", 3.0, 3.0},
+        {"floor(0.9)", 0.2, 0.9},
+        {"floor(0.9)", 1.5, 1.5},
+        {"add(-0.25)", 1.0, 0.75},
+        {"mul(3)", 0.25, 0.75},
+        {"pow(2)", 3.0, 9.0},
+        {"pow(0.5)", 4.0, 2.0},
+        {"log()", 1.0, 0.0},
+        {"log()", 0.0, -(double)FLT_MAX},
+        {"log(10)", 0.0, -(double)FLT_MAX},
+        {"neglog()", 0.0, (double)FLT_MAX},
+        {"exp()", 0.0, 1.0},
+        {"abs()", -2.0, 2.0},
+        {"gq(5),add(-4)", 4.9, -4.0},
+        {" gq( 5 ) , add(-4) ", 6.0, 2.0},
+        {"", 0.3, 0.3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, cases[c].spec, 0.0, &tf));
+        double got = dsmm_mcl_tf_apply(tf, cases[c].in);
+        CHECK_ALL_MSG(got == cases[c].want, "'%s'(%g) = %.17g, want %.17g", cases[c].spec,
+                      cases[c].in, got, cases[c].want);
+        dsmm_mcl_tf_destroy(&tf);
+    }
+    // Bases: log_b w = ln w / ln b, neglog, exp(b) = b^w.
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "log(2)", 0.0, &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 8.0) == log(8.0) / log(2.0));
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "neglog(10)", 0.0, &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 0.01) == -log(0.01) / l10);
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "exp(2)", 0.0, &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 2.5) == pow(2.0, 2.5));
+    dsmm_mcl_tf_destroy(&tf);
+    // The stream's negated logs first (mcl's --abc-neg-log10): 0 gives FLT_MAX / ln 10, as
+    // mcl 22-282 writes it (1.477827e+38); below 0 NaN; the spec's steps after it.
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, NULL, 10.0, &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 1e-50) == -log(1e-50) / l10);
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 0.0) == big / l10);
+    CHECK_ALL(isnan(dsmm_mcl_tf_apply(tf, -1.0)));
+    CHECK_ALL(strcmp(dsmm_mcl_tf_spec(tf), "") == 0);
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "ceil(200)", 10.0, &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 0.0) == 200.0 && dsmm_mcl_tf_apply(tf, 1e-20) == 20.0);
+    CHECK_ALL(strcmp(dsmm_mcl_tf_spec(tf), "ceil(200)") == 0);
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, NULL, exp(1.0), &tf));
+    CHECK_ALL(dsmm_mcl_tf_apply(tf, 0.0) == big && dsmm_mcl_tf_apply(tf, 1.0) == 0.0);
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, " gq( 5 ) , add(-4),abs( ) ", 0.0, &tf));
+    CHECK_ALL_MSG(strcmp(dsmm_mcl_tf_spec(tf), "gq(5),add(-4),abs()") == 0, "%s",
+                  dsmm_mcl_tf_spec(tf));
+    dsmm_mcl_tf_destroy(&tf);
+    // Errors: nothing made, the message names the step.
+    static const char *bad[] = {"bogus(1)", "gt()",    "abs(2)", "gt(1",         "gt(x)",
+                                "log(1)",   "log(-2)", "gt(1),", "gt(1) mul(2)", ",",
+                                "gt(inf)",  "gt",      "(1)",    "gt(1)),"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        dsmm_ctx_clear_error(ctx); // the context keeps the first failure's message until then
+        CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, bad[b], 0.0, &tf), DSMM_ERR_ARG);
+        CHECK_ALL(tf == NULL);
+        CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "mcl transform") != NULL, "%s: %s", bad[b],
+                      dsmm_ctx_last_error(ctx));
+    }
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, "gt(1) mul(2)", 0.0, &tf), DSMM_ERR_ARG);
+    CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "',' expected between steps at 'mul(2)'") !=
+                      NULL,
+                  "%s", dsmm_ctx_last_error(ctx));
+    static const char *unsupported[] = {"#knn(5)", "gt(1),#ceilnb(10)", "acos()", "rand(0.5)"};
+    for (size_t b = 0; b < sizeof unsupported / sizeof unsupported[0]; b++) {
+        CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, unsupported[b], 0.0, &tf), DSMM_ERR_UNSUPPORTED);
+        CHECK_ALL(tf == NULL);
+    }
+    CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, NULL, 1.0, &tf), DSMM_ERR_ARG);
+    CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, NULL, -10.0, &tf), DSMM_ERR_ARG);
+    CHECK_ALL(dsmm_mcl_tf_apply(NULL, 0.7) == 0.7);
+
+    // The reader maps each abc weight before repeated pairs merge: a b's 1e-50 and 1e-20 give
+    // max(50, 20), not -log10(max(1e-50, 1e-20)); a line without a weight maps 1.
+    const char *txt = "a b 1e-50\na b 1e-20\na c\nc d 0\n";
+    dsmm_read_opts ro;
+    dsmm_read_opts_init(&ro);
+    ro.dup = DSMM_DUP_MAX;
+    ro.format = DSMM_FORMAT_ABC;
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, NULL, 10.0, &tf));
+    ro.abc_map = dsmm_mcl_tf_apply;
+    ro.abc_map_arg = tf;
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    CHECK_ALL_OK(ctx, dsmm_read_buffer(ctx, txt, strlen(txt), "t.abc", &ro, &A, &L, NULL));
+    CHECK_ALL(A->nnz == 3 && A->type == DSMM_DOUBLE);
+    const double want[3] = {50.0, -log(1.0) / l10, big / l10}; // a-b, a-c, c-d
+    for (int e = 0; e < 3; e++) CHECK_ALL(dsmm_csr_value(A, e) == want[e]);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    const char *neg = "a b 0.5\nb c -1\n";
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ALL_ST(ctx, dsmm_read_buffer(ctx, neg, strlen(neg), "t.abc", &ro, &A, &L, NULL),
+                 DSMM_ERR_FORMAT);
+    CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "t.abc:2: weight '-1' becomes") != NULL, "%s",
+                  dsmm_ctx_last_error(ctx));
+    CHECK_ALL(A == NULL && L == NULL);
+    dsmm_mcl_tf_destroy(&tf);
+
+    // -tf in a run: the same clusters as the graph transformed by hand (each weight a float,
+    // transformed, a float again: what the run stores), at this test's rank count.
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, 150, task_seed(31), &A));
+    dsmm_csr *B = NULL;
+    CHECK_ALL_OK(ctx, dsmm_csr_copy(ctx, A, DSMM_DOUBLE, &B));
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "gq(0.4),pow(3),add(0.01)", 0.0, &tf));
+    double *bv = B->val;
+    for (dsmm_idx k = 0; k < B->nnz; k++)
+        bv[k] = (double)(float)dsmm_mcl_tf_apply(tf, (double)(float)bv[k]);
+    dsmm_dist *G = NULL, *H = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, B, 0, 0, &H));
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    dsmm_mcl_result rt = {0}, rh = {0}, rn = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, H, &p, &rh));
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rn));
+    p.tf = tf;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rt));
+    CHECK_ALL_MSG(same_clusters(&rt, &rh) && rt.iterations == rh.iterations,
+                  "-tf: %lld clusters, by hand %lld", (long long)rt.nclusters,
+                  (long long)rh.nclusters);
+    CHECK_ALL_MSG(!same_clusters(&rt, &rn), "%s", "-tf changed nothing (the check cannot fail)");
+    // A step that makes a weight negative: refused, naming the transform.
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "add(-0.5)", 0.0, &tf));
+    p.tf = tf;
+    dsmm_mcl_result rb = {0};
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ALL_ST(ctx, dsmm_mcl_run(ctx, G, &p, &rb), DSMM_ERR_ARG);
+    CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "after -tf 'add(-0.5)'") != NULL, "%s",
+                  dsmm_ctx_last_error(ctx));
+    CHECK_ALL(rb.cluster == NULL);
+    dsmm_mcl_result_free(&rt);
+    dsmm_mcl_result_free(&rh);
+    dsmm_mcl_result_free(&rn);
+    dsmm_mcl_tf_destroy(&tf);
+    dsmm_dist_destroy(&G);
+    dsmm_dist_destroy(&H);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_prune_vs_reference), TEST(test_prune_long_columns),
-        TEST(test_sum_exact),          TEST(test_expand_vs_reference),
-        TEST(test_expand_sparse_long), TEST(test_inflate_square),
-        TEST(test_candidates_exact),   TEST(test_interpret_vs_reference),
-        TEST(test_dist_equals_fused),  TEST(test_phases_algos),
-        TEST(test_estimate_modes),     TEST(test_replicated),
-        TEST(test_checkpoint_resume),  TEST(test_errors_and_edges),
+        TEST(test_prune_vs_reference),
+        TEST(test_prune_long_columns),
+        TEST(test_sum_exact),
+        TEST(test_expand_vs_reference),
+        TEST(test_expand_sparse_long),
+        TEST(test_inflate_square),
+        TEST(test_candidates_exact),
+        TEST(test_interpret_vs_reference),
+        TEST(test_dist_equals_fused),
+        TEST(test_phases_algos),
+        TEST(test_estimate_modes),
+        TEST(test_replicated),
+        TEST(test_checkpoint_resume),
+        TEST(test_errors_and_edges),
+        TEST(test_tf),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -61,6 +61,66 @@ else
     echo "SKIP: mcl not installed: comparisons with other settings (the bundled references ran)"
 fi
 
+# --- mcl's weight transforms (-tf, -abc-tf, --abc-neg-log10) --------------------------------------
+# BLAST-like e-values (some 0) through mcl's BLAST protocol, against mcl 22-282's clusterings.
+ev=$data/collins2007.evalues.txt.gz
+zcat "$data/collins2007.evalues.mcl-neglog10-ceil200.clusters.gz" >ref.ev
+zcat "$data/collins2007.evalues.mcl-neglog10-ceil200-gq5-add-4-I1.4.clusters.gz" >ref.evtf
+expect_rc 0 "$dsmm" mcl "$ev" --abc --abc-neg-log10 -abc-tf 'ceil(200)' -o got.ev
+same got.ev ref.ev
+expect_rc 0 "$dsmm" mcl "$ev" --abc --abc-neg-log10 -abc-tf 'ceil(200)' -tf 'gq(5), add(-4)' -I 1.4 -o got.evtf --stats evtf.json
+same got.evtf ref.evtf
+expect_grep evtf.json '"tf": ?"gq\(5\),add\(-4\)"'
+expect_grep evtf.json '"abc_neg_log": ?"10"'
+expect_grep evtf.json '"abc_tf": ?"ceil\(200\)"'
+# Without the transforms the e-values cluster otherwise (the test would pass on ignored options).
+expect_rc 0 "$dsmm" mcl "$ev" --abc -o got.raw -q
+if cmp -s got.raw ref.ev; then bad "the e-values clustered as their -log10 did"; else ok; fi
+if command -v mcl >/dev/null 2>&1; then
+    zcat "$ev" >ev.abc
+    for args in "-tf gq(0.5)" "-tf pow(2),mul(3)" "-tf neglog()" "-abc-tf exp() -I 3" \
+        "-abc-tf floor(0.9),lt(0.95)" "-tf log(10),abs()"; do
+        # shellcheck disable=SC2086
+        mcl collins.abc --abc $args -o mcl.out 2>/dev/null
+        # shellcheck disable=SC2086
+        expect_rc 0 "$dsmm" mcl collins.abc --abc $args -o dsmm.out
+        same dsmm.out mcl.out
+    done
+    for args in "--abc-neg-log -abc-tf ceil(300)" "--abc-neg-log10 -tf ceil(100) -I 1.4"; do
+        # shellcheck disable=SC2086
+        mcl ev.abc --abc $args -o mcl.out 2>/dev/null
+        # shellcheck disable=SC2086
+        expect_rc 0 "$dsmm" mcl ev.abc --abc $args -o dsmm.out
+        same dsmm.out mcl.out
+    done
+fi
+# Bad transforms: usage errors (exit 2) naming the step; no output file.
+for spec in 'bogus(1)' 'gt()' 'abs(2)' 'gt(1' 'gt(x)' 'log(1)' 'gt(1),' 'gt(1) mul(2)'; do
+    expect_rc 2 "$dsmm" mcl "$collins" --abc -tf "$spec" -o tf.bad
+    expect_grep "$tmp/err" "^dsmm mcl: -tf: .*mcl transform"
+    expect_none tf.bad
+done
+expect_rc 2 "$dsmm" mcl "$collins" --abc -tf '#knn(5)' -o tf.bad
+expect_grep "$tmp/err" "graph-wide transforms are not supported"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -abc-tf 'acos()' -o tf.bad
+expect_grep "$tmp/err" "'acos' is not supported"
+expect_rc 2 "$dsmm" mcl "$data/hep-th.mtx.gz" --abc-neg-log10 -o tf.bad
+expect_grep "$tmp/err" "give --abc"
+expect_rc 2 "$dsmm" mcl "$collins" --abc --abc-neg-log --abc-neg-log10 -o tf.bad
+expect_none tf.bad
+# A weight the transforms make negative is refused (mcl would go on): exit 1 and a hint.
+printf 'a\tb\t2.5\nb\tc\t0.1\n' >evneg.abc
+expect_rc 1 "$dsmm" mcl evneg.abc --abc --abc-neg-log10 -o tf.bad
+expect_grep "$tmp/err" "has weight -0.39794"
+expect_grep "$tmp/err" "gt\(0\)"
+expect_none tf.bad
+expect_rc 1 "$dsmm" mcl evneg.abc --abc -tf 'add(-1)' -o tf.bad
+expect_grep "$tmp/err" "after -tf 'add\(-1\)'"
+expect_rc 0 "$dsmm" mcl evneg.abc --abc --abc-neg-log10 -abc-tf 'gt(0)' -o tf.ok
+expect_rc 1 "$dsmm" mcl evneg.abc --abc -abc-tf 'add(-1),pow(0.5)' -o tf.bad
+expect_grep "$tmp/err" "evneg.abc:2: weight '0.1' becomes -?nan after the transforms"
+expect_none tf.bad
+
 # --- statistics, checkpoint and resume ----------------------------------------------------------
 expect_rc 0 "$dsmm" mcl "$collins" --abc -o s.out --stats s.json
 # DESIGN.md's stable keys first, in order; flops the iterations' sum (each one's products, at

@@ -71,8 +71,8 @@ cleanup:
 // The rows of T on this rank, from G.
 // ------------------------------------------------------------------------------------------
 
-static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, dsmmi_mcl_mat *M,
-                             dsmm_idx *row0)
+static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize,
+                             const dsmm_mcl_tf *tf, dsmmi_mcl_mat *M, dsmm_idx *row0)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx *r = NULL, *c = NULL, n = 0, *tr = NULL, *tc = NULL;
@@ -85,7 +85,7 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, 
 
     DSMM_TRY(dsmmi_dist_triples(ctx, G, &r, &c, &v, &n));
     for (dsmm_idx k = 0; k < n && v != NULL && bad == DSMM_OK; k++)
-        if (!isfinite(v[k]) || v[k] < 0.0)
+        if (!isfinite(v[k]) || (v[k] < 0.0 && tf == NULL)) // -tf may map it (checked after)
             bad = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                               "mcl: edge %lld -> %lld has weight %g (weights must be finite and "
                               ">= 0)",
@@ -119,6 +119,24 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize, 
     tv = dsmmi_free(ctx, tv);
     tile = T->tile;
     *row0 = T->rb[T->grid->myrow];
+    if (tf != NULL) {
+        // mcl's -tf, on the graph as loaded (symmetric for abc), each result a float again.
+        double *tv2 = tile->val;
+        for (dsmm_idx i = 0; i < tile->nrows && bad == DSMM_OK; i++)
+            for (dsmm_idx k = tile->rowptr[i]; k < tile->rowptr[i + 1]; k++) {
+                double w = (double)(float)dsmm_mcl_tf_apply(tf, tv2[k]);
+                if (!isfinite(w) || w < 0.0) {
+                    bad = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
+                                      "mcl: edge %lld -> %lld has weight %g after -tf '%s' "
+                                      "(weights must be finite and >= 0; gt(0) drops the others)",
+                                      (long long)dsmm_csr_col(tile, k) + 1,
+                                      (long long)(*row0 + i) + 1, w, dsmm_mcl_tf_spec(tf));
+                    break;
+                }
+                tv2[k] = w;
+            }
+        DSMM_TRY(dsmmi_comm_agree(ctx, bad));
+    }
     DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, tile, M));
 cleanup:
     dsmm_dist_destroy(&T);
@@ -435,7 +453,7 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     if (p->resume_dir != NULL) {
         DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
     } else {
-        DSMM_TRY(load_rows(ctx, G, p->symmetrize, &M, &row0));
+        DSMM_TRY(load_rows(ctx, G, p->symmetrize, p->tf, &M, &row0));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
     }
     if (own != NULL) dsmm_dist_destroy(own); // the input's memory is not part of the peak

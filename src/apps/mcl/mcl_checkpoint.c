@@ -17,10 +17,13 @@
 
 static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, char *buf, size_t len)
 {
-    snprintf(buf, len, "I=%a i=%a l=%d cut=%a S=%lld R=%lld pct=%a c=%a pi=%a sym=%d",
-             (double)(float)p->inflation, (double)(float)p->init_inflation, p->init_loop, r->cut,
-             (long long)r->S, (long long)r->R, r->pct, p->loop_scale, p->pre_inflation,
-             p->symmetrize);
+    int w = snprintf(buf, len, "I=%a i=%a l=%d cut=%a S=%lld R=%lld pct=%a c=%a pi=%a sym=%d",
+                     (double)(float)p->inflation, (double)(float)p->init_inflation, p->init_loop,
+                     r->cut, (long long)r->S, (long long)r->R, r->pct, p->loop_scale,
+                     p->pre_inflation, p->symmetrize);
+    // -tf changes the graph the iterate was made from (checkpoints without it read as before)
+    if (p->tf != NULL && w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, " tf=%s", dsmm_mcl_tf_spec(p->tf));
 }
 
 dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
@@ -64,7 +67,7 @@ dsmm_status dsmmi_mcl_checkpoint_write(dsmm_ctx *ctx, const dsmm_mcl_params *p, 
     dsmm_csr *tile = NULL;
     dsmmi_outfile out;
     int is_open = 0;
-    char path[4096], name[64], set[512];
+    char path[4096], name[64], set[1024];
     dsmmi_mcl_rules r;
     int P = dsmm_ctx_size(ctx);
     (void)row0;
