@@ -388,7 +388,8 @@ typedef enum dsmm_format {
     DSMM_FORMAT_AUTO = 0, // from the content (banner / magic) and the name
     DSMM_FORMAT_MTX,      // Matrix Market
     DSMM_FORMAT_ABC,      // mcl label triples: "label1 label2 [weight]"
-    DSMM_FORMAT_BIN       // dsmm binary (docs/formats.md)
+    DSMM_FORMAT_BIN,      // dsmm binary (docs/formats.md)
+    DSMM_FORMAT_MCI       // mcl's native matrix format (mcxload's .mci; read only)
 } dsmm_format;
 
 typedef enum dsmm_mm_field { DSMM_MM_REAL = 0, DSMM_MM_INTEGER, DSMM_MM_PATTERN } dsmm_mm_field;
@@ -439,7 +440,8 @@ DSMM_API const char *dsmm_labels_name(const dsmm_labels *L, dsmm_idx i);
 DSMM_API dsmm_idx dsmm_labels_find(const dsmm_labels *L, const char *name);
 DSMM_API void dsmm_labels_destroy(dsmm_labels **L);
 
-/* dsmm_read: reads a matrix file (Matrix Market, abc or binary; ".gz" decompressed on the
+/* dsmm_read: reads a matrix file (Matrix Market, abc, binary or mcl's native format (read
+ * only; docs/formats.md); ".gz" decompressed on the
  * fly), symmetric and skew-symmetric storage expanded to the full matrix.
  * labels may be NULL; for abc files it receives the label dictionary (else NULL).
  * info may be NULL; it receives what the file declared.

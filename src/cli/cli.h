@@ -68,7 +68,7 @@ typedef struct cli_common {
     size_t mem;  // memory budget in bytes, 0 = unlimited
     int quiet, verbose;
     const char *stats; // --stats FILE
-    int format;        // index into "auto|mtx|abc|bin" (input format override)
+    int format;        // index into "auto|mtx|abc|bin|mci" (input format override)
     int dup;           // index into "error|sum|max|min|last"
     int base;          // index into "1|0"
     int gpu;           // --gpu: the context gets the CUDA device (AUTO sends large products)
@@ -95,7 +95,7 @@ void cli_common_init(cli_common *c);
 #define CLI_INPUT_OPTS(c)                                                                          \
     {"format",                                                                                     \
      'f',                                                                                          \
-     "auto|mtx|abc|bin",                                                                           \
+     "auto|mtx|abc|bin|mci",                                                                       \
      "input format (default: from content and name)",                                              \
      CLI_ENUM,                                                                                     \
      &(c).format,                                                                                  \

@@ -47,6 +47,7 @@ typedef struct mcl_args {
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
     const char *tf, *abc_tf;     // -tf, -abc-tf
+    const char *use_tab;         // -use-tab: labels of native (.mci) input
     int neg_log, neg_log10;      // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;            // --gpu-min-flops (-1: the library's default)
@@ -400,6 +401,10 @@ int cli_mcl(int argc, char **argv)
         {"abc-neg-log10", NULL, "abc weights w become -log10(w) first (BLAST e-values)", K_FLAG,
          &a.neg_log10, 0, 0},
         {"abc-neg-log", NULL, "abc weights w become -ln(w) first", K_FLAG, &a.neg_log, 0, 0},
+        {"use-tab", "FILE",
+         "mcl native input (.mci): label the output with the tab file's 'index<TAB>label' "
+         "lines (mcxload -write-tab)",
+         K_STRING, &a.use_tab, 0, 0},
         {"c", "f", "multiply the loops by f", K_DOUBLE, &a.c, -1e9, 1e9},
         {"l", "n", "initial loop length (0)", K_INT, &a.l, 0, 1e6},
         {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
@@ -536,6 +541,9 @@ int cli_mcl(int argc, char **argv)
     if (!a.abc && (a.abc_tf || a.neg_log || a.neg_log10))
         return usage_err("%s", "-abc-tf, --abc-neg-log and --abc-neg-log10 transform abc input: "
                                "give --abc (-tf transforms any input)");
+    if (a.use_tab && (a.abc || a.mm))
+        return usage_err("%s", "-use-tab labels mcl's native (.mci) input, not --abc or "
+                               "--matrix-market input");
     if (a.neg_log && a.neg_log10)
         return usage_err("%s", "--abc-neg-log and --abc-neg-log10 exclude each other");
     if (a.out && strcmp(a.out, "-") == 0 && a.ninfl > 1)
@@ -657,7 +665,7 @@ static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input, con
     } else if (cli_dist_ctx(&cmd, &c, &d, &ctx) != CLI_OK) {
         return CLI_FAIL;
     }
-    int root = dsmm_ctx_rank(ctx) == 0;
+    int root = dsmm_ctx_rank(ctx) == 0, native = 0;
     dsmm_dist *G = NULL;
     dsmm_csr *A = NULL;
     dsmm_labels *labels = NULL;
@@ -685,7 +693,32 @@ static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input, con
         dsmm_csr_destroy(&A);
         p.symmetrize = 1;
     } else {
-        st = dsmm_dist_read(ctx, input, &ro, 0, 0, &G, NULL);
+        dsmm_file_info fi;
+        st = dsmm_dist_read(ctx, input, &ro, 0, 0, &G, &fi);
+        // mcl's native matrix (mcxload's .mci): read as it is (mcl does not symmetrise it),
+        // clusters written in mcl's native format, or with the labels of -use-tab.
+        if (st == DSMM_OK) {
+            native = fi.format == DSMM_FORMAT_MCI; // the same on every rank
+            if (a.use_tab && !native) {
+                if (root)
+                    fprintf(stderr,
+                            "dsmm mcl: -use-tab labels mcl's native (.mci) input; %s is %s\n",
+                            input, cli_format_name(fi.format));
+                rc = CLI_USAGE;
+                goto done;
+            }
+            if (a.use_tab) {
+                dsmm_status ts = DSMM_OK;
+                if (root) {
+                    ts = dsmmi_labels_read_tab(ctx, a.use_tab, dsmm_dist_nrows(G), &labels);
+                    if (ts != DSMM_OK) cli_fail(&cmd, ctx, a.use_tab);
+                }
+                if (dsmmi_comm_agree(ctx, ts) != DSMM_OK) {
+                    rc = CLI_FAIL;
+                    goto done;
+                }
+            }
+        }
     }
     if (st != DSMM_OK) {
         if (root) cli_fail(&cmd, ctx, input);
@@ -729,8 +762,10 @@ static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input, con
         }
         if (root) {
             double tw = dsmmi_wtime();
-            dsmm_status ws = dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster, labels,
-                                                       a.abc ? 0 : a.base0);
+            dsmm_status ws = native && labels == NULL
+                                 ? dsmmi_write_clusters_native(ctx, paths[k], res.n, res.cluster)
+                                 : dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster,
+                                                             labels, a.abc ? 0 : a.base0);
             if (ws != DSMM_OK) {
                 cli_fail(&cmd, ctx, paths[k]);
                 rc = CLI_FAIL;

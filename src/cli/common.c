@@ -72,7 +72,7 @@ cleanup:
 void cli_read_opts(const cli_common *c, dsmm_read_opts *o)
 {
     static const dsmm_format formats[] = {DSMM_FORMAT_AUTO, DSMM_FORMAT_MTX, DSMM_FORMAT_ABC,
-                                          DSMM_FORMAT_BIN};
+                                          DSMM_FORMAT_BIN, DSMM_FORMAT_MCI};
     static const dsmm_dup dups[] = {DSMM_DUP_ERROR, DSMM_DUP_SUM, DSMM_DUP_MAX, DSMM_DUP_MIN,
                                     DSMM_DUP_LAST};
     dsmm_read_opts_init(o);
@@ -92,6 +92,8 @@ const char *cli_format_name(dsmm_format f)
         return "abc";
     case DSMM_FORMAT_BIN:
         return "bin";
+    case DSMM_FORMAT_MCI:
+        return "mci";
     default:
         return "auto";
     }

@@ -534,7 +534,8 @@ dsmm_status dsmm_dist_read(dsmm_ctx *ctx, const char *path, const dsmm_read_opts
     // Ranks agree on the path they take: all saw the same file (a pipe is seen by rank 0).
     int64_t kind[2] = {regular, (int64_t)fmt};
     DSMM_TRY(dsmmi_bcast_ctl(ctx, 0, kind, sizeof kind));
-    if (!kind[0] || (dsmm_format)kind[1] == DSMM_FORMAT_ABC) {
+    if (!kind[0] || (dsmm_format)kind[1] == DSMM_FORMAT_ABC ||
+        (dsmm_format)kind[1] == DSMM_FORMAT_MCI) {
         in_close(ctx, &in);
         DSMM_TRY(read_root(ctx, path, &o, gpr, gpc, out, &fi));
     } else {

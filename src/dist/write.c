@@ -331,6 +331,11 @@ dsmm_status dsmm_dist_write(dsmm_ctx *ctx, const char *path, const dsmm_dist *A,
     else if (!dsmmi_dist_ok(ctx, A))
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dist_write: A is not a live distributed matrix of this context");
+    else if (fmt == DSMM_FORMAT_MCI)
+        local = dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "write: %s: mcl's native format is read only (write .mtx, .abc or "
+                            ".dsmm)",
+                            path);
     else if (fmt < DSMM_FORMAT_MTX || fmt > DSMM_FORMAT_BIN)
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__, "write: unknown format %d",
                             (int)fmt);

@@ -31,8 +31,9 @@ void dsmmi_source_free(dsmm_ctx *ctx, dsmmi_source *src);
  * paths only). */
 dsmm_idx dsmmi_line_of(const char *buf, size_t off);
 
-/* Format detection: from content (Matrix Market banner, binary magic), else from the name
- * (.mtx, .abc/.txt/.tsv/.edgelist, .dsmm/.bin; a trailing .gz is ignored). */
+/* Format detection: from content (Matrix Market banner, binary magic, a "(mclheader" line in
+ * the first 64 KiB), else from the name (.mtx, .abc/.txt/.tsv/.edgelist, .dsmm/.bin, .mci; a
+ * trailing .gz is ignored). */
 dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name);
 dsmm_format dsmmi_format_from_name(const char *name);
 
@@ -46,6 +47,8 @@ dsmm_status dsmmi_mtx_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
 dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
                             dsmm_csr **A, dsmm_labels **labels, dsmm_file_info *info);
 dsmm_status dsmmi_bin_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
+                            dsmm_csr **A, dsmm_file_info *info);
+dsmm_status dsmmi_mci_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
                             dsmm_csr **A, dsmm_file_info *info);
 
 /* Matrix Market pieces for readers that parse a file in parts (dist/read.c: every rank reads
@@ -169,6 +172,17 @@ dsmm_status dsmmi_labels_intern(dsmm_labels *L, const char *name, size_t len, ds
 /* Shortest decimal that reads back to the same double ("%.17g" trimmed). buf >= 32 bytes. */
 int dsmmi_format_double(char *buf, double v);
 
+/* dsmmi_labels_read_tab: the label dictionary of an mcl tab file (mcxload -write-tab, mcl
+ * -use-tab): lines "index<TAB>label", every index of 0..n-1 once, in any order; labels
+ * distinct. Errors: DSMM_ERR_IO, DSMM_ERR_FORMAT (naming the line), DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_labels_read_tab(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_labels **L);
+/* dsmmi_write_clusters_native: the clustering in mcl's native format, as mcl writes it for
+ * native (.mci) input: a header "dimensions NxK", then per cluster its 0-based index and its
+ * members (0-based vertex numbers), "$" (mcl's layout; its line breaks may fall elsewhere).
+ * Atomic, as dsmm_write_clusters.
+ * Errors: DSMM_ERR_ARG (an id outside 0..n-1), DSMM_ERR_IO, DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                        const dsmm_idx *cluster);
 /* dsmmi_write_clusters_base: dsmm_write_clusters with vertex numbers counted from base when
  * labels is NULL. */
 dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,

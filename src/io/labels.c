@@ -2,6 +2,7 @@
 // Names live NUL-terminated in one growing arena (offsets, not pointers, so it may move);
 // an open-addressing table with linear probing maps a name's hash to its index. The table
 // stays at most half full, so a lookup touches one or two slots on average.
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/io.h"
@@ -180,4 +181,81 @@ void dsmm_labels_destroy(dsmm_labels **L)
     dsmmi_free(ctx, (*L)->shash);
     dsmmi_free(ctx, *L);
     *L = NULL;
+}
+
+// One line of a tab file: "index<TAB>label" (label to the end of the line, CR dropped).
+typedef struct {
+    dsmm_idx idx;
+    const char *name;
+    size_t len;
+    dsmm_idx line;
+} tab_entry;
+
+static int tab_cmp(const void *a, const void *b)
+{
+    const tab_entry *x = a, *y = b;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+dsmm_status dsmmi_labels_read_tab(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_labels **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmmi_source src = {0};
+    tab_entry *e = NULL;
+    dsmm_labels *L = NULL;
+    *out = NULL;
+    DSMM_CHECK(ctx, n >= 0, DSMM_ERR_ARG, "tab file: %lld vertices", (long long)n);
+    DSMM_TRY(dsmmi_source_load(ctx, path, &src));
+    e = dsmmi_malloc(ctx, (size_t)n + 1, sizeof *e);
+    DSMM_CHECK(ctx, e != NULL, DSMM_ERR_NOMEM, "%s: %lld labels", path, (long long)n);
+    dsmm_idx m = 0, line = 0;
+    const char *p = src.buf, *end = src.buf + src.len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        line++;
+        const char *q = p;
+        p = nl ? nl + 1 : end;
+        if (eol > q && eol[-1] == '\r') eol--;
+        if (q == eol) continue; // blank line
+        dsmm_idx idx = 0;
+        int digits = 0;
+        while (q < eol && *q >= '0' && *q <= '9' && digits < 19)
+            idx = idx * 10 + (*q++ - '0'), digits++;
+        DSMM_CHECK(ctx,
+                   digits > 0 && digits < 19 && q < eol && (*q == '\t' || *q == ' ') && q + 1 < eol,
+                   DSMM_ERR_FORMAT, "%s:%lld: expected 'index<TAB>label'", path, (long long)line);
+        DSMM_CHECK(ctx, idx < n, DSMM_ERR_FORMAT, "%s:%lld: index %lld outside the graph's 0..%lld",
+                   path, (long long)line, (long long)idx, (long long)n - 1);
+        DSMM_CHECK(ctx, m < n, DSMM_ERR_FORMAT, "%s:%lld: more than %lld labels", path,
+                   (long long)line, (long long)n);
+        q++;
+        e[m++] = (tab_entry){idx, q, (size_t)(eol - q), line};
+    }
+    qsort(e, (size_t)m, sizeof *e, tab_cmp);
+    for (dsmm_idx k = 0; k < m; k++) {
+        // Sorted: a repeat shows as an index below its place, a gap as one above it.
+        DSMM_CHECK(ctx, e[k].idx >= k, DSMM_ERR_FORMAT, "%s:%lld: index %lld listed twice", path,
+                   (long long)e[k].line, (long long)e[k].idx);
+        DSMM_CHECK(ctx, e[k].idx == k, DSMM_ERR_FORMAT, "%s: index %lld has no label", path,
+                   (long long)k);
+    }
+    DSMM_CHECK(ctx, m == n, DSMM_ERR_FORMAT,
+               "%s: index %lld has no label (%lld labels for a graph of %lld vertices)", path,
+               (long long)m, (long long)m, (long long)n);
+    DSMM_TRY(dsmmi_labels_create(ctx, &L));
+    for (dsmm_idx k = 0; k < n; k++) {
+        dsmm_idx got = -1;
+        DSMM_TRY(dsmmi_labels_intern(L, e[k].name, e[k].len, &got));
+        DSMM_CHECK(ctx, got == k, DSMM_ERR_FORMAT, "%s:%lld: label '%.*s' also names index %lld",
+                   path, (long long)e[k].line, (int)(e[k].len > 60 ? 60 : e[k].len), e[k].name,
+                   (long long)got);
+    }
+    *out = L;
+    L = NULL;
+cleanup:
+    dsmm_labels_destroy(&L);
+    dsmmi_free(ctx, e);
+    dsmmi_source_free(ctx, &src);
+    return st;
 }

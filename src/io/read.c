@@ -41,6 +41,7 @@ dsmm_format dsmmi_format_from_name(const char *name)
         ends_with(name, n, ".edgelist"))
         return DSMM_FORMAT_ABC;
     if (ends_with(name, n, ".dsmm") || ends_with(name, n, ".bin")) return DSMM_FORMAT_BIN;
+    if (ends_with(name, n, ".mci")) return DSMM_FORMAT_MCI;
     return DSMM_FORMAT_AUTO;
 }
 
@@ -74,6 +75,21 @@ static int looks_like_abc(const char *buf, size_t len)
     return 0;
 }
 
+// mcl's native format: a line "(mclheader" (after blanks) in the first 64 KiB; free text may
+// come before it.
+static int has_mcl_header(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + (len < 65536 ? len : 65536);
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        if ((size_t)(end - p) >= 10 && memcmp(p, "(mclheader", 10) == 0) return 1;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl == NULL) break;
+        p = nl + 1;
+    }
+    return 0;
+}
+
 dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name)
 {
     static const char banner[] = "%%matrixmarket";
@@ -89,6 +105,7 @@ dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name)
         if (k == bl) return DSMM_FORMAT_MTX;
     }
     if (len >= 8 && memcmp(buf, "DSMMBIN1", 8) == 0) return DSMM_FORMAT_BIN;
+    if (has_mcl_header(buf, len)) return DSMM_FORMAT_MCI;
     dsmm_format f = dsmmi_format_from_name(name);
     if (f != DSMM_FORMAT_AUTO) return f;
     if (len > 0 && buf[0] == '%') return DSMM_FORMAT_MTX; // a damaged banner: say so
@@ -125,6 +142,11 @@ static dsmm_status parse_source(dsmm_ctx *ctx, const dsmmi_source *src, const ds
                    "%s: dense reading needs a Matrix Market file", src->name);
         DSMM_TRY(dsmmi_bin_parse(ctx, src, o, A, info));
         break;
+    case DSMM_FORMAT_MCI:
+        DSMM_CHECK(ctx, D == NULL, DSMM_ERR_UNSUPPORTED,
+                   "%s: dense reading needs a Matrix Market file", src->name);
+        DSMM_TRY(dsmmi_mci_parse(ctx, src, o, A, info));
+        break;
     default:
         DSMM_FAIL(ctx, DSMM_ERR_ARG, "unknown format %d", (int)fmt);
     }
@@ -137,7 +159,7 @@ cleanup:
 dsmm_status dsmmi_read_check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o)
 {
     dsmm_status st = DSMM_OK;
-    DSMM_CHECK(ctx, o->format >= DSMM_FORMAT_AUTO && o->format <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, o->format >= DSMM_FORMAT_AUTO && o->format <= DSMM_FORMAT_MCI, DSMM_ERR_ARG,
                "read: unknown format %d", (int)o->format);
     DSMM_CHECK(ctx, o->type >= DSMM_PATTERN && o->type <= DSMM_DOUBLE, DSMM_ERR_ARG,
                "read: unknown value type %d", (int)o->type);

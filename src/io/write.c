@@ -31,6 +31,8 @@ dsmm_status dsmm_write(dsmm_ctx *ctx, const char *path, const dsmm_csr *A,
     dsmm_format fmt = o.format;
     if (fmt == DSMM_FORMAT_AUTO) fmt = dsmmi_format_from_name(path);
     if (fmt == DSMM_FORMAT_AUTO) fmt = DSMM_FORMAT_MTX; // "-" and unknown names
+    DSMM_CHECK(ctx, fmt != DSMM_FORMAT_MCI, DSMM_ERR_UNSUPPORTED,
+               "write: %s: mcl's native format is read only (write .mtx, .abc or .dsmm)", path);
     DSMM_CHECK(ctx, fmt >= DSMM_FORMAT_MTX && fmt <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
                "write: unknown format %d", (int)fmt);
     DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));

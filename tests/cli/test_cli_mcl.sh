@@ -202,6 +202,54 @@ else
     bad "hep-th -base 0 vs 1: $(head -c 300 "$tmp/pyerr")"
 fi
 
+# --- mcl's native matrix format (.mci, what mcxload writes) -----------------------------------------
+# proteins.mci (mcl's example graph, not symmetric, read as it is): the clusterings of mcl
+# 22-282 (bundled, written in mcl's native format; the line breaks of the two writers may
+# differ, so compared with clm dist and by the header), and -use-tab's labels byte for byte.
+pm=$data/proteins.mci.gz
+for I in 1.4 2.0 4.0; do
+    zcat "$data/proteins.mcl-I$I.clusters.gz" >"pref.$I"
+    expect_rc 0 "$dsmm" mcl "$pm" -I "$I" -o "pgot.$I"
+    expect_grep "pgot.$I" '^\(mclheader$'
+    if [ "$(sed -n 4p "pgot.$I")" = "$(sed -n 4p "pref.$I")" ]; then ok; else bad "I=$I: $(sed -n 4p "pgot.$I") against $(sed -n 4p "pref.$I")"; fi
+    expect_rc 0 "$dsmm" clm dist "pref.$I" "pgot.$I"
+    expect_grep "$tmp/out" '^d=0	'
+done
+zcat "$data/proteins.mcl-I2.0-tab.clusters.gz" >ptab.ref
+expect_rc 0 "$dsmm" mcl "$pm" -use-tab "$data/proteins.tab" -o ptab.got
+same ptab.got ptab.ref
+expect_rc 0 "$dsmm" info "$pm"
+expect_grep "$tmp/out" '^format: +mci \(gzip\)'
+expect_grep "$tmp/out" '^stored entries: +19906'
+if command -v mcl >/dev/null 2>&1 && command -v mcxload >/dev/null 2>&1; then
+    # collins through mcxload (mirrored, labels in a tab): the same clusters as --abc.
+    zcat "$collins" >collins2.abc
+    mcxload -abc collins2.abc --stream-mirror -o collins.mci -write-tab collins.tab 2>/dev/null
+    expect_rc 0 "$dsmm" mcl collins.mci -use-tab collins.tab -o cmci.got
+    same cmci.got ref.2.0
+    mcl collins.mci -I 4 -o cmci.mcl 2>/dev/null
+    expect_rc 0 "$dsmm" mcl collins.mci -I 4 -o cmci.dsmm
+    expect_rc 0 "$dsmm" clm dist cmci.mcl cmci.dsmm
+    expect_grep "$tmp/out" '^d=0	'
+fi
+# -use-tab: only for native input; a bad tab file fails (exit 1) with no output.
+expect_rc 2 "$dsmm" mcl "$collins" --abc -use-tab "$data/proteins.tab" -o tab.bad
+expect_none tab.bad
+expect_rc 2 "$dsmm" mcl "$data/hep-th.mtx.gz" -use-tab "$data/proteins.tab" -o tab.bad
+expect_grep "$tmp/err" "labels mcl's native"
+head -n 300 "$data/proteins.tab" >short.tab
+expect_rc 1 "$dsmm" mcl "$pm" -use-tab short.tab -o tab.bad
+expect_grep "$tmp/err" "short.tab: index 300 has no label"
+expect_none tab.bad
+{ cat "$data/proteins.tab"; printf '5\tagain\n'; } >dup.tab
+expect_rc 1 "$dsmm" mcl "$pm" -use-tab dup.tab -o tab.bad
+expect_grep "$tmp/err" "dup.tab:313: (index 5 listed twice|more than 312 labels)"
+expect_rc 1 "$dsmm" mcl "$pm" -use-tab missing.tab -o tab.bad
+expect_none tab.bad
+expect_rc 1 "$dsmm" convert "$pm" out.mci
+expect_grep "$tmp/err" "native format is read only"
+expect_none out.mci
+
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher

@@ -1,4 +1,5 @@
-// tests/fuzz/fuzz_read.c: libFuzzer target for format detection, the dsmm binary format and the
+// tests/fuzz/fuzz_read.c: libFuzzer target for format detection, the dsmm binary format, mcl's
+// native matrix format (a "(mclheader" line sends the input to dsmmi_mci_parse) and the
 // dense (Matrix Market "array") reader. The input is read twice: with DSMM_FORMAT_AUTO, as
 // dsmm_read does on a file of unknown kind (a binary magic sends it to dsmmi_bin_parse), and as
 // a dense matrix, as dsmm_read_dense does for `dsmm spmm --B`. A sparse parse that succeeds

@@ -1,9 +1,11 @@
 // tests/io/test_abc.c: abc label triples (src/io/abc.c), the label dictionary
-// (src/io/labels.c) and cluster output (src/io/clusters.c).
+// (src/io/labels.c) and its tab files, cluster output (src/io/clusters.c, mcl's label and
+// native formats), and mcl's native matrix format (src/io/mci.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "io/io.h"
@@ -499,14 +501,156 @@ static int test_real_data(void)
     return TEST_PASS;
 }
 
+// A(r, c) of a sorted CSR, or NAN when absent.
+static double at(const dsmm_csr *A, dsmm_idx r, dsmm_idx c)
+{
+    for (dsmm_idx k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
+        if (dsmm_csr_col(A, k) == c) return dsmm_csr_value(A, k);
+    return NAN;
+}
+
+// mcl's native matrix format: column vectors "c r[:v] ... $" become A(r, c); free text before
+// the header; detection by content; pattern files; rectangular and empty matrices; repeats.
+static int test_mci(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    dsmm_file_info fi;
+    dsmm_read_opts o;
+    dsmm_read_opts_init(&o);
+    const char *t1 = "  some words about the graph\n\n(mclheader\nmcltype matrix\n"
+                     "dimensions 3x3\nsomekey value\n)\n(mclmatrix\nbegin\n"
+                     "0 1:0.5 2 $\n2   0:7e-1\n      1:2 $\n)\n";
+    // Named "graph" (no .mci): found by its "(mclheader" line.
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t1, strlen(t1), "graph", &o, &A, NULL, &fi));
+    CHECK(fi.format == DSMM_FORMAT_MCI && fi.nrows == 3 && fi.ncols == 3 && fi.stored == 4);
+    CHECK(A->type == DSMM_DOUBLE && A->nnz == 4);
+    CHECK(at(A, 1, 0) == 0.5 && at(A, 2, 0) == 1.0 && at(A, 0, 2) == 0.7 && at(A, 1, 2) == 2.0);
+    CHECK(isnan(at(A, 0, 1)));
+    dsmm_csr_destroy(&A);
+    // No values: a pattern matrix (keep_pattern), or ones.
+    const char *t2 = "(mclheader\nmcltype matrix\ndimensions 2x4\n)\n(mclmatrix\nbegin\n"
+                     "3 0 1 $\n0 1 $\n)\n";
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t2, strlen(t2), "p.mci", &o, &A, NULL, &fi));
+    CHECK(A->type == DSMM_PATTERN && A->nrows == 2 && A->ncols == 4 && A->nnz == 3);
+    CHECK(at(A, 0, 3) == 1.0 && at(A, 1, 3) == 1.0 && at(A, 1, 0) == 1.0);
+    dsmm_csr_destroy(&A);
+    o.keep_pattern = 0;
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t2, strlen(t2), "p.mci", &o, &A, NULL, NULL));
+    CHECK(A->type == DSMM_DOUBLE && at(A, 1, 0) == 1.0);
+    dsmm_csr_destroy(&A);
+    // An empty matrix; a repeated entry under DSMM_DUP_MAX.
+    const char *t3 = "(mclheader\nmcltype matrix\ndimensions 5x5\n)\n(mclmatrix\nbegin\n)\n";
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t3, strlen(t3), "e.mci", &o, &A, NULL, NULL));
+    CHECK(A->nrows == 5 && A->ncols == 5 && A->nnz == 0);
+    dsmm_csr_destroy(&A);
+    const char *t4 = "(mclheader\nmcltype matrix\ndimensions 2x2\n)\n(mclmatrix\nbegin\n"
+                     "1 0:2 0:3 $\n)\n";
+    CHECK_ST(ctx, dsmm_read_buffer(ctx, t4, strlen(t4), "d.mci", &o, &A, NULL, NULL),
+             DSMM_ERR_FORMAT);
+    CHECK(A == NULL);
+    o.dup = DSMM_DUP_MAX;
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t4, strlen(t4), "d.mci", &o, &A, NULL, NULL));
+    CHECK(A->nnz == 1 && at(A, 0, 1) == 3.0);
+    dsmm_csr_destroy(&A);
+    // Writing it is refused with a message (the format is read only).
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, t1, strlen(t1), "graph", &o, &A, NULL, NULL));
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/dsmm_test_mci_%d.mci", (int)getpid());
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_write(ctx, path, A, NULL, NULL), DSMM_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "read only");
+    CHECK(access(path, F_OK) != 0);
+    dsmm_csr_destroy(&A);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// Tab files (mcl -use-tab) and the native cluster format.
+static int test_tab_and_native(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    char dir[] = "/tmp/dsmm_test_tab_XXXXXX", path[512], out[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.tab", dir);
+    // Any order, labels with spaces, CRLF.
+    const char *tab = "2\tc c\r\n0\ta\n\n1\tb\n";
+    CHECK(test_write_file(path, tab, strlen(tab)) == 0);
+    dsmm_labels *L = NULL;
+    CHECK_OK(ctx, dsmmi_labels_read_tab(ctx, path, 3, &L));
+    CHECK(dsmm_labels_count(L) == 3 && strcmp(dsmm_labels_name(L, 0), "a") == 0 &&
+          strcmp(dsmm_labels_name(L, 1), "b") == 0 && strcmp(dsmm_labels_name(L, 2), "c c") == 0);
+    dsmm_labels_destroy(&L);
+    static const struct {
+        const char *text, *msg;
+        dsmm_idx n;
+    } bad[] = {{"0\ta\n1\tb\n", "index 2 has no label", 3},
+               {"0\ta\n0\tb\n1\tc\n", "t.tab:2: index 0 listed twice", 3},
+               {"0\ta\n3\tb\n", "t.tab:2: index 3 outside the graph's 0..2", 3},
+               {"0\ta\nx\tb\n", "t.tab:2: expected 'index<TAB>label'", 3},
+               {"0\ta\n1\ta\n", "t.tab:2: label 'a' also names index 0", 2}};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        CHECK(test_write_file(path, bad[b].text, strlen(bad[b].text)) == 0);
+        dsmm_ctx_clear_error(ctx);
+        CHECK_ST(ctx, dsmmi_labels_read_tab(ctx, path, bad[b].n, &L), DSMM_ERR_FORMAT);
+        CHECK(L == NULL);
+        CHECK_CONTAINS(dsmm_ctx_last_error(ctx), bad[b].msg);
+    }
+    // The native cluster format: header "NxK", clusters renumbered 0..K-1 in id order, members
+    // 0-based, lines of at most 70 characters continued after 6 spaces; read back by clm.
+    enum { N = 120 };
+    dsmm_idx cl[N];
+    for (int v = 0; v < N; v++) cl[v] = v < 100 ? 2 : (v % 2 ? 5 : 7);
+    snprintf(out, sizeof out, "%s/c.mcl", dir);
+    CHECK_OK(ctx, dsmmi_write_clusters_native(ctx, out, N, cl));
+    FILE *f = fopen(out, "r");
+    CHECK(f != NULL);
+    char line[256];
+    int nline = 0, long_lines = 0, dollars = 0;
+    const char *want_head[] = {"(mclheader\n", "mcltype matrix\n", "dimensions 120x3\n",
+                               ")\n",          "(mclmatrix\n",     "begin\n"};
+    while (fgets(line, sizeof line, f)) {
+        if (nline < 6) CHECK_MSG(strcmp(line, want_head[nline]) == 0, "line %d: %s", nline, line);
+        if (nline == 6) CHECK(strncmp(line, "0   0 1 2 3 ", 12) == 0); // "%-4d": 120 nodes
+        long_lines += strlen(line) > 71;
+        dollars += strstr(line, "$") != NULL;
+        nline++;
+    }
+    fclose(f);
+    CHECK(long_lines == 0 && dollars == 3 && strcmp(line, ")\n") == 0);
+    dsmm_clustering *C = NULL;
+    dsmm_labels *D = NULL;
+    CHECK_OK(ctx, dsmm_clustering_read(ctx, out, &D, 1, &C));
+    CHECK(C->nclusters == 3 && C->listed == N);
+    for (int v = 0; v < N; v++) {
+        char name[32];
+        snprintf(name, sizeof name, "%d", v);
+        dsmm_idx id = C->cluster[dsmm_labels_find(D, name)];
+        CHECK(id == (v < 100 ? 0 : (v % 2 ? 1 : 2)));
+    }
+    dsmm_clustering_destroy(&C);
+    dsmm_labels_destroy(&D);
+    remove(out);
+    remove(path);
+    rmdir(dir);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_basic),     TEST(test_weights_optional),
-        TEST(test_errors),    TEST(test_budget),
-        TEST(test_oom),       TEST(test_labels_many),
-        TEST(test_roundtrip), TEST(test_clusters),
+        TEST(test_basic),
+        TEST(test_weights_optional),
+        TEST(test_errors),
+        TEST(test_budget),
+        TEST(test_oom),
+        TEST(test_labels_many),
+        TEST(test_roundtrip),
+        TEST(test_clusters),
         TEST(test_real_data),
+        TEST(test_mci),
+        TEST(test_tab_and_native),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -12,6 +12,7 @@
 
 #define HDR_REAL "%%MatrixMarket matrix coordinate real general\n"
 #define HDR_PAT  "%%MatrixMarket matrix coordinate pattern general\n"
+#define MCI_HDR  "(mclheader\nmcltype matrix\ndimensions 3x3\n)\n(mclmatrix\nbegin\n"
 
 enum { FILE_CASE = 0, DIR_CASE, MISSING_CASE };
 
@@ -219,6 +220,31 @@ static const bad_case cases[] = {
      FILE_CASE},
     {"not_gzip", "mtx.gz", "this is plain text, not gzip\n", NULL, DSMM_ERR_FORMAT,
      ":1: missing %%MatrixMarket banner", FILE_CASE},
+    // mcl's native matrix format (.mci): header, ranges, values, terminators, domains.
+    {"mci_no_header", "mci", "(mclmatrix\nbegin\n)\n", NULL, DSMM_ERR_FORMAT,
+     ": no '(mclheader' line: not mcl's native format", FILE_CASE},
+    {"mci_bad_dims", "mci", "(mclheader\nmcltype matrix\ndimensions 3y3\n)\n", NULL,
+     DSMM_ERR_FORMAT, ":3: bad 'dimensions RxC'", FILE_CASE},
+    {"mci_huge_dims", "mci", "(mclheader\nmcltype matrix\ndimensions 999999999x999999999\n)\n"
+     "(mclmatrix\nbegin\n)\n", NULL, DSMM_ERR_FORMAT,
+     ": dimensions 999999999x999999999: more than a file of 78 bytes can hold", FILE_CASE},
+    {"mci_row_range", "mci", MCI_HDR "0 5 $\n)\n", NULL, DSMM_ERR_FORMAT,
+     ":7: row index expected in 0..2, found '5'", FILE_CASE},
+    {"mci_col_range", "mci", MCI_HDR "4 1 $\n)\n", NULL, DSMM_ERR_FORMAT,
+     ":7: column index expected in 0..2, found '4'", FILE_CASE},
+    {"mci_no_dollar", "mci", MCI_HDR "0 1 2\n", NULL, DSMM_ERR_FORMAT,
+     ": column 0 does not end with '$'", FILE_CASE},
+    {"mci_bad_value", "mci", MCI_HDR "0 1:x $\n)\n", NULL, DSMM_ERR_FORMAT,
+     ":7: value of entry '1:x' is not a finite number", FILE_CASE},
+    {"mci_duplicate", "mci", MCI_HDR "0 1 1 $\n)\n", NULL, DSMM_ERR_FORMAT,
+     ": entry 1 of column 0 is listed twice", FILE_CASE},
+    {"mci_trailing", "mci", MCI_HDR "0 1 $\n)\nxx\n", NULL, DSMM_ERR_FORMAT,
+     ":9: text after the matrix's ')'", FILE_CASE},
+    {"mci_domains", "mci",
+     "(mclheader\nmcltype matrix\ndimensions 3x3\n)\n(mcldoms\n0 1 2 $\n)\n(mclmatrix\nbegin\n)\n",
+     NULL, DSMM_ERR_UNSUPPORTED,
+     ":5: mcl domains (indices other than 0..R-1): not supported; write the graph with canonical "
+     "domains (mcxload does)", FILE_CASE},
     {"directory", "mtx", NULL, NULL, DSMM_ERR_IO, ": is a directory", DIR_CASE},
     {"missing_file", "mtx", NULL, NULL, DSMM_ERR_IO, ": No such file or directory",
      MISSING_CASE},
