@@ -39,33 +39,51 @@ cleanup:
     return st;
 }
 
-dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_idx n,
-                                        const dsmm_idx *cluster)
+// What a writer puts in the file for the grouped clusters; 0 on success, else a write failed.
+typedef struct {
+    const dsmm_labels *labels;
+    int base;
+} lines_arg;
+
+static int write_lines(FILE *f, dsmm_idx n, const dsmm_idx *start, const dsmm_idx *members,
+                       const void *argp)
 {
-    dsmm_status st = DSMM_OK;
-    dsmm_idx *start = NULL, *members = NULL;
-    dsmmi_outfile out;
-    int is_open = 0;
-    DSMM_CHECK(ctx, path != NULL && n >= 0 && (n == 0 || cluster != NULL), DSMM_ERR_ARG,
-               "write_clusters: path and cluster must be non-NULL, n >= 0");
-    DSMM_TRY(group(ctx, n, cluster, &start, &members));
+    const lines_arg *a = argp;
+    dsmm_idx lo = 0;
+    int bad = 0;
+    for (dsmm_idx c = 0; c < n && !bad; c++) {
+        dsmm_idx hi = start[c];
+        for (dsmm_idx k = lo; k < hi && !bad; k++) {
+            if (k > lo) bad = fputc('\t', f) == EOF;
+            if (a->labels)
+                bad = bad || fputs(dsmm_labels_name(a->labels, members[k]), f) < 0;
+            else
+                bad = bad || fprintf(f, "%lld", (long long)members[k] + a->base) < 0;
+        }
+        if (hi > lo) bad = bad || fputc('\n', f) == EOF;
+        lo = hi;
+    }
+    return bad;
+}
+
+static int write_native(FILE *f, dsmm_idx n, const dsmm_idx *start, const dsmm_idx *members,
+                        const void *argp)
+{
+    (void)argp;
     dsmm_idx k = 0; // clusters (ids 0..k-1 are the non-empty ones)
     for (dsmm_idx c = 0; c < n; c++)
         if (start[c] > (c ? start[c - 1] : 0)) k++;
     int width = 1; // mcl pads each vector's index to the digits of the domain's size, plus one
     for (dsmm_idx m = n; m >= 10; m /= 10) width++;
-    DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));
-    is_open = 1;
-    int bad =
-        fprintf(out.f, "(mclheader\nmcltype matrix\ndimensions %lldx%lld\n)\n(mclmatrix\nbegin\n",
-                (long long)n, (long long)k) < 0;
+    int bad = fprintf(f, "(mclheader\nmcltype matrix\ndimensions %lldx%lld\n)\n(mclmatrix\nbegin\n",
+                      (long long)n, (long long)k) < 0;
     dsmm_idx lo = 0, id = 0;
     for (dsmm_idx c = 0; c < n && !bad; c++) {
         dsmm_idx hi = start[c];
         if (hi == lo) continue;
         // mcl's layout, near enough for its readers: lines of at most 70 characters,
         // continued after 6 spaces (mcl's own breaks fall a few characters earlier at times).
-        int len = fprintf(out.f, "%-*lld", width + 1, (long long)id++);
+        int len = fprintf(f, "%-*lld", width + 1, (long long)id++);
         bad = len < 0;
         for (dsmm_idx m = lo; m <= hi && !bad; m++) {
             char word[24];
@@ -73,17 +91,37 @@ dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_id
                            : snprintf(word, sizeof word, "$");
             int first = m == lo;
             if (!first && len + 1 + w > 70) {
-                bad = fputs("\n      ", out.f) < 0;
+                bad = fputs("\n      ", f) < 0;
                 len = 6;
                 first = 1;
             }
-            bad = bad || fprintf(out.f, "%s%s", first ? "" : " ", word) < 0;
+            bad = bad || fprintf(f, "%s%s", first ? "" : " ", word) < 0;
             len += (first ? 0 : 1) + w;
         }
-        bad = bad || fputc('\n', out.f) == EOF;
+        bad = bad || fputc('\n', f) == EOF;
         lo = hi;
     }
-    bad = bad || fputs(")\n", out.f) < 0;
+    return bad || fputs(")\n", f) < 0;
+}
+
+// Groups the clusters and writes them atomically with body.
+static dsmm_status
+write_grouped(dsmm_ctx *ctx, const char *path, dsmm_idx n, const dsmm_idx *cluster,
+              int (*body)(FILE *, dsmm_idx, const dsmm_idx *, const dsmm_idx *, const void *),
+              const void *arg)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *start = NULL, *members = NULL;
+    dsmmi_outfile out;
+    int is_open = 0;
+    DSMM_CHECK(ctx, path != NULL, DSMM_ERR_ARG, "write_clusters: path must be non-NULL");
+    DSMM_CHECK(ctx, n >= 0, DSMM_ERR_ARG, "write_clusters: n = %lld < 0", (long long)n);
+    DSMM_CHECK(ctx, n == 0 || cluster != NULL, DSMM_ERR_ARG,
+               "write_clusters: cluster must be non-NULL");
+    DSMM_TRY(group(ctx, n, cluster, &start, &members));
+    DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));
+    is_open = 1;
+    int bad = body(out.f, n, start, members, arg);
     DSMM_CHECK(ctx, !bad && !ferror(out.f), DSMM_ERR_IO, "%s: write failed", path);
     is_open = 0;
     DSMM_TRY(dsmmi_outfile_commit(ctx, &out));
@@ -94,44 +132,21 @@ cleanup:
     return st;
 }
 
+dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                        const dsmm_idx *cluster)
+{
+    return write_grouped(ctx, path, n, cluster, write_native, NULL);
+}
+
 dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,
                                       const dsmm_idx *cluster, const dsmm_labels *labels, int base)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_idx *start = NULL, *members = NULL;
-    dsmmi_outfile out;
-    int is_open = 0;
-
-    DSMM_CHECK(ctx, path != NULL, DSMM_ERR_ARG, "write_clusters: path must be non-NULL");
-    DSMM_CHECK(ctx, n >= 0, DSMM_ERR_ARG, "write_clusters: n = %lld < 0", (long long)n);
-    DSMM_CHECK(ctx, n == 0 || cluster != NULL, DSMM_ERR_ARG,
-               "write_clusters: cluster must be non-NULL");
     DSMM_CHECK(ctx, labels == NULL || dsmm_labels_count(labels) >= n, DSMM_ERR_ARG,
                "write_clusters: %lld labels for %lld vertices",
                (long long)dsmm_labels_count(labels), (long long)n);
-    DSMM_TRY(group(ctx, n, cluster, &start, &members));
-    DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));
-    is_open = 1;
-    dsmm_idx lo = 0;
-    int bad = 0;
-    for (dsmm_idx c = 0; c < n && !bad; c++) {
-        dsmm_idx hi = start[c];
-        for (dsmm_idx k = lo; k < hi && !bad; k++) {
-            if (k > lo) bad = fputc('\t', out.f) == EOF;
-            if (labels)
-                bad = bad || fputs(dsmm_labels_name(labels, members[k]), out.f) < 0;
-            else
-                bad = bad || fprintf(out.f, "%lld", (long long)members[k] + base) < 0;
-        }
-        if (hi > lo) bad = bad || fputc('\n', out.f) == EOF;
-        lo = hi;
-    }
-    DSMM_CHECK(ctx, !bad && !ferror(out.f), DSMM_ERR_IO, "%s: write failed", path);
-    is_open = 0;
-    DSMM_TRY(dsmmi_outfile_commit(ctx, &out));
+    lines_arg a = {labels, base};
+    st = write_grouped(ctx, path, n, cluster, write_lines, &a);
 cleanup:
-    if (is_open) dsmmi_outfile_abort(ctx, &out);
-    dsmmi_free(ctx, start);
-    dsmmi_free(ctx, members);
     return st;
 }
