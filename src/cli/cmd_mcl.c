@@ -48,6 +48,7 @@ typedef struct mcl_args {
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
     const char *tf, *abc_tf;     // -tf, -abc-tf
     const char *use_tab;         // -use-tab: labels of native (.mci) input
+    const char *odir, *ap, *aa;  // default output name: directory, prefix, appended text
     int neg_log, neg_log10;      // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;            // --gpu-min-flops (-1: the library's default)
@@ -187,10 +188,21 @@ static void auto_name(const mcl_args *a, const char *input, double I, char *buf,
     if (a->has_pi) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "pi%.1f", a->pi);
     if (a->has_c) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "c%.1f", a->c);
     drop_dots(raw, suf, sizeof suf);
-    if (a->d && slash)
-        snprintf(buf, len, "%.*s/out.%s.%s", (int)(slash - input), input, base, suf);
+    // The directory: -odir, else the input's with --d (not with -ap), else the current one.
+    char dir[4096] = "";
+    if (a->odir)
+        snprintf(dir, sizeof dir, "%s/", a->odir);
+    else if (a->d && slash && !a->ap)
+        snprintf(dir, sizeof dir, "%.*s/", (int)(slash - input), input);
+    // The name: out.INPUT.SUFFIX, or -ap's prefix for out.INPUT, then -aa's text. mcl 22-282
+    // names the file out.mcl when the prefix holds '=' (its manual says '=' stands for the
+    // input's name; measured, it does not).
+    if (a->ap && strchr(a->ap, '='))
+        snprintf(buf, len, "%sout.mcl", dir);
+    else if (a->ap)
+        snprintf(buf, len, "%s%s.%s%s", dir, a->ap, suf, a->aa ? a->aa : "");
     else
-        snprintf(buf, len, "out.%s.%s", base, suf);
+        snprintf(buf, len, "%sout.%s.%s%s", dir, base, suf, a->aa ? a->aa : "");
 }
 
 typedef struct progress_ctx {
@@ -383,6 +395,11 @@ int cli_mcl(int argc, char **argv)
          0},
         {"d", NULL, "default output name in the input file's directory (mcl's --d)", K_FLAG, &a.d,
          0, 0},
+        {"odir", "DIR", "default output name in DIR (mcl's -odir)", K_STRING, &a.odir, 0, 0},
+        {"ap", "STR", "default output name: STR instead of out.INPUT (mcl's -ap)", K_STRING, &a.ap,
+         0, 0},
+        {"aa", "STR", "default output name: STR appended to the suffix (mcl's -aa)", K_STRING,
+         &a.aa, 0, 0},
         {"te", "N", "threads per rank (mcl's -te)", K_INT, &a.threads, 1, 4096},
         {"threads", "N", "the same as -te (dsmm's common option)", K_INT, &a.threads, 1, 4096},
         {"scheme", "k", "pruning scheme 1..7 (6): P, S, R, pct as mcl's", K_INT, &a.scheme, 1, 7},

@@ -46,6 +46,16 @@ same sweep.I40 ref.4.0
 # mcl's default name in the current directory; -o - to stdout; threads change nothing.
 expect_rc 0 "$dsmm" mcl "$collins" --abc -te 2
 same out.collins2007.txt.gz.I20 ref.2.0
+# mcl's -odir, -ap and -aa shape that name as mcl 22-282 does (a prefix with '=' gives out.mcl).
+mkdir -p od
+expect_rc 0 "$dsmm" mcl "$collins" --abc -odir od -ap mine -aa .x -I 4 -q
+same od/mine.I40.x ref.4.0
+expect_rc 0 "$dsmm" mcl "$collins" --abc -aa _t -q
+same out.collins2007.txt.gz.I20_t ref.2.0
+expect_rc 0 "$dsmm" mcl "$collins" --abc -ap 'p=' -q
+same out.mcl ref.2.0
+expect_rc 1 "$dsmm" mcl "$collins" --abc -odir no/such/dir -q
+expect_none no/such/dir/out.collins2007.txt.gz.I20
 expect_rc 0 "$dsmm" mcl "$collins" --abc -o - -q
 same "$tmp/out" ref.2.0
 if command -v mcl >/dev/null 2>&1; then
