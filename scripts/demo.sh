@@ -96,6 +96,28 @@ else
   echo "the clustering differs from mcl's" >&2
   exit 1
 fi
+# mcl's BLAST protocol (e-values -> -log10, capped at 200) and mcl's native format (.mci, as
+# mcxload writes it), each against mcl 22-282's clustering of the same input.
+zcat "$DATA/collins2007.evalues.mcl-neglog10-ceil200.clusters.gz" >"$out/ev.mcl"
+step "mcl's BLAST protocol on e-values (collins with BLAST-like e-values, some 0)" \
+  "$DSMM" mcl "$DATA/collins2007.evalues.txt.gz" --abc --abc-neg-log10 -abc-tf 'ceil(200)' \
+  -o "$out/ev.dsmm" -q
+if cmp -s "$out/ev.mcl" "$out/ev.dsmm"; then
+  echo "the clustering is byte-identical to mcl's ($(wc -l <"$out/ev.dsmm") clusters)"
+else
+  echo "the e-value clustering differs from mcl's" >&2
+  exit 1
+fi
+zcat "$DATA/proteins.mcl-I2.0.clusters.gz" >"$out/proteins.mcl"
+step "mcl's example graph in its native format (proteins.mci), clusters in that format" \
+  "$DSMM" mcl "$DATA/proteins.mci.gz" -o "$out/proteins.dsmm" -q
+step "compare with mcl 22-282's clustering of it" \
+  "$DSMM" clm dist "$out/proteins.mcl" "$out/proteins.dsmm"
+if ! "$DSMM" clm dist "$out/proteins.mcl" "$out/proteins.dsmm" | grep -q '^d=0'; then
+  echo "the proteins.mci clustering differs from mcl's" >&2
+  exit 1
+fi
+
 # GNN aggregation with the 1D CoLa SpMM, and a GCN trained on it (Cora, 4 MPI ranks in
 # emulated nodes of 2): the volume table shows what each rank receives per multiply.
 if [ $has_mpi -eq 1 ]; then
