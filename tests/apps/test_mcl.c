@@ -1461,6 +1461,10 @@ static int test_tf(void)
     CHECK_ALL_MSG(strcmp(dsmm_mcl_tf_spec(tf), "gq(5),add(-4),abs()") == 0, "%s",
                   dsmm_mcl_tf_spec(tf));
     dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "gq( 0.3 ),mul(1e-30),pow(-2.5E+2)", 0.0, &tf));
+    CHECK_ALL_MSG(strcmp(dsmm_mcl_tf_spec(tf), "gq(0.3),mul(1e-30),pow(-250)") == 0, "%s",
+                  dsmm_mcl_tf_spec(tf));
+    dsmm_mcl_tf_destroy(&tf);
     // Errors: nothing made, the message names the step.
     static const char *bad[] = {"bogus(1)", "gt()",    "abs(2)", "gt(1",         "gt(x)",
                                 "log(1)",   "log(-2)", "gt(1),", "gt(1) mul(2)", ",",

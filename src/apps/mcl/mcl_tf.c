@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apps/apps.h"
+#include "io/io.h"
 
 typedef enum {
     TF_NEG_LOG, // the stream's --abc-neg-log / --abc-neg-log10 (a = ln(base))
@@ -115,11 +116,11 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
         t.a = has ? a : exp(1.0);
     }
     tf->step[tf->n++] = t;
-    // The normalised text: name(value) with the value as %.17g.
-    char buf[64];
+    // The normalised text: name(value), the value as the shortest decimal that reads back.
+    char buf[80], num[40] = "";
+    if (has) dsmmi_format_double(num, a);
     const char *comma = *len > 0 ? "," : "";
-    int w = has ? snprintf(buf, sizeof buf, "%s%.*s(%.17g)", comma, nlen, name, a)
-                : snprintf(buf, sizeof buf, "%s%.*s()", comma, nlen, name);
+    int w = snprintf(buf, sizeof buf, "%s%.*s(%s)", comma, nlen, name, num);
     memcpy(tf->spec + *len, buf, (size_t)w + 1);
     *len += (size_t)w;
     *sp = s;
