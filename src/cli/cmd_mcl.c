@@ -357,8 +357,7 @@ static void print_defaults(const dsmm_mcl_params *p, int64_t P, int64_t S, int64
     printf("%-40s%10.1f%6s%s\n", "Main inflation", p->inflation, "", "[-I f]");
 }
 
-static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input,
-                       const dsmm_mcl_tf *stf);
+static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const dsmm_mcl_tf *stf);
 
 static void log_nothing(void *user, dsmm_log_level level, const char *msg)
 {
@@ -596,7 +595,7 @@ int cli_mcl(int argc, char **argv)
         }
         p.tf = tf;
     }
-    rc = mcl_run_cli(&a, &p, input, stf);
+    rc = mcl_run_cli(a, p, input, stf);
     dsmm_mcl_tf_destroy(&tf);
     dsmm_mcl_tf_destroy(&stf);
     dsmm_ctx_destroy(&tfctx);
@@ -604,10 +603,8 @@ int cli_mcl(int argc, char **argv)
 }
 
 // The rest of dsmm mcl, after the options: contexts, reading, clustering, writing.
-static int mcl_run_cli(mcl_args *ap, dsmm_mcl_params *pp, const char *input, const dsmm_mcl_tf *stf)
+static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const dsmm_mcl_tf *stf)
 {
-    mcl_args a = *ap;
-    dsmm_mcl_params p = *pp;
     int rc = CLI_OK;
     // Output paths first, so a bad one fails before the work.
     char paths[MAX_INFL][4096];

@@ -322,23 +322,15 @@ dsmm_status dsmm_dist_write(dsmm_ctx *ctx, const char *path, const dsmm_dist *A,
         o = *opts;
     else
         dsmm_write_opts_init(&o);
-    dsmm_format fmt = o.format;
-    if (fmt == DSMM_FORMAT_AUTO && path != NULL) fmt = dsmmi_format_from_name(path);
-    if (fmt == DSMM_FORMAT_AUTO) fmt = DSMM_FORMAT_MTX; // "-" and unknown names
+    dsmm_format fmt = DSMM_FORMAT_MTX;
     if (path == NULL || path[0] == '\0')
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dist_write: path must be non-empty");
     else if (!dsmmi_dist_ok(ctx, A))
         local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
                             "dist_write: A is not a live distributed matrix of this context");
-    else if (fmt == DSMM_FORMAT_MCI)
-        local = dsmmi_error(ctx, DSMM_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "write: %s: mcl's native format is read only (write .mtx, .abc or "
-                            ".dsmm)",
-                            path);
-    else if (fmt < DSMM_FORMAT_MTX || fmt > DSMM_FORMAT_BIN)
-        local = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__, "write: unknown format %d",
-                            (int)fmt);
+    else
+        local = dsmmi_write_format(ctx, path, o.format, &fmt);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     if (fmt == DSMM_FORMAT_MTX && strcmp(path, "-") != 0) {
         DSMM_TRY(write_mtx(ctx, path, A, &o));

@@ -36,6 +36,14 @@ dsmm_idx dsmmi_line_of(const char *buf, size_t off);
  * trailing .gz is ignored). */
 dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name);
 dsmm_format dsmmi_format_from_name(const char *name);
+/* dsmmi_write_format: the format dsmm_write and dsmm_dist_write use for path: asked, else from
+ * the name, else Matrix Market. Errors: DSMM_ERR_UNSUPPORTED (mcl's native format, read only),
+ * DSMM_ERR_ARG (unknown format). */
+dsmm_status dsmmi_write_format(dsmm_ctx *ctx, const char *path, dsmm_format asked,
+                               dsmm_format *fmt);
+/* dsmmi_mci_find_header: the "(mclheader" word that starts a line (after blanks) in
+ * [buf, end), or NULL: how mcl's native format is recognised and where its parser starts. */
+const char *dsmmi_mci_find_header(const char *buf, const char *end);
 
 /* dsmmi_read_check_opts: dsmm_read's checks of its options (format, value type, duplicate
  * policy, index base, threads), with its messages; the distributed reader shares them. */

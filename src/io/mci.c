@@ -54,8 +54,8 @@ static int word_is(const char *p, const char *end, const char *w)
            (p + n == end || is_sp(p[n]) || p[n] == ')' || p[n] == '(');
 }
 
-// Finds "(mclheader" at the start of a line (after blanks); free text may come before it.
-static const char *find_header(const char *buf, const char *end)
+// "(mclheader" at the start of a line (after blanks); free text may come before it.
+const char *dsmmi_mci_find_header(const char *buf, const char *end)
 {
     const char *p = buf;
     while (p < end) {
@@ -78,7 +78,7 @@ dsmm_status dsmmi_mci_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
     const char *buf = src->buf, *end = src->buf + src->len;
 #define LINE(q) ((long long)dsmmi_line_of(buf, (size_t)((q)-buf)))
     *A = NULL;
-    const char *p = find_header(buf, end);
+    const char *p = dsmmi_mci_find_header(buf, end);
     DSMM_CHECK(ctx, p != NULL, DSMM_ERR_FORMAT, "%s: no '(mclheader' line: not mcl's native format",
                name);
     p += strlen("(mclheader");

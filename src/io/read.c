@@ -75,21 +75,6 @@ static int looks_like_abc(const char *buf, size_t len)
     return 0;
 }
 
-// mcl's native format: a line "(mclheader" (after blanks) in the first 64 KiB; free text may
-// come before it.
-static int has_mcl_header(const char *buf, size_t len)
-{
-    const char *p = buf, *end = buf + (len < 65536 ? len : 65536);
-    while (p < end) {
-        while (p < end && (*p == ' ' || *p == '\t')) p++;
-        if ((size_t)(end - p) >= 10 && memcmp(p, "(mclheader", 10) == 0) return 1;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl == NULL) break;
-        p = nl + 1;
-    }
-    return 0;
-}
-
 dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name)
 {
     static const char banner[] = "%%matrixmarket";
@@ -105,7 +90,8 @@ dsmm_format dsmmi_format_detect(const char *buf, size_t len, const char *name)
         if (k == bl) return DSMM_FORMAT_MTX;
     }
     if (len >= 8 && memcmp(buf, "DSMMBIN1", 8) == 0) return DSMM_FORMAT_BIN;
-    if (has_mcl_header(buf, len)) return DSMM_FORMAT_MCI;
+    // mcl's native format: its header line in the first 64 KiB (free text may come first).
+    if (dsmmi_mci_find_header(buf, buf + (len < 65536 ? len : 65536))) return DSMM_FORMAT_MCI;
     dsmm_format f = dsmmi_format_from_name(name);
     if (f != DSMM_FORMAT_AUTO) return f;
     if (len > 0 && buf[0] == '%') return DSMM_FORMAT_MTX; // a damaged banner: say so

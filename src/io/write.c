@@ -14,6 +14,20 @@ void dsmm_write_opts_init(dsmm_write_opts *opts)
     opts->comment = NULL;
 }
 
+dsmm_status dsmmi_write_format(dsmm_ctx *ctx, const char *path, dsmm_format asked, dsmm_format *fmt)
+{
+    dsmm_status st = DSMM_OK;
+    *fmt = asked;
+    if (*fmt == DSMM_FORMAT_AUTO) *fmt = dsmmi_format_from_name(path);
+    if (*fmt == DSMM_FORMAT_AUTO) *fmt = DSMM_FORMAT_MTX; // "-" and unknown names
+    DSMM_CHECK(ctx, *fmt != DSMM_FORMAT_MCI, DSMM_ERR_UNSUPPORTED,
+               "write: %s: mcl's native format is read only (write .mtx, .abc or .dsmm)", path);
+    DSMM_CHECK(ctx, *fmt >= DSMM_FORMAT_MTX && *fmt <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
+               "write: unknown format %d", (int)*fmt);
+cleanup:
+    return st;
+}
+
 dsmm_status dsmm_write(dsmm_ctx *ctx, const char *path, const dsmm_csr *A,
                        const dsmm_labels *labels, const dsmm_write_opts *opts)
 {
@@ -28,13 +42,8 @@ dsmm_status dsmm_write(dsmm_ctx *ctx, const char *path, const dsmm_csr *A,
         o = *opts;
     else
         dsmm_write_opts_init(&o);
-    dsmm_format fmt = o.format;
-    if (fmt == DSMM_FORMAT_AUTO) fmt = dsmmi_format_from_name(path);
-    if (fmt == DSMM_FORMAT_AUTO) fmt = DSMM_FORMAT_MTX; // "-" and unknown names
-    DSMM_CHECK(ctx, fmt != DSMM_FORMAT_MCI, DSMM_ERR_UNSUPPORTED,
-               "write: %s: mcl's native format is read only (write .mtx, .abc or .dsmm)", path);
-    DSMM_CHECK(ctx, fmt >= DSMM_FORMAT_MTX && fmt <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
-               "write: unknown format %d", (int)fmt);
+    dsmm_format fmt;
+    DSMM_TRY(dsmmi_write_format(ctx, path, o.format, &fmt));
     DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));
     open = 1;
     switch (fmt) {
