@@ -7,9 +7,10 @@
 # proteins.mci (mcl's native format) is read by both as it is.
 # On several ranks dsmm runs `--expand dist` by default (SUMMA: stage sums and pruning from the
 # ranks' candidates, the path whose agreement is not automatic); `--expand auto` or
-# `replicated` checks the replicated expansion instead.
-# usage: bench/mcl_agree.sh DSMM_BINARY [OUTDIR] [--ranks "1 2 4"] [--only NAME] [--inflations "2 1.4 4"]
-#                           [--expand dist|replicated|auto]
+# `replicated` checks the replicated expansion instead. --tf SPEC gives both mcl's -tf SPEC
+# (e.g. '#knn(20)'), so the transforms are checked on the same networks.
+# usage: bench/mcl_agree.sh DSMM_BINARY [OUTDIR] [--ranks "1 2 4"] [--only "NAME ..."] [--inflations "2 1.4 4"]
+#                           [--expand dist|replicated|auto] [--tf SPEC]
 set -u
 dsmm=$1
 shift
@@ -19,12 +20,14 @@ ranks="1 2 4"
 only=""
 infl="2 1.4 4"
 expand=dist
+tf=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --inflations) infl=$2; shift 2 ;;
     --expand) expand=$2; shift 2 ;;
+    --tf) tf=(-tf "$2"); shift 2 ;;
     *) echo "mcl_agree: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -46,7 +49,7 @@ for p in $ranks; do printf " %14s" "P=$p d/ident/s"; done
 printf "\n"
 fails=0
 for net in $nets; do
-    [ -n "$only" ] && [ "$only" != "$net" ] && continue
+    [ -n "$only" ] && [[ " $only " != *" $net "* ]] && continue
     src=$data/$net.gz
     [ -f "$src" ] || { echo "$net: absent, skipped"; continue; }
     name=$out/$net
@@ -67,9 +70,9 @@ for net in $nets; do
     for I in $infl; do
         t0=$(date +%s.%N)
         if [[ $net == *.mci ]]; then
-            mcl "$name.abc" -I "$I" -o - 2>/dev/null | grep -v '^# cline' >"$name.mcl.I$I"
+            mcl "$name.abc" "${tf[@]}" -I "$I" -o - 2>/dev/null | grep -v '^# cline' >"$name.mcl.I$I"
         else
-            mcl "$name.abc" --abc -I "$I" -o "$name.mcl.I$I" 2>/dev/null
+            mcl "$name.abc" --abc "${tf[@]}" -I "$I" -o "$name.mcl.I$I" 2>/dev/null
         fi
         t1=$(date +%s.%N)
         ncl=$(wc -l <"$name.mcl.I$I")
@@ -79,7 +82,7 @@ for net in $nets; do
             t0=$(date +%s.%N)
             ex=()
             [ "$p" -gt 1 ] && ex=(--expand "$expand")
-            "${mpi[@]}" -n "$p" "$dsmm" mcl "${dsmm_in[@]}" "${ex[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
+            "${mpi[@]}" -n "$p" "$dsmm" mcl "${dsmm_in[@]}" "${ex[@]}" "${tf[@]}" -I "$I" -o "$name.dsmm.P$p.I$I" -q -V \
                 >/dev/null 2>"$name.dsmm.P$p.I$I.err"
             rc=$?
             t1=$(date +%s.%N)

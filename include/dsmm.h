@@ -1189,8 +1189,19 @@ typedef struct dsmm_mcl_iter {
  *   neglog() neglog(b)       -ln w, -log_b w (of 0: FLT_MAX)
  *   exp() exp(b)             e^w, b^w
  *   abs()                    |w|
- * Spaces around names, parentheses and commas are allowed. mcl's graph-wide transforms ('#'
- * steps), acos and rand are not supported (DSMM_ERR_UNSUPPORTED, naming the step). neg_log_base
+ * and mcl's graph-wide steps, which act on the whole graph (in dsmm_mcl only, at their place in
+ * the list; the count k is the value rounded as mcl does, a + 0.5 truncated):
+ *   #knn(k)                  each vertex chooses its k heaviest edges; an edge stays when both
+ *                            ends chose it (ties at the k-th weight that would exceed k: none
+ *                            of the tied is chosen, as mcl); #knn(0) changes nothing
+ *   #knnj(k)                 the same choices; an edge stays when either end chose it
+ *   #ceilnb(k)               vertices of more than k neighbours, by degree (highest first, then
+ *                            lower number), keep their k heaviest remaining edges; the others go
+ *                            (both ways). mcl's order is sequential: with several ranks the rows
+ *                            of those vertices are gathered on rank 0
+ * Spaces around names, parentheses and commas are allowed. mcl's other graph-wide steps (#arcmax,
+ * #tug, ...), acos and rand are not supported (DSMM_ERR_UNSUPPORTED, naming the step); a
+ * negative count is DSMM_ERR_ARG. neg_log_base
  * > 0 puts mcl's --abc-neg-log (e) or --abc-neg-log10 (10) first: w -> -log_base(w), FLT_MAX /
  * ln(base) for w = 0 (mcl's value), NaN below 0. A weight of 0 after the steps is an entry the
  * clustering does not use (as a 0 in the input). spec may be NULL or "" (no steps).
@@ -1199,9 +1210,11 @@ typedef struct dsmm_mcl_iter {
 typedef struct dsmm_mcl_tf dsmm_mcl_tf;
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_tf_parse(dsmm_ctx *ctx, const char *spec,
                                                       double neg_log_base, dsmm_mcl_tf **tf);
-/* dsmm_mcl_tf_apply: w after the steps (tf is const void * so that it can be dsmm_read_opts's
- * abc_map_arg, with dsmm_mcl_tf_apply as abc_map). */
+/* dsmm_mcl_tf_apply: w after the value steps (graph-wide steps are skipped; tf is const void *
+ * so that it can be dsmm_read_opts's abc_map_arg, with dsmm_mcl_tf_apply as abc_map).
+ * dsmm_mcl_tf_graph_steps: how many graph-wide steps tf has (0 for NULL). */
 DSMM_API double dsmm_mcl_tf_apply(const void *tf, double w);
+DSMM_API int dsmm_mcl_tf_graph_steps(const dsmm_mcl_tf *tf);
 /* dsmm_mcl_tf_spec: the steps as parsed, normalised (no spaces; "" for none). */
 DSMM_API const char *dsmm_mcl_tf_spec(const dsmm_mcl_tf *tf);
 DSMM_API void dsmm_mcl_tf_destroy(dsmm_mcl_tf **tf);

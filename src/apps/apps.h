@@ -97,6 +97,13 @@ void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
  * global vertex numbers (a P x 1 grid), values rounded to float as mcl stores them. */
 dsmm_status dsmmi_mcl_mat_from_tile(dsmm_ctx *ctx, const dsmm_csr *tile, dsmmi_mcl_mat *M);
 
+/* dsmmi_mcl_tf_run: mcl's -tf on the graph: M holds this rank's rows of T = G^T (the equal split
+ * of N rows, first row row0, columns sorted). Value steps act on each weight (a result of 0
+ * leaves the graph), graph-wide steps (#knn, #knnj, #ceilnb) on the whole graph; a weight left
+ * NaN, infinite or negative fails with DSMM_ERR_ARG. Collective; fails together. */
+dsmm_status dsmmi_mcl_tf_run(dsmm_ctx *ctx, const dsmm_mcl_tf *tf, dsmm_idx N, dsmm_idx row0,
+                             dsmmi_mcl_mat *M);
+
 /* What one iteration measured on this rank. */
 typedef struct dsmmi_mcl_iter_stats {
     dsmm_idx nnz_expand, nnz_pruned, dense_cols;

@@ -410,7 +410,7 @@ int cli_mcl(int argc, char **argv)
         {"R", "n", "recovery number (0: none)", K_INT, &a.R, 0, 1e15},
         {"pct", "n", "recovery percentage 0..99", K_INT, &a.pct, 0, 99},
         {"tf", "SPEC",
-         "transform the graph's weights, e.g. 'gq(0.3),add(-0.3)' (mcl's -tf; docs/mcl.md)",
+         "transform the graph, e.g. 'gq(0.3),add(-0.3)' or '#knn(50)' (mcl's -tf; docs/mcl.md)",
          K_STRING, &a.tf, 0, 0},
         {"abc-tf", "SPEC", "transform each abc weight as read, e.g. 'ceil(200)' (mcl's -abc-tf)",
          K_STRING, &a.abc_tf, 0, 0},
@@ -589,7 +589,15 @@ int cli_mcl(int argc, char **argv)
         if (bad) {
             fprintf(stderr, "dsmm mcl: %s: %s\nsee 'dsmm mcl --help'\n", bad,
                     dsmm_ctx_last_error(tfctx));
+        } else if (dsmm_mcl_tf_graph_steps(stf) > 0) {
+            // mcl ignores them there, silently; a step that does nothing is refused.
+            fprintf(stderr, "dsmm mcl: -abc-tf '%s': graph-wide steps (#...) act on the whole "
+                    "graph; give them with -tf\nsee 'dsmm mcl --help'\n", a.abc_tf);
+            bad = "-abc-tf";
+        }
+        if (bad) {
             dsmm_mcl_tf_destroy(&tf);
+            dsmm_mcl_tf_destroy(&stf);
             dsmm_ctx_destroy(&tfctx);
             return CLI_USAGE;
         }

@@ -1468,7 +1468,8 @@ static int test_tf(void)
     // Errors: nothing made, the message names the step.
     static const char *bad[] = {"bogus(1)", "gt()",    "abs(2)", "gt(1",         "gt(x)",
                                 "log(1)",   "log(-2)", "gt(1),", "gt(1) mul(2)", ",",
-                                "gt(inf)",  "gt",      "(1)",    "gt(1)),"};
+                                "gt(inf)",  "gt",      "(1)",    "gt(1)),",
+                                "#knn()",   "#knn(-1)", "#ceilnb(x)", "#knn(1e10)", "#", "# knn(2)"};
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         dsmm_ctx_clear_error(ctx); // the context keeps the first failure's message until then
         CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, bad[b], 0.0, &tf), DSMM_ERR_ARG);
@@ -1481,7 +1482,7 @@ static int test_tf(void)
     CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "',' expected between steps at 'mul(2)'") !=
                       NULL,
                   "%s", dsmm_ctx_last_error(ctx));
-    static const char *unsupported[] = {"#knn(5)", "gt(1),#ceilnb(10)", "acos()", "rand(0.5)"};
+    static const char *unsupported[] = {"#arcmax()", "gt(1),#tug(10)", "acos()", "rand(0.5)"};
     for (size_t b = 0; b < sizeof unsupported / sizeof unsupported[0]; b++) {
         CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, unsupported[b], 0.0, &tf), DSMM_ERR_UNSUPPORTED);
         CHECK_ALL(tf == NULL);
@@ -1489,6 +1490,13 @@ static int test_tf(void)
     CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, NULL, 1.0, &tf), DSMM_ERR_ARG);
     CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, NULL, -10.0, &tf), DSMM_ERR_ARG);
     CHECK_ALL(dsmm_mcl_tf_apply(NULL, 0.7) == 0.7);
+    // Graph-wide steps: counted, normalised, skipped by dsmm_mcl_tf_apply.
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, " add(1) , #knn( 20 ),mul(2),#ceilnb(2.5)", 0.0, &tf));
+    CHECK_ALL_MSG(strcmp(dsmm_mcl_tf_spec(tf), "add(1),#knn(20),mul(2),#ceilnb(2.5)") == 0, "%s",
+                  dsmm_mcl_tf_spec(tf));
+    CHECK_ALL(dsmm_mcl_tf_graph_steps(tf) == 2 && dsmm_mcl_tf_apply(tf, 1.0) == 4.0);
+    dsmm_mcl_tf_destroy(&tf);
+    CHECK_ALL(dsmm_mcl_tf_graph_steps(NULL) == 0);
 
     // The reader maps each abc weight before repeated pairs merge: a b's 1e-50 and 1e-20 give
     // max(50, 20), not -log10(max(1e-50, 1e-20)); a line without a weight maps 1.
@@ -1562,6 +1570,286 @@ static int test_tf(void)
     return TEST_PASS;
 }
 
+// ------------------------------------------------------------------------------------------
+// mcl's graph-wide transforms against a dense reference.
+// ------------------------------------------------------------------------------------------
+
+static int cmp_desc_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+// Each row's choice of its k highest entries, as mcl's mclvSelectHighest (sorting instead of
+// selecting): the k-th largest value f; ties at f beyond k: the bar is f * (1 + FLT_EPSILON).
+static void ref_choose(const float *W, const unsigned char *E, int N, int k, unsigned char *C,
+                       float *tmp)
+{
+    for (int i = 0; i < N; i++) {
+        int n = 0;
+        for (int j = 0; j < N; j++)
+            if (E[i * N + j]) tmp[n++] = W[i * N + j];
+        double bar = -INFINITY;
+        if (n > k && k == 0) bar = INFINITY;
+        if (n > k && k > 0) {
+            qsort(tmp, (size_t)n, sizeof *tmp, cmp_desc_float);
+            double f = (double)tmp[k - 1];
+            int cnt = 0;
+            for (int e = 0; e < n; e++) cnt += (double)tmp[e] >= f;
+            bar = cnt > k ? f * (1.0 + FLT_EPSILON) : f;
+        }
+        for (int j = 0; j < N; j++)
+            C[i * N + j] = E[i * N + j] && (n <= k || (double)W[i * N + j] >= bar);
+    }
+}
+
+// #knn(k) / #knnj(k) on the dense graph (row i: the entries of mcl's column i).
+static void ref_knn(float *W, unsigned char *E, int N, int k, int join, unsigned char *C,
+                    float *tmp)
+{
+    ref_choose(W, E, N, k, C, tmp);
+    for (int i = 0; i < N; i++)
+        for (int j = i; j < N; j++) {
+            int a = C[i * N + j], b = C[j * N + i];
+            float wij = W[i * N + j], wji = W[j * N + i];
+            int keep = join ? (a || b) : (a && b);
+            // knnj: the larger of the chosen sides' weights (row i's (i, j) and row j's (j, i)).
+            float vij = a && b ? (wij > wji ? wij : wji) : a ? wij : wji;
+            float vji = a && b ? (wji > wij ? wji : wij) : b ? wji : wij;
+            E[i * N + j] = (unsigned char)keep;
+            E[j * N + i] = (unsigned char)keep;
+            if (join && keep) {
+                W[i * N + j] = vij;
+                W[j * N + i] = vji;
+            }
+        }
+}
+
+typedef struct {
+    int deg, v;
+} ref_hub;
+
+static int ref_hub_cmp(const void *pa, const void *pb)
+{
+    const ref_hub *a = pa, *b = pb;
+    if (a->deg != b->deg) return a->deg > b->deg ? -1 : 1;
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+// #ceilnb(k): hubs by degree (highest first, then lower vertex), each keeps its k highest
+// remaining entries; a dropped (h, j) also drops (j, h).
+static void ref_ceilnb(const float *W, unsigned char *E, int N, int k, float *tmp, ref_hub *h)
+{
+    int H = 0;
+    for (int i = 0; i < N; i++) {
+        int d = 0;
+        for (int j = 0; j < N; j++) d += E[i * N + j];
+        if (d > k) h[H++] = (ref_hub){d, i};
+    }
+    qsort(h, (size_t)H, sizeof *h, ref_hub_cmp);
+    for (int r = 0; r < H; r++) {
+        int i = h[r].v, n = 0;
+        for (int j = 0; j < N; j++)
+            if (E[i * N + j]) tmp[n++] = W[i * N + j];
+        if (n <= k) continue;
+        double bar = INFINITY;
+        if (k > 0) {
+            qsort(tmp, (size_t)n, sizeof *tmp, cmp_desc_float);
+            double f = (double)tmp[k - 1];
+            int cnt = 0;
+            for (int e = 0; e < n; e++) cnt += (double)tmp[e] >= f;
+            bar = cnt > k ? f * (1.0 + FLT_EPSILON) : f;
+        }
+        for (int j = 0; j < N; j++)
+            if (E[i * N + j] && !((double)W[i * N + j] >= bar)) {
+                E[i * N + j] = 0;
+                E[j * N + i] = 0;
+            }
+    }
+}
+
+// The spec's steps one at a time on the dense graph: value steps through dsmm_mcl_tf_apply
+// (each result a float; 0 leaves the graph), graph steps by the references above.
+static dsmm_status ref_tf(dsmm_ctx *ctx, const char *spec, float *W, unsigned char *E, int N)
+{
+    dsmm_status st = DSMM_OK;
+    unsigned char *C = malloc((size_t)N * N);
+    float *tmp = malloc((size_t)N * sizeof *tmp);
+    ref_hub *h = malloc((size_t)N * sizeof *h);
+    char *copy = strdup(spec);
+    if (!C || !tmp || !h || !copy) st = DSMM_ERR_NOMEM;
+    for (char *tok = copy ? strtok(copy, ",") : NULL; tok != NULL && st == DSMM_OK;
+         tok = strtok(NULL, ",")) {
+        char name[16];
+        double a;
+        if (sscanf(tok, " #%15[a-z] ( %lf )", name, &a) == 2) {
+            int k = (int)(a + 0.5);
+            if (strcmp(name, "ceilnb") == 0)
+                ref_ceilnb(W, E, N, k, tmp, h);
+            else if (a != 0.0)
+                ref_knn(W, E, N, k, strcmp(name, "knnj") == 0, C, tmp);
+            continue;
+        }
+        dsmm_mcl_tf *tf = NULL;
+        st = dsmm_mcl_tf_parse(ctx, tok, 0.0, &tf);
+        for (int e = 0; st == DSMM_OK && e < N * N; e++)
+            if (E[e]) {
+                W[e] = (float)dsmm_mcl_tf_apply(tf, (double)W[e]);
+                if (W[e] == 0.0f) E[e] = 0;
+            }
+        dsmm_mcl_tf_destroy(&tf);
+    }
+    free(C);
+    free(tmp);
+    free(h);
+    free(copy);
+    return st;
+}
+
+// A directed graph every rank builds alike: row i of degree 0..60 (hubs, empty rows, a few
+// loops), weights from 4 values (ties == 1) or from many.
+static void tf_graph(int N, uint64_t seed, int ties, float *W, unsigned char *E)
+{
+    memset(E, 0, (size_t)N * N);
+    for (int i = 0; i < N; i++) {
+        uint64_t u = dsmm_rng_at(seed, (uint64_t)i, 0);
+        int deg = i % 11 == 3 ? 0 : (int)(u % 7 == 0 ? 30 + u % 31 : u % 9);
+        for (int e = 0; e < deg; e++) {
+            uint64_t r = dsmm_rng_at(seed, (uint64_t)i, (uint64_t)e + 1);
+            int j = (int)(r % (uint64_t)N);
+            E[i * N + j] = 1;
+            W[i * N + j] = ties ? (float)(1 + (r >> 20) % 4) : (float)(0.05 + (r >> 20) % 10007 / 100.0);
+        }
+    }
+}
+
+// dsmmi_mcl_tf_run on this rank's rows of the dense graph (the equal split) against the dense
+// reference, entry for entry (columns and the float values' bits), on directed graphs with and
+// without ties, composed with value steps; then -tf '#knn(4)' in a run equals the graph
+// transformed by the reference.
+static int test_tf_graph(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    const int N = 97, P = dsmm_ctx_size(ctx), me = dsmm_ctx_rank(ctx);
+    float *W = calloc((size_t)N * N, sizeof *W);
+    unsigned char *E = calloc((size_t)N * N, 1);
+    float *W0 = calloc((size_t)N * N, sizeof *W0);
+    unsigned char *E0 = calloc((size_t)N * N, 1);
+    dsmm_idx rb[5];
+    CHECK_ALL(W && E && W0 && E0 && P <= 4);
+    dsmmi_equal_split(N, P, rb);
+    static const char *specs[] = {"#knn(3)",        "#knn(1)",         "#knn(0)",
+                                  "#knn(0.3)",      "#knn(1000)",      "#knnj(4)",
+                                  "#knnj(2)",       "#ceilnb(5)",      "#ceilnb(0)",
+                                  "#ceilnb(1)",     "#ceilnb(2.6)",    "gq(2),#knn(3),add(1)",
+                                  "#ceilnb(6),#knn(4)", "mul(0.5),#knnj(3),#ceilnb(4),pow(2)"};
+    int changed = 0;
+    for (int ties = 0; ties < 2; ties++)
+        for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
+            tf_graph(N, task_seed(77 + (uint64_t)ties), ties, W0, E0);
+            memcpy(W, W0, (size_t)N * N * sizeof *W);
+            memcpy(E, E0, (size_t)N * N);
+            CHECK_ALL_OK(ctx, ref_tf(ctx, specs[c], W, E, N));
+            changed += memcmp(E, E0, (size_t)N * N) != 0;
+            // This rank's rows of the untransformed graph.
+            dsmm_idx r0 = rb[me], nr = rb[me + 1] - rb[me], nnz = 0;
+            for (dsmm_idx i = r0; i < r0 + nr; i++)
+                for (int j = 0; j < N; j++) nnz += E0[i * N + j];
+            dsmmi_mcl_mat M = {0};
+            CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, nr, nnz));
+            dsmm_idx q = 0;
+            for (dsmm_idx i = 0; i < nr; i++) {
+                for (int j = 0; j < N; j++)
+                    if (E0[(r0 + i) * N + j]) {
+                        M.col[q] = j;
+                        M.val[q++] = W0[(r0 + i) * N + j];
+                    }
+                M.rowptr[i + 1] = q;
+            }
+            dsmm_mcl_tf *tf = NULL;
+            CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, specs[c], 0.0, &tf));
+            CHECK_ALL_OK(ctx, dsmmi_mcl_tf_run(ctx, tf, N, r0, &M));
+            int ok = 1;
+            dsmm_idx want = 0;
+            for (dsmm_idx i = 0; i < nr && ok; i++) {
+                dsmm_idx e = M.rowptr[i];
+                for (int j = 0; j < N && ok; j++) {
+                    if (!E[(r0 + i) * N + j]) continue;
+                    want++;
+                    ok = e < M.rowptr[i + 1] && M.col[e] == j &&
+                         M.val[e] == W[(r0 + i) * N + j];
+                    e++;
+                }
+                ok = ok && e == M.rowptr[i + 1];
+            }
+            ok = ok && M.nnz == want;
+            CHECK_ALL_MSG(ok, "'%s' (ties %d) differs from the reference on rank %d", specs[c],
+                          ties, me);
+            dsmm_mcl_tf_destroy(&tf);
+            dsmmi_mcl_mat_free(ctx, &M);
+        }
+    CHECK_ALL_MSG(changed >= 20, "only %d of the cases changed the graph", changed);
+
+    // In a run: -tf '#knn(4)' on a symmetric graph gives the clusters of the graph the
+    // reference transformed (symmetric again), and not those of the untransformed one.
+    dsmm_csr *A = NULL, *B = NULL;
+    const int n = 150;
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, n, task_seed(41), &A));
+    float *Wn = calloc((size_t)n * n, sizeof *Wn);
+    unsigned char *En = calloc((size_t)n * n, 1);
+    CHECK_ALL(Wn && En);
+    for (dsmm_idx i = 0; i < n; i++)
+        for (dsmm_idx e = A->rowptr[i]; e < A->rowptr[i + 1]; e++) {
+            dsmm_idx j = dsmm_csr_col(A, e);
+            En[i * n + j] = 1;
+            Wn[i * n + j] = (float)dsmm_csr_value(A, e);
+        }
+    CHECK_ALL_OK(ctx, ref_tf(ctx, "#knn(4)", Wn, En, n));
+    dsmm_coo *T = NULL;
+    CHECK_ALL_OK(ctx, dsmm_coo_create(ctx, n, n, A->nnz + 1, DSMM_DOUBLE, &T));
+    for (int e = 0; e < n * n; e++)
+        if (En[e]) {
+            T->row[T->nnz] = e / n;
+            T->col[T->nnz] = e % n;
+            ((double *)T->val)[T->nnz++] = (double)Wn[e];
+        }
+    CHECK_ALL_OK(ctx, dsmm_coo_to_csr(ctx, T, DSMM_DUP_ERROR, &B));
+    dsmm_coo_destroy(&T);
+    dsmm_dist *G = NULL, *H = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, B, 0, 0, &H));
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    dsmm_mcl_result rt = {0}, rh = {0}, rn = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, H, &p, &rh));
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rn));
+    dsmm_mcl_tf *tf = NULL;
+    CHECK_ALL_OK(ctx, dsmm_mcl_tf_parse(ctx, "#knn(4)", 0.0, &tf));
+    p.tf = tf;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rt));
+    CHECK_ALL_MSG(same_clusters(&rt, &rh) && rt.iterations == rh.iterations,
+                  "#knn(4): %lld clusters, by the reference %lld", (long long)rt.nclusters,
+                  (long long)rh.nclusters);
+    CHECK_ALL_MSG(!same_clusters(&rt, &rn), "%s", "#knn(4) changed nothing (the check cannot fail)");
+    dsmm_mcl_result_free(&rt);
+    dsmm_mcl_result_free(&rh);
+    dsmm_mcl_result_free(&rn);
+    dsmm_mcl_tf_destroy(&tf);
+    dsmm_dist_destroy(&G);
+    dsmm_dist_destroy(&H);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
+    free(Wn);
+    free(En);
+    free(W);
+    free(E);
+    free(W0);
+    free(E0);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -1580,6 +1868,7 @@ int main(int argc, char **argv)
         TEST(test_checkpoint_resume),
         TEST(test_errors_and_edges),
         TEST(test_tf),
+        TEST(test_tf_graph),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

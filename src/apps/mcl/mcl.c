@@ -119,25 +119,10 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize,
     tv = dsmmi_free(ctx, tv);
     tile = T->tile;
     *row0 = T->rb[T->grid->myrow];
-    if (tf != NULL) {
-        // mcl's -tf, on the graph as loaded (symmetric for abc), each result a float again.
-        double *tv2 = tile->val;
-        for (dsmm_idx i = 0; i < tile->nrows && bad == DSMM_OK; i++)
-            for (dsmm_idx k = tile->rowptr[i]; k < tile->rowptr[i + 1]; k++) {
-                double w = (double)(float)dsmm_mcl_tf_apply(tf, tv2[k]);
-                if (!isfinite(w) || w < 0.0) {
-                    bad = dsmmi_error(ctx, DSMM_ERR_ARG, __FILE__, __LINE__,
-                                      "mcl: edge %lld -> %lld has weight %g after -tf '%s' "
-                                      "(weights must be finite and >= 0; gt(0) drops the others)",
-                                      (long long)dsmm_csr_col(tile, k) + 1,
-                                      (long long)(*row0 + i) + 1, w, dsmm_mcl_tf_spec(tf));
-                    break;
-                }
-                tv2[k] = w;
-            }
-        DSMM_TRY(dsmmi_comm_agree(ctx, bad));
-    }
     DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, tile, M));
+    dsmm_dist_destroy(&T);
+    // mcl's -tf, on the graph as loaded (symmetric for abc), before the loops.
+    if (tf != NULL) DSMM_TRY(dsmmi_mcl_tf_run(ctx, tf, N, *row0, M));
 cleanup:
     dsmm_dist_destroy(&T);
     dsmmi_free(ctx, r);
