@@ -110,8 +110,22 @@ for spec in 'bogus(1)' 'gt()' 'abs(2)' 'gt(1' 'gt(x)' 'log(1)' 'gt(1),' 'gt(1) m
     expect_grep "$tmp/err" "^dsmm mcl: -tf: .*mcl transform"
     expect_none tf.bad
 done
-expect_rc 2 "$dsmm" mcl "$collins" --abc -tf '#knn(5)' -o tf.bad
-expect_grep "$tmp/err" "graph-wide transforms are not supported"
+# mcl's graph-wide steps, against mcl 22-282's clusterings (bundled), alone and among value steps.
+zcat "$data/collins2007.mcl-knn10.clusters.gz" >ref.knn
+zcat "$data/collins2007.mcl-gq0.3-ceilnb20-knnj6-I1.4.clusters.gz" >ref.gtf
+expect_rc 0 "$dsmm" mcl "$collins" --abc -tf '#knn(10)' -o got.knn --stats knn.json
+same got.knn ref.knn
+expect_grep knn.json '"tf": ?"#knn\(10\)"'
+expect_rc 0 "$dsmm" mcl "$collins" --abc -tf 'gq(0.3), #ceilnb(20), #knnj(6)' -I 1.4 -o got.gtf
+same got.gtf ref.gtf
+if cmp -s got.knn ref.2.0; then bad "-tf '#knn(10)' clustered as no transform did"; else ok; fi
+expect_rc 2 "$dsmm" mcl "$collins" --abc -tf '#arcmax()' -o tf.bad
+expect_grep "$tmp/err" "'#arcmax': this graph-wide transform of mcl's is not supported"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -tf '#knn(-3)' -o tf.bad
+expect_grep "$tmp/err" "the count must be in 0"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -abc-tf '#knn(5)' -o tf.bad
+expect_grep "$tmp/err" "graph-wide steps .* give them with -tf"
+expect_none tf.bad
 expect_rc 2 "$dsmm" mcl "$collins" --abc -abc-tf 'acos()' -o tf.bad
 expect_grep "$tmp/err" "'acos' is not supported"
 expect_rc 2 "$dsmm" mcl "$data/hep-th.mtx.gz" --abc-neg-log10 -o tf.bad
@@ -267,6 +281,11 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same p2.out ref.2.0
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$collins" --abc -I 4 -o p4.out -q --stats p4.json
     same p4.out ref.4.0
+    # The graph-wide transforms, distributed by rows (#ceilnb's greedy on rank 0).
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -tf '#knn(10)' -o knn3.out -q
+    same knn3.out ref.knn
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -tf 'gq(0.3),#ceilnb(20),#knnj(6)' -I 1.4 -o gtf2.out -q --expand dist
+    same gtf2.out ref.gtf
     # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json
     same d3.out ref.2.0
