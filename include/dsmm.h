@@ -389,7 +389,7 @@ typedef enum dsmm_format {
     DSMM_FORMAT_MTX,      // Matrix Market
     DSMM_FORMAT_ABC,      // mcl label triples: "label1 label2 [weight]"
     DSMM_FORMAT_BIN,      // dsmm binary (docs/formats.md)
-    DSMM_FORMAT_MCI       // mcl's native matrix format (mcxload's .mci; read only)
+    DSMM_FORMAT_MCI       // mcl's native matrix format (mcxload's .mci)
 } dsmm_format;
 
 typedef enum dsmm_mm_field { DSMM_MM_REAL = 0, DSMM_MM_INTEGER, DSMM_MM_PATTERN } dsmm_mm_field;
@@ -464,7 +464,7 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_read_dense(dsmm_ctx *ctx, const char *p
                                                     dsmm_dense **D);
 
 typedef struct dsmm_write_opts {
-    dsmm_format format;  // DSMM_FORMAT_AUTO: from the name (.mtx, .abc/.txt, .dsmm/.bin)
+    dsmm_format format;  // DSMM_FORMAT_AUTO: from the name (.mtx, .abc/.txt, .dsmm/.bin, .mci)
     int symmetric;       // Matrix Market: -1 detect (default), 0 general, 1 write one triangle
     int precision;       // significant digits for values; 0 = shortest round-trip (default)
     const char *comment; // optional comment line(s) after the banner

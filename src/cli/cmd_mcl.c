@@ -591,8 +591,10 @@ int cli_mcl(int argc, char **argv)
                     dsmm_ctx_last_error(tfctx));
         } else if (dsmm_mcl_tf_graph_steps(stf) > 0) {
             // mcl ignores them there, silently; a step that does nothing is refused.
-            fprintf(stderr, "dsmm mcl: -abc-tf '%s': graph-wide steps (#...) act on the whole "
-                    "graph; give them with -tf\nsee 'dsmm mcl --help'\n", a.abc_tf);
+            fprintf(stderr,
+                    "dsmm mcl: -abc-tf '%s': graph-wide steps (#...) act on the whole "
+                    "graph; give them with -tf\nsee 'dsmm mcl --help'\n",
+                    a.abc_tf);
             bad = "-abc-tf";
         }
         if (bad) {

@@ -145,6 +145,9 @@ dsmm_status dsmmi_mtx_write_dense(dsmm_ctx *ctx, FILE *f, const dsmm_dense *D);
 dsmm_status dsmmi_abc_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_labels *labels,
                             const dsmm_write_opts *o);
 dsmm_status dsmmi_bin_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A);
+/* dsmmi_mci_write: mcl's native format (canonical domains; the columns with entries, rows sorted;
+ * pattern entries without a value; values as dsmmi_abc_write writes them). */
+dsmm_status dsmmi_mci_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_write_opts *o);
 
 /* The dsmm binary format (binary.c, docs/formats.md): a 64-byte header, the payload (rowptr
  * and colidx as 8-byte integers, then the values) and an 8-byte trailer holding the crc32 of

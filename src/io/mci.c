@@ -211,3 +211,41 @@ cleanup:
     dsmm_coo_destroy(&T);
     return st;
 }
+
+dsmm_status dsmmi_mci_write(dsmm_ctx *ctx, FILE *f, const dsmm_csr *A, const dsmm_write_opts *o)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *T = NULL;
+    DSMM_CHECK(ctx, f != NULL && A != NULL, DSMM_ERR_ARG, "mci write: f and A must be non-NULL");
+    DSMM_CHECK(ctx, A->nrows <= INT32_MAX && A->ncols <= INT32_MAX, DSMM_ERR_ARG,
+               "mci write: %lld x %lld: mcl's indices are ints (at most 2147483647)",
+               (long long)A->nrows, (long long)A->ncols);
+    // mcl lists columns: column c's rows r as "c r:v ... $" (rows of A^T, sorted); a column
+    // without entries is not listed (as mcl writes them), a pattern entry is the bare row.
+    DSMM_TRY(dsmm_csr_transpose(ctx, A, &T));
+    int prec = o ? o->precision : 0;
+    int bad = fprintf(f, "(mclheader\nmcltype matrix\ndimensions %lldx%lld\n)\n(mclmatrix\nbegin\n",
+                      (long long)A->nrows, (long long)A->ncols) < 0;
+    for (dsmm_idx c = 0; c < T->nrows && !bad; c++) {
+        if (T->rowptr[c] == T->rowptr[c + 1]) continue;
+        bad = fprintf(f, "%lld", (long long)c) < 0;
+        for (dsmm_idx k = T->rowptr[c]; k < T->rowptr[c + 1] && !bad; k++) {
+            bad = fprintf(f, " %lld", (long long)dsmm_csr_col(T, k)) < 0;
+            if (A->type != DSMM_PATTERN && !bad) {
+                char num[64];
+                double v = dsmm_csr_value(T, k);
+                if (prec > 0)
+                    snprintf(num, sizeof num, "%.*g", prec, v);
+                else
+                    dsmmi_format_double(num, v);
+                bad = fputc(':', f) == EOF || fputs(num, f) < 0;
+            }
+        }
+        bad = bad || fputs(" $\n", f) < 0;
+    }
+    bad = bad || fputs(")\n", f) < 0;
+    DSMM_CHECK(ctx, !bad && !ferror(f), DSMM_ERR_IO, "mci write failed");
+cleanup:
+    dsmm_csr_destroy(&T);
+    return st;
+}

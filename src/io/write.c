@@ -20,9 +20,7 @@ dsmm_status dsmmi_write_format(dsmm_ctx *ctx, const char *path, dsmm_format aske
     *fmt = asked;
     if (*fmt == DSMM_FORMAT_AUTO) *fmt = dsmmi_format_from_name(path);
     if (*fmt == DSMM_FORMAT_AUTO) *fmt = DSMM_FORMAT_MTX; // "-" and unknown names
-    DSMM_CHECK(ctx, *fmt != DSMM_FORMAT_MCI, DSMM_ERR_UNSUPPORTED,
-               "write: %s: mcl's native format is read only (write .mtx, .abc or .dsmm)", path);
-    DSMM_CHECK(ctx, *fmt >= DSMM_FORMAT_MTX && *fmt <= DSMM_FORMAT_BIN, DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, *fmt >= DSMM_FORMAT_MTX && *fmt <= DSMM_FORMAT_MCI, DSMM_ERR_ARG,
                "write: unknown format %d", (int)*fmt);
 cleanup:
     return st;
@@ -52,6 +50,9 @@ dsmm_status dsmm_write(dsmm_ctx *ctx, const char *path, const dsmm_csr *A,
         break;
     case DSMM_FORMAT_ABC:
         DSMM_TRY(dsmmi_abc_write(ctx, out.f, A, labels, &o));
+        break;
+    case DSMM_FORMAT_MCI:
+        DSMM_TRY(dsmmi_mci_write(ctx, out.f, A, &o));
         break;
     default:
         DSMM_TRY(dsmmi_bin_write(ctx, out.f, A));

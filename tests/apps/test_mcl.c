@@ -1466,10 +1466,10 @@ static int test_tf(void)
                   dsmm_mcl_tf_spec(tf));
     dsmm_mcl_tf_destroy(&tf);
     // Errors: nothing made, the message names the step.
-    static const char *bad[] = {"bogus(1)", "gt()",    "abs(2)", "gt(1",         "gt(x)",
-                                "log(1)",   "log(-2)", "gt(1),", "gt(1) mul(2)", ",",
-                                "gt(inf)",  "gt",      "(1)",    "gt(1)),",
-                                "#knn()",   "#knn(-1)", "#ceilnb(x)", "#knn(1e10)", "#", "# knn(2)"};
+    static const char *bad[] = {
+        "bogus(1)", "gt()",         "abs(2)",     "gt(1",       "gt(x)", "log(1)",  "log(-2)",
+        "gt(1),",   "gt(1) mul(2)", ",",          "gt(inf)",    "gt",    "(1)",     "gt(1)),",
+        "#knn()",   "#knn(-1)",     "#ceilnb(x)", "#knn(1e10)", "#",     "# knn(2)"};
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         dsmm_ctx_clear_error(ctx); // the context keeps the first failure's message until then
         CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, bad[b], 0.0, &tf), DSMM_ERR_ARG);
@@ -1718,7 +1718,8 @@ static void tf_graph(int N, uint64_t seed, int ties, float *W, unsigned char *E)
             uint64_t r = dsmm_rng_at(seed, (uint64_t)i, (uint64_t)e + 1);
             int j = (int)(r % (uint64_t)N);
             E[i * N + j] = 1;
-            W[i * N + j] = ties ? (float)(1 + (r >> 20) % 4) : (float)(0.05 + (r >> 20) % 10007 / 100.0);
+            W[i * N + j] =
+                ties ? (float)(1 + (r >> 20) % 4) : (float)(0.05 + (r >> 20) % 10007 / 100.0);
         }
     }
 }
@@ -1739,11 +1740,20 @@ static int test_tf_graph(void)
     dsmm_idx rb[5];
     CHECK_ALL(W && E && W0 && E0 && P <= 4);
     dsmmi_equal_split(N, P, rb);
-    static const char *specs[] = {"#knn(3)",        "#knn(1)",         "#knn(0)",
-                                  "#knn(0.3)",      "#knn(1000)",      "#knnj(4)",
-                                  "#knnj(2)",       "#ceilnb(5)",      "#ceilnb(0)",
-                                  "#ceilnb(1)",     "#ceilnb(2.6)",    "gq(2),#knn(3),add(1)",
-                                  "#ceilnb(6),#knn(4)", "mul(0.5),#knnj(3),#ceilnb(4),pow(2)"};
+    static const char *specs[] = {"#knn(3)",
+                                  "#knn(1)",
+                                  "#knn(0)",
+                                  "#knn(0.3)",
+                                  "#knn(1000)",
+                                  "#knnj(4)",
+                                  "#knnj(2)",
+                                  "#ceilnb(5)",
+                                  "#ceilnb(0)",
+                                  "#ceilnb(1)",
+                                  "#ceilnb(2.6)",
+                                  "gq(2),#knn(3),add(1)",
+                                  "#ceilnb(6),#knn(4)",
+                                  "mul(0.5),#knnj(3),#ceilnb(4),pow(2)"};
     int changed = 0;
     for (int ties = 0; ties < 2; ties++)
         for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
@@ -1777,8 +1787,7 @@ static int test_tf_graph(void)
                 for (int j = 0; j < N && ok; j++) {
                     if (!E[(r0 + i) * N + j]) continue;
                     want++;
-                    ok = e < M.rowptr[i + 1] && M.col[e] == j &&
-                         M.val[e] == W[(r0 + i) * N + j];
+                    ok = e < M.rowptr[i + 1] && M.col[e] == j && M.val[e] == W[(r0 + i) * N + j];
                     e++;
                 }
                 ok = ok && e == M.rowptr[i + 1];
@@ -1831,7 +1840,8 @@ static int test_tf_graph(void)
     CHECK_ALL_MSG(same_clusters(&rt, &rh) && rt.iterations == rh.iterations,
                   "#knn(4): %lld clusters, by the reference %lld", (long long)rt.nclusters,
                   (long long)rh.nclusters);
-    CHECK_ALL_MSG(!same_clusters(&rt, &rn), "%s", "#knn(4) changed nothing (the check cannot fail)");
+    CHECK_ALL_MSG(!same_clusters(&rt, &rn), "%s",
+                  "#knn(4) changed nothing (the check cannot fail)");
     dsmm_mcl_result_free(&rt);
     dsmm_mcl_result_free(&rh);
     dsmm_mcl_result_free(&rn);

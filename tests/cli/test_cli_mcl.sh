@@ -270,9 +270,21 @@ expect_rc 1 "$dsmm" mcl "$pm" -use-tab dup.tab -o tab.bad
 expect_grep "$tmp/err" "dup.tab:313: (index 5 listed twice|more than 312 labels)"
 expect_rc 1 "$dsmm" mcl "$pm" -use-tab missing.tab -o tab.bad
 expect_none tab.bad
-expect_rc 1 "$dsmm" convert "$pm" out.mci
-expect_grep "$tmp/err" "native format is read only"
-expect_none out.mci
+# Written by dsmm convert: the same matrix read back, and the same clusters (from dsmm and,
+# where installed, from mcl itself).
+expect_rc 0 "$dsmm" convert "$pm" out.mci
+expect_grep out.mci '^dimensions 312x312$'
+expect_rc 0 "$dsmm" convert out.mci back.mtx
+expect_rc 0 "$dsmm" convert "$pm" orig.mtx
+same back.mtx orig.mtx
+expect_rc 0 "$dsmm" mcl out.mci -o wmci.got
+expect_rc 0 "$dsmm" clm dist pref.2.0 wmci.got
+expect_grep "$tmp/out" '^d=0	'
+if command -v mcl >/dev/null 2>&1; then
+    mcl out.mci -o wmci.mcl 2>/dev/null
+    expect_rc 0 "$dsmm" clm dist pref.2.0 wmci.mcl
+    expect_grep "$tmp/out" '^d=0	'
+fi
 
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then

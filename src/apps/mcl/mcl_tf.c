@@ -128,8 +128,8 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
     s++;
     DSMM_CHECK(ctx, has || need != 1, DSMM_ERR_ARG, "mcl transform: '%.*s' needs a value", nlen,
                name);
-    DSMM_CHECK(ctx, !has || need != -1, DSMM_ERR_ARG, "mcl transform: '%.*s' takes no value",
-               nlen, name);
+    DSMM_CHECK(ctx, !has || need != -1, DSMM_ERR_ARG, "mcl transform: '%.*s' takes no value", nlen,
+               name);
     // mcl rounds a graph step's count (k = a + 0.5, truncated); a negative one is refused.
     DSMM_CHECK(ctx, !graph || (a >= 0.0 && a < 2147483647.0), DSMM_ERR_ARG,
                "mcl transform: '%.*s(%g)': the count must be in 0..2147483646", nlen, name, a);
@@ -257,7 +257,6 @@ static double apply_steps(const dsmm_mcl_tf *tf, int from, int to, double w)
     return w;
 }
 
-
 double dsmm_mcl_tf_apply(const void *arg, double w)
 {
     const dsmm_mcl_tf *tf = arg;
@@ -370,8 +369,8 @@ static dsmm_idx max_row(const dsmmi_mcl_mat *M)
 // entries; then an arc stays when the other end chose it too (knn), or when either end chose
 // it, with the larger of the two weights (knnj). The other end's choices come as the transpose
 // of the choices (their triples sent to the owners of the rows). Collective; fails together.
-static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M,
-                             dsmm_idx k, int join)
+static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M, dsmm_idx k,
+                             int join)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     int P = dsmm_ctx_size(ctx);
