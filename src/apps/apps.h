@@ -67,6 +67,10 @@ dsmm_idx dsmmi_mcl_prune_whole(const dsmmi_mcl_rules *r, int32_t c, int32_t *idx
 int dsmmi_mcl_sum_exact(double bar, double mx, dsmm_idx n);
 double dsmmi_mcl_sum4(const float *v, dsmm_idx n);
 
+/* dsmmi_mcl_kth_largest: the k-th largest (1-based, with multiplicity) of v[0..n), 1 <= k <= n
+ * (Hoare's selection; v is reordered). */
+float dsmmi_mcl_kth_largest(float *v, dsmm_idx n, dsmm_idx k);
+
 /* dsmmi_mcl_inflate: v := v^power then divided by the column sum (floats, double sums);
  * returns n, or 0 when the sum is not positive (the column is emptied). */
 dsmm_idx dsmmi_mcl_inflate(float *val, dsmm_idx n, double power);

@@ -10,8 +10,7 @@
 
 #include "apps/apps.h"
 
-// The k-th largest (1-based, with multiplicity) of v[0..n), 1 <= k <= n; reorders v.
-static float kth_largest(float *v, dsmm_idx n, dsmm_idx k)
+float dsmmi_mcl_kth_largest(float *v, dsmm_idx n, dsmm_idx k)
 {
     dsmm_idx lo = 0, hi = n - 1, want = k - 1; // position in descending order
     while (lo < hi) {
@@ -45,7 +44,7 @@ static float kth_in(const float *val, dsmm_idx n, double lo, double hi, dsmm_idx
     for (dsmm_idx i = 0; i < n; i++)
         if ((double)val[i] >= lo && (double)val[i] < hi) scratch[m++] = val[i];
     if (k > m) k = m; // cannot happen for a full column or an exact candidate set
-    return k <= 0 ? 0.0f : kth_largest(scratch, m, k);
+    return k <= 0 ? 0.0f : dsmmi_mcl_kth_largest(scratch, m, k);
 }
 
 // Whether mcl's running double sum of n floats, each at least bar and at most mx, is exact at

@@ -296,45 +296,19 @@ static dsmm_idx step_count(double a)
     return (dsmm_idx)(a + 0.5);
 }
 
-// The k-th largest of x[0..n) (1 <= k <= n; x is reordered): Hoare's selection.
-static double kth_largest(double *x, dsmm_idx n, dsmm_idx k)
-{
-    dsmm_idx lo = 0, hi = n - 1, want = k - 1; // position in descending order
-    while (lo < hi) {
-        double pivot = x[lo + (hi - lo) / 2];
-        dsmm_idx i = lo, j = hi;
-        while (i <= j) {
-            while (x[i] > pivot) i++;
-            while (x[j] < pivot) j--;
-            if (i <= j) {
-                double t = x[i];
-                x[i++] = x[j];
-                x[j--] = t;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            return x[want]; // between the two parts: equal to the pivot
-    }
-    return x[want];
-}
-
 // mcl's choice of a vector's k highest entries (its mclvSelectHighest, for n > k entries whose
 // values are x[0..n), reordered): the entries >= the returned bar stay. The bar is the k-th
 // largest value; when ties at it would keep more than k, it is that value times
 // (1 + FLT_EPSILON) (mcl's float epsilon), so that none of the tied stay. k = 0 keeps none.
-static double select_bar(double *x, dsmm_idx n, dsmm_idx k)
+static double select_bar(float *x, dsmm_idx n, dsmm_idx k)
 {
     if (k == 0) return INFINITY;
     for (dsmm_idx i = 0; i < n; i++)
         if (isnan(x[i])) x[i] = -INFINITY;
-    double f = kth_largest(x, n, k);
+    float f = dsmmi_mcl_kth_largest(x, n, k);
     dsmm_idx cnt = 0;
     for (dsmm_idx i = 0; i < n; i++) cnt += x[i] >= f;
-    return cnt > k ? f * (1.0 + FLT_EPSILON) : f;
+    return cnt > k ? (double)f * (1.0 + FLT_EPSILON) : (double)f;
 }
 
 // The value steps [from, to) on every entry of M, each result stored as a float (as mcl stores
@@ -374,7 +348,8 @@ static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
     int P = dsmm_ctx_size(ctx);
-    double *x = NULL, *tv = NULL;
+    float *x = NULL;
+    double *tv = NULL;
     dsmm_idx *tr = NULL, *tc = NULL;
     dsmm_dist *C = NULL;
     dsmmi_mcl_mat out = {0};
@@ -387,7 +362,7 @@ static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl
         dsmm_idx b = M->rowptr[i + 1], n = b - a;
         double bar = -INFINITY;
         if (n > k) {
-            for (dsmm_idx e = 0; e < n; e++) x[e] = (double)M->val[a + e];
+            memcpy(x, M->val + a, (size_t)n * sizeof *x);
             bar = select_bar(x, n, k);
         }
         for (dsmm_idx e = a; e < b; e++)
@@ -485,18 +460,10 @@ static int cmp_u64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-// Position of v in the ascending x[0..n), or -1.
-static dsmm_idx find_i32(const int32_t *x, dsmm_idx n, int32_t v)
+static int cmp_i32(const void *pa, const void *pb)
 {
-    dsmm_idx lo = 0, hi = n;
-    while (lo < hi) {
-        dsmm_idx mid = lo + (hi - lo) / 2;
-        if (x[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && x[lo] == v ? lo : -1;
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
 }
 
 // Rank 0's part of #ceilnb: the hubs' rows (packed as id, length, columns, values; ascending
@@ -520,7 +487,7 @@ static dsmm_idx ceilnb_greedy(dsmm_ctx *ctx, const char *buf, size_t bytes, dsmm
     int32_t *col = dsmmi_malloc(ctx, (size_t)tot + 1, sizeof *col);
     float *val = dsmmi_malloc(ctx, (size_t)tot + 1, sizeof *val);
     unsigned char *alive = dsmmi_malloc(ctx, (size_t)tot + 1, 1);
-    double *x = NULL;
+    float *x = NULL;
     if (!h || !hid || !off || !col || !val || !alive) goto out;
     dsmm_idx mx = 0, e = 0;
     size_t o = 0;
@@ -546,7 +513,7 @@ static dsmm_idx ceilnb_greedy(dsmm_ctx *ctx, const char *buf, size_t bytes, dsmm
     for (dsmm_idx r = 0; r < H; r++) {
         dsmm_idx s = h[r].slot, n = 0;
         for (dsmm_idx f = off[s]; f < off[s + 1]; f++)
-            if (alive[f]) x[n++] = (double)val[f];
+            if (alive[f]) x[n++] = val[f];
         if (n <= k) continue;
         double bar = select_bar(x, n, k);
         for (dsmm_idx f = off[s]; f < off[s + 1]; f++) {
@@ -555,10 +522,13 @@ static dsmm_idx ceilnb_greedy(dsmm_ctx *ctx, const char *buf, size_t bytes, dsmm
             pairs[2 * npairs] = hid[s];
             pairs[2 * npairs + 1] = col[f];
             npairs++;
-            dsmm_idx d = col[f] != hid[s] ? find_i32(hid, H, col[f]) : -1;
-            if (d >= 0) { // the other end is a hub: its arc back goes too
-                dsmm_idx g = find_i32(col + off[d], off[d + 1] - off[d], hid[s]);
-                if (g >= 0) alive[off[d] + g] = 0;
+            const int32_t *dp =
+                col[f] != hid[s] ? bsearch(&col[f], hid, (size_t)H, sizeof *hid, cmp_i32) : NULL;
+            if (dp != NULL) { // the other end is a hub: its arc back goes too
+                dsmm_idx d = dp - hid;
+                const int32_t *g = bsearch(&hid[s], col + off[d], (size_t)(off[d + 1] - off[d]),
+                                           sizeof *col, cmp_i32);
+                if (g != NULL) alive[g - col] = 0;
             }
         }
     }
