@@ -1125,8 +1125,8 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist 
  * expands (M * M), prunes every column (threshold 1/P, selection of the S largest, recovery
  * to R when less than pct of the mass is left), inflates (Hadamard power, renormalised) until
  * the chaos drops below 1e-4; the limit is interpreted into clusters by mcl's rules
- * (attractor systems, overlap cut to the first cluster, clusters by size). Values are float32
- * like mcl's, so one rank reproduces mcl's clusters exactly. */
+ * (attractor systems, overlap cut to the first cluster by default, clusters by size). Values
+ * are float32 like mcl's, so one rank reproduces mcl's clusters exactly. */
 
 /* How the expansion runs. FUSED: each rank expands and prunes its own columns one at a time,
  * the unpruned product never stored (needs the whole iterate on the rank: one rank only);
@@ -1219,6 +1219,29 @@ DSMM_API int dsmm_mcl_tf_graph_steps(const dsmm_mcl_tf *tf);
 DSMM_API const char *dsmm_mcl_tf_spec(const dsmm_mcl_tf *tf);
 DSMM_API void dsmm_mcl_tf_destroy(dsmm_mcl_tf **tf);
 
+/* What becomes of a vertex whose DAG reaches several attractor systems (mcl's -overlap):
+ * CUT (mcl's default) keeps it in the first system only; KEEP puts it in each of them (the
+ * clusters overlap); SPLIT takes the vertices in overlap out and groups them in clusters of
+ * their own, two vertices together when they reach the same systems. */
+typedef enum dsmm_mcl_overlap {
+    DSMM_MCL_OVERLAP_CUT = 0,
+    DSMM_MCL_OVERLAP_KEEP,
+    DSMM_MCL_OVERLAP_SPLIT
+} dsmm_mcl_overlap;
+
+/* The order of the clusters (mcl's -sort): REVSIZE (the default) largest first, clusters of one
+ * size by their member lists compared element by element (for disjoint clusters: smallest
+ * member first); SIZE the exact reverse; LEX by member lists only; NONE the order the
+ * interpretation makes them: attractor systems by attractor count, then smallest vertex, and
+ * the vertices reaching no system last (when SPLIT took vertices out, mcl 22-282 gives
+ * REVSIZE's order, and so does dsmm). */
+typedef enum dsmm_mcl_sort {
+    DSMM_MCL_SORT_REVSIZE = 0,
+    DSMM_MCL_SORT_SIZE,
+    DSMM_MCL_SORT_LEX,
+    DSMM_MCL_SORT_NONE
+} dsmm_mcl_sort;
+
 typedef struct dsmm_mcl_params {
     double inflation;       // -I (2.0); rounded to float as mcl reads it
     double init_inflation;  // -i (2.0), for the init_loop first iterations
@@ -1229,7 +1252,7 @@ typedef struct dsmm_mcl_params {
     int64_t select_number;  // -S (-1: the scheme's; 0: no selection)
     int64_t recover_number; // -R (-1: the scheme's; 0: no recovery)
     int recover_pct;        // -pct 0..99 (-1: the scheme's)
-    double loop_scale;      // -c: loops multiplied by |c| (0: not set)
+    double loop_scale;      // -c: loops multiplied by |c| (1, the default: unchanged; 0: none)
     double pre_inflation;   // -pi (0: not set)
     int symmetrize;         // 1: G := max(G, G^T) first (mcl's --abc reading); default 0
     const dsmm_mcl_tf *tf;  // mcl's -tf: applied to the graph's weights after symmetrize and
@@ -1247,6 +1270,15 @@ typedef struct dsmm_mcl_params {
     void *progress_user;
     const char *checkpoint_dir; // non-NULL: the iterate and the loop state after each iteration
     const char *resume_dir;     // non-NULL: start from the checkpoint in this directory
+    dsmm_mcl_overlap overlap;   // -overlap (CUT)
+    dsmm_mcl_sort sort;         // -sort (REVSIZE)
+    int force_connected;        // 1: split every cluster into the connected components it
+                                // induces in the graph (edges either way, as clustered: after
+                                // tf), as mcl's --force-connected=y; the clusters then come
+                                // largest first whatever sort says (mcl's order); the
+                                // clustering before the split is kept in res->orig_*
+    int check_connected;        // 1: count those components (res->components) without
+                                // changing the clustering (mcl's --check-connected=y)
 } dsmm_mcl_params;
 DSMM_API void dsmm_mcl_params_init(dsmm_mcl_params *p);
 /* dsmm_mcl_scheme_values: P, S, R, pct of scheme 1..7 (DSMM_ERR_ARG otherwise). */
@@ -1255,12 +1287,22 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *
 
 typedef struct dsmm_mcl_result {
     int64_t n;        // vertices
-    int64_t *cluster; // cluster[v] in 0..nclusters-1, numbered in mcl's output order
+    int64_t *cluster; // cluster[v] in 0..nclusters-1, numbered in mcl's output order (with
+                      // KEEP overlap: the first cluster that holds v)
     int64_t nclusters;
+    int64_t *start;         // nclusters + 1 offsets into members: cluster c is members[start[c] ..
+    int64_t *members;       // start[c + 1]), vertices ascending (with KEEP overlap a vertex may be
+                            // in several clusters; otherwise every vertex is in exactly one)
+    int64_t components;     // force_connected or check_connected: the connected components the
+                            // clusters induce (== nclusters when each is connected), else 0
+    int64_t orig_nclusters; // force_connected and a cluster was split: the clustering before
+    int64_t *orig_start;    // the split (as start/members), for mcl's OUT-rags file; else 0
+    int64_t *orig_members;  // and NULL
     int iterations;
     int converged;      // 0: stopped by main_loop
     int64_t attractors; // vertices that attract (limit matrix)
-    int64_t overlap;    // vertices in several attractor systems, cut to the first one
+    int64_t overlap;    // vertices in several attractor systems (cut, kept or split by
+                        // params.overlap)
     int64_t garbage;    // vertices reaching no attractor, gathered in one cluster
     double seconds;
     dsmm_mcl_iter *iters; // niters entries: the iterations this call ran

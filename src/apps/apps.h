@@ -200,9 +200,16 @@ dsmm_status dsmmi_mcl_checkpoint_peek(dsmm_ctx *ctx, const char *dir, dsmm_idx *
                                       uint64_t *graph_fp);
 
 /* dsmmi_mcl_interpret: clusters of the limit matrix (local rows of L^T), by mcl's rules, into
- * res (n, cluster, nclusters, attractors, overlap, garbage). Collective. */
+ * res (n, cluster, nclusters, start, members, attractors, overlap, garbage), overlap handled
+ * and clusters ordered as mode and sort say. Collective. */
 dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx row0, dsmm_idx N,
-                                dsmm_mcl_result *res);
+                                dsmm_mcl_overlap mode, dsmm_mcl_sort sort, dsmm_mcl_result *res);
+/* dsmmi_mcl_connect: the connected components that res's clusters induce in the graph whose
+ * local rows (vertices row0 .., any direction) are rowptr/col: res->components; with force,
+ * clusters that are not connected are split (largest first, as mcl) and the clustering
+ * before goes to res->orig_*. Collective. */
+dsmm_status dsmmi_mcl_connect(dsmm_ctx *ctx, const dsmm_idx *rowptr, const int32_t *col,
+                              dsmm_idx nrows, dsmm_idx row0, int force, dsmm_mcl_result *res);
 
 // gcn (src/apps/gcn/) ------------------------------------------------------------------------
 

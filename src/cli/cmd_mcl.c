@@ -46,12 +46,14 @@ typedef struct mcl_args {
     double infl[MAX_INFL];
     int ninfl;
     const char *out, *stats, *checkpoint, *resume, *algo, *grid, *acc, *expand, *estimate;
-    const char *tf, *abc_tf;     // -tf, -abc-tf
-    const char *use_tab;         // -use-tab: labels of native (.mci) input
-    const char *odir, *ap, *aa;  // default output name: directory, prefix, appended text
-    int neg_log, neg_log10;      // --abc-neg-log, --abc-neg-log10
-    size_t mem, budget, gpu_mem; // --per-process-mem, --mem, --gpu-mem
-    double gpu_flops;            // --gpu-min-flops (-1: the library's default)
+    const char *tf, *abc_tf;             // -tf, -abc-tf
+    const char *use_tab;                 // -use-tab: labels of native (.mci) input
+    const char *odir, *ap, *aa;          // default output name: directory, prefix, appended text
+    const char *overlap, *sort;          // -overlap, -sort (mcl's names)
+    const char *force_conn, *check_conn; // --force-connected=y|n, --check-connected=y|n
+    int neg_log, neg_log10;              // --abc-neg-log, --abc-neg-log10
+    size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
+    double gpu_flops;                    // --gpu-min-flops (-1: the library's default)
     int pipeline, gpu, gpu_resident;
 } mcl_args;
 
@@ -105,15 +107,19 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
             continue;
         }
         const char *name = s + 1 + (s[1] == '-');
+        // mcl's --name=value (double dash only, as mcl takes it).
+        const char *eq = s[1] == '-' ? strchr(name, '=') : NULL;
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
         const opt *o = table;
-        while (o->name && strcmp(o->name, name) != 0) o++;
+        while (o->name && (strlen(o->name) != nlen || strncmp(o->name, name, nlen) != 0)) o++;
         if (!o->name) return usage_err("unknown option '%s'", s);
         if (o->k == K_FLAG) {
+            if (eq) return usage_err("%s takes no value", s);
             (*(int *)o->target)++;
             continue;
         }
-        if (i + 1 >= argc) return usage_err("%s needs an argument", s);
-        const char *v = argv[++i];
+        if (!eq && i + 1 >= argc) return usage_err("%s needs an argument", s);
+        const char *v = eq ? eq + 1 : argv[++i];
         char *end = NULL;
         errno = 0;
         switch (o->k) {
@@ -165,6 +171,20 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
     }
     if (!*input && !a->z) return usage_err("%s", "no INPUT given");
     return CLI_OK;
+}
+
+// mcl's y/n values: 1, y, Y, yes, ... on; 0, n, N, no, ... off (the first character decides).
+static int yes_no(const char *v, int *on)
+{
+    if (v[0] != '\0' && strchr("1yY", v[0])) {
+        *on = 1;
+        return 0;
+    }
+    if (v[0] != '\0' && strchr("0nN", v[0])) {
+        *on = 0;
+        return 0;
+    }
+    return -1;
 }
 
 // raw without its '.' characters into out (mcl's suffixes: -I 1.4 -> "I14").
@@ -326,6 +346,16 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
     DSMM_TRY(dsmm_stats_set_int(s, "attractors", r->attractors));
     DSMM_TRY(dsmm_stats_set_int(s, "overlap", r->overlap));
     DSMM_TRY(dsmm_stats_set_int(s, "garbage", r->garbage));
+    static const char *const omode[] = {"cut", "keep", "split"};
+    static const char *const smode[] = {"revsize", "size", "lex", "none"};
+    DSMM_TRY(dsmm_stats_set_str(s, "overlap_mode", omode[p->overlap]));
+    DSMM_TRY(dsmm_stats_set_str(s, "sort", smode[p->sort]));
+    // Connected components the clusters induce (--force-connected / --check-connected).
+    if (p->force_connected || p->check_connected) {
+        DSMM_TRY(dsmm_stats_set_int(s, "components", r->components));
+        if (r->orig_start)
+            DSMM_TRY(dsmm_stats_set_int(s, "clusters_before_split", r->orig_nclusters));
+    }
     DSMM_TRY(dsmm_stats_set_int(s, "per_process_mem", (int64_t)a->mem));
     dsmmi_json_begin_array(&j, NULL);
     for (int k = 0; k < r->niters; k++) iter_json(&j, &r->iters[k]);
@@ -421,7 +451,22 @@ int cli_mcl(int argc, char **argv)
          "mcl native input (.mci): label the output with the tab file's 'index<TAB>label' "
          "lines (mcxload -write-tab)",
          K_STRING, &a.use_tab, 0, 0},
-        {"c", "f", "multiply the loops by f", K_DOUBLE, &a.c, -1e9, 1e9},
+        {"c", "f", "multiply the loops by |f| (0: no loops)", K_DOUBLE, &a.c, -1e9, 1e9},
+        {"overlap", "cut|keep|split",
+         "a vertex reaching several clusters: in the first (cut, mcl's default), in all (keep), "
+         "or taken out into clusters of its own (split)",
+         K_STRING, &a.overlap, 0, 0},
+        {"sort", "revsize|size|lex|none",
+         "cluster order: largest first (revsize, default), smallest first, by members, or as "
+         "found",
+         K_STRING, &a.sort, 0, 0},
+        {"force-connected", "y|n",
+         "split clusters into the connected components they induce in the graph; the clustering "
+         "before goes to FILE-rags (mcl's native format)",
+         K_STRING, &a.force_conn, 0, 0},
+        {"check-connected", "y|n",
+         "report on stderr whether every cluster is connected in the graph (output unchanged)",
+         K_STRING, &a.check_conn, 0, 0},
         {"l", "n", "initial loop length (0)", K_INT, &a.l, 0, 1e6},
         {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
         {"L", "n", "main loop length (10000)", K_INT, &a.L, 0, 1e9},
@@ -492,6 +537,26 @@ int cli_mcl(int argc, char **argv)
     p.init_inflation = a.i;
     if (a.has_c) p.loop_scale = a.c;
     if (a.has_pi) p.pre_inflation = a.pi;
+    if (a.overlap) {
+        static const char *const modes[] = {"cut", "keep", "split"};
+        int m = -1;
+        for (int k = 0; k < 3; k++)
+            if (strcmp(a.overlap, modes[k]) == 0) m = k;
+        if (m < 0) return usage_err("-overlap: '%s' is not cut, keep or split", a.overlap);
+        p.overlap = (dsmm_mcl_overlap)m;
+    }
+    if (a.sort) {
+        static const char *const modes[] = {"revsize", "size", "lex", "none"};
+        int m = -1;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(a.sort, modes[k]) == 0) m = k;
+        if (m < 0) return usage_err("-sort: '%s' is not revsize, size, lex or none", a.sort);
+        p.sort = (dsmm_mcl_sort)m;
+    }
+    if (a.force_conn && yes_no(a.force_conn, &p.force_connected) != 0)
+        return usage_err("--force-connected: '%s' is not y or n", a.force_conn);
+    if (a.check_conn && yes_no(a.check_conn, &p.check_connected) != 0)
+        return usage_err("--check-connected: '%s' is not y or n", a.check_conn);
     p.per_process_mem = a.mem;
     p.phases = a.phases;
     p.checkpoint_dir = a.checkpoint;
@@ -786,14 +851,46 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
         }
         if (root) {
             double tw = dsmmi_wtime();
-            dsmm_status ws = native && labels == NULL
-                                 ? dsmmi_write_clusters_native(ctx, paths[k], res.n, res.cluster)
-                                 : dsmmi_write_clusters_base(ctx, paths[k], res.n, res.cluster,
-                                                             labels, a.abc ? 0 : a.base0);
+            int base = a.abc ? 0 : a.base0, nat = native && labels == NULL;
+            char rags[4200];
+            dsmm_status ws = DSMM_OK;
+            const char *failed = paths[k];
+            // --force-connected split a cluster: the clustering before, as mcl writes it (its
+            // native format, to OUTPUT-rags; none when the output is stdout).
+            if (res.orig_start && strcmp(paths[k], "-") != 0) {
+                snprintf(rags, sizeof rags, "%s-rags", paths[k]);
+                failed = rags;
+                ws = dsmmi_write_cluster_lists(ctx, rags, res.n, res.orig_nclusters, res.orig_start,
+                                               res.orig_members, NULL, 0, 1);
+            }
+            if (ws == DSMM_OK) {
+                failed = paths[k];
+                ws = dsmmi_write_cluster_lists(ctx, paths[k], res.n, res.nclusters, res.start,
+                                               res.members, labels, base, nat);
+            }
             if (ws != DSMM_OK) {
-                cli_fail(&cmd, ctx, paths[k]);
+                cli_fail(&cmd, ctx, failed);
                 rc = CLI_FAIL;
             } else if (!a.silent) {
+                if (res.overlap > 0 && p.overlap != DSMM_MCL_OVERLAP_CUT)
+                    fprintf(stderr, "[dsmm mcl] %s %lld vertices in overlap\n",
+                            p.overlap == DSMM_MCL_OVERLAP_KEEP ? "kept" : "split",
+                            (long long)res.overlap);
+                if (res.orig_start)
+                    fprintf(stderr,
+                            "[dsmm mcl] splitting yields an additional %lld clusters at a total "
+                            "of %lld%s%s\n",
+                            (long long)(res.nclusters - res.orig_nclusters),
+                            (long long)res.nclusters, strcmp(paths[k], "-") ? "; before: " : "",
+                            strcmp(paths[k], "-") ? rags : "");
+                else if ((p.force_connected || p.check_connected) &&
+                         res.components == res.nclusters)
+                    fprintf(stderr, "[dsmm mcl] clustering induces connected components\n");
+                else if (p.check_connected)
+                    fprintf(stderr,
+                            "[dsmm mcl] clusters not connected in the graph: they induce %lld "
+                            "components in all (--force-connected=y splits them)\n",
+                            (long long)res.components);
                 fprintf(stderr, "[dsmm mcl] %lld clusters found (I = %g, %d iterations%s)\n",
                         (long long)res.nclusters, a.infl[k], res.iterations,
                         res.converged ? "" : ", not converged");

@@ -194,6 +194,13 @@ dsmm_status dsmmi_labels_read_tab(dsmm_ctx *ctx, const char *path, dsmm_idx n, d
  * Errors: DSMM_ERR_ARG (an id outside 0..n-1), DSMM_ERR_IO, DSMM_ERR_NOMEM. */
 dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_idx n,
                                         const dsmm_idx *cluster);
+/* dsmmi_write_cluster_lists: nc clusters given as lists (cluster c: members[start[c] ..
+ * start[c + 1]), written in that order; empty ones write nothing; a vertex may be in several),
+ * as dsmm_write_clusters (labels, or numbers from base) or, with native, in mcl's native
+ * format. Atomic. Errors: DSMM_ERR_ARG (a member outside 0..n-1), DSMM_ERR_IO. */
+dsmm_status dsmmi_write_cluster_lists(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_idx nc,
+                                      const dsmm_idx *start, const dsmm_idx *members,
+                                      const dsmm_labels *labels, int base, int native);
 /* dsmmi_write_clusters_base: dsmm_write_clusters with vertex numbers counted from base when
  * labels is NULL. */
 dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,

@@ -835,7 +835,8 @@ static int test_interpret_vs_reference(void)
             }
         }
         dsmm_mcl_result res = {0};
-        CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, &res));
+        CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, DSMM_MCL_OVERLAP_CUT,
+                                              DSMM_MCL_SORT_REVSIZE, &res));
         int same = res.n == n;
         for (int v = 0; v < n && same; v++) same = res.cluster[v] == want[v];
         CHECK_ALL_MSG(same, "trial %d (n %d): clusters differ from the reference", trial, n);
@@ -846,6 +847,430 @@ static int test_interpret_vs_reference(void)
         free(L.col);
         free(L.val);
     }
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// The overlap and sort modes against a reference: each vertex's systems found by a search
+// from it, the clusters built for the mode (systems in the interpretation's order, the
+// unreached, then for SPLIT the vertices in overlap grouped by the systems they reach), then
+// put in order by an insertion sort with the rules of docs/mcl.md.
+typedef struct reflists {
+    int nc;
+    int *start, *members;
+} reflists;
+
+static int ref_lex(const int *a, int na, const int *b, int nb)
+{
+    for (int k = 0; k < na && k < nb; k++)
+        if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+    return (na > nb) - (na < nb);
+}
+
+// 1: list a goes before list b in the order sort names.
+static int ref_before(int sort, const int *a, int na, const int *b, int nb)
+{
+    if (sort == DSMM_MCL_SORT_SIZE) return ref_before(DSMM_MCL_SORT_REVSIZE, b, nb, a, na);
+    if (sort == DSMM_MCL_SORT_LEX) return ref_lex(a, na, b, nb) < 0;
+    if (sort == DSMM_MCL_SORT_REVSIZE) return na > nb || (na == nb && ref_lex(a, na, b, nb) < 0);
+    return 0; // NONE: as built
+}
+
+static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *out, int *noverlap)
+{
+    refmat D;
+    ref_dag(L, &D);
+    int n = L->n;
+    int64_t *first = malloc(sizeof(int64_t) * (size_t)n);
+    ref_interpret(L, first); // CUT's clusters; the systems' order from a search of its own:
+    int *attr = calloc((size_t)n, sizeof(int)), *comp = malloc(sizeof(int) * (size_t)n);
+    int *stack = malloc(sizeof(int) * (size_t)n), *mark = calloc((size_t)n, sizeof(int));
+    for (int c = 0; c < n; c++)
+        for (int k = D.ptr[c]; k < D.ptr[c + 1]; k++)
+            if (D.col[k] == c) attr[c] = 1;
+    int nsys = 0;
+    for (int c = 0; c < n; c++) comp[c] = -1;
+    for (int a = 0; a < n; a++) { // systems: attractors joined by DAG edges either way
+        if (!attr[a] || comp[a] >= 0) continue;
+        int sp = 0;
+        stack[sp++] = a;
+        comp[a] = nsys;
+        while (sp) {
+            int x = stack[--sp];
+            for (int y = 0; y < n; y++) {
+                if (!attr[y] || comp[y] >= 0) continue;
+                int edge = 0;
+                for (int k = D.ptr[x]; k < D.ptr[x + 1] && !edge; k++) edge = D.col[k] == y;
+                for (int k = D.ptr[y]; k < D.ptr[y + 1] && !edge; k++) edge = D.col[k] == x;
+                if (edge) {
+                    comp[y] = nsys;
+                    stack[sp++] = y;
+                }
+            }
+        }
+        nsys++;
+    }
+    // The systems ranked as the interpretation orders them: attractor count, smallest vertex.
+    int *cnt = calloc((size_t)nsys + 1, sizeof(int)),
+        *low = malloc(sizeof(int) * (size_t)(nsys + 1));
+    int *rank = malloc(sizeof(int) * (size_t)(nsys + 1));
+    for (int c = 0; c < nsys; c++) low[c] = n;
+    for (int v = 0; v < n; v++)
+        if (attr[v]) {
+            cnt[comp[v]]++;
+            if (v < low[comp[v]]) low[comp[v]] = v;
+        }
+    for (int c = 0; c < nsys; c++) {
+        rank[c] = 0;
+        for (int d = 0; d < nsys; d++)
+            if (cnt[d] > cnt[c] || (cnt[d] == cnt[c] && low[d] < low[c])) rank[c]++;
+    }
+    // reach[v * nsys + s]: v reaches system s (ranked).
+    unsigned char *reach = calloc((size_t)n * (size_t)(nsys + 1), 1);
+    int *nreach = calloc((size_t)n, sizeof(int));
+    *noverlap = 0;
+    for (int v = 0; v < n; v++) {
+        if (attr[v]) {
+            reach[(size_t)v * nsys + rank[comp[v]]] = 1;
+            nreach[v] = 1;
+            continue;
+        }
+        for (int u = 0; u < n; u++) mark[u] = 0;
+        int sp = 0;
+        for (int k = D.ptr[v]; k < D.ptr[v + 1]; k++)
+            if (!mark[D.col[k]]) {
+                mark[D.col[k]] = 1;
+                stack[sp++] = D.col[k];
+            }
+        while (sp) {
+            int x = stack[--sp];
+            if (attr[x] && !reach[(size_t)v * nsys + rank[comp[x]]]) {
+                reach[(size_t)v * nsys + rank[comp[x]]] = 1;
+                nreach[v]++;
+            }
+            for (int k = D.ptr[x]; k < D.ptr[x + 1]; k++)
+                if (!mark[D.col[k]]) {
+                    mark[D.col[k]] = 1;
+                    stack[sp++] = D.col[k];
+                }
+        }
+        if (nreach[v] > 1) (*noverlap)++;
+    }
+    // Slots: systems, the unreached, then one per vertex in overlap (SPLIT; merged below).
+    int nslots = nsys + 1 + n;
+    int *size = calloc((size_t)nslots, sizeof(int));
+    int *lists = malloc(sizeof(int) * (size_t)nslots * (size_t)n);
+    for (int v = 0; v < n; v++) {
+        if (nreach[v] == 0) {
+            lists[(size_t)nsys * n + size[nsys]++] = v;
+        } else if (nreach[v] == 1 || mode == DSMM_MCL_OVERLAP_CUT) {
+            int s = 0;
+            while (!reach[(size_t)v * nsys + s]) s++; // the first system it reaches
+            lists[(size_t)s * n + size[s]++] = v;
+        } else if (mode == DSMM_MCL_OVERLAP_KEEP) {
+            for (int s = 0; s < nsys; s++)
+                if (reach[(size_t)v * nsys + s]) lists[(size_t)s * n + size[s]++] = v;
+        } else { // SPLIT: with the earlier vertex in overlap that reaches the same systems
+            int slot = nsys + 1 + v;
+            for (int u = 0; u < v; u++)
+                if (nreach[u] > 1 &&
+                    memcmp(reach + (size_t)u * nsys, reach + (size_t)v * nsys, (size_t)nsys) == 0) {
+                    slot = nsys + 1 + u;
+                    break;
+                }
+            lists[(size_t)slot * n + size[slot]++] = v;
+        }
+    }
+    int *order = malloc(sizeof(int) * (size_t)nslots), m = 0;
+    int eff = mode == DSMM_MCL_OVERLAP_SPLIT && *noverlap > 0 && sort == DSMM_MCL_SORT_NONE
+                  ? DSMM_MCL_SORT_REVSIZE
+                  : sort;
+    for (int c = 0; c < nslots; c++) {
+        if (!size[c]) continue;
+        int at = m; // insertion sort, stable
+        while (at > 0 && ref_before(eff, lists + (size_t)c * n, size[c],
+                                    lists + (size_t)order[at - 1] * n, size[order[at - 1]])) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = c;
+        m++;
+    }
+    out->nc = m;
+    out->start = calloc((size_t)m + 1, sizeof(int));
+    out->members = malloc(sizeof(int) * ((size_t)n * (size_t)(nsys + 1) + 1));
+    for (int k = 0; k < m; k++) {
+        out->start[k + 1] = out->start[k] + size[order[k]];
+        memcpy(out->members + out->start[k], lists + (size_t)order[k] * n,
+               sizeof(int) * (size_t)size[order[k]]);
+    }
+    free(first);
+    free(attr);
+    free(comp);
+    free(stack);
+    free(mark);
+    free(cnt);
+    free(low);
+    free(rank);
+    free(reach);
+    free(nreach);
+    free(size);
+    free(lists);
+    free(order);
+    free(D.ptr);
+    free(D.col);
+    free(D.val);
+}
+
+// res's lists equal the reference's, and cluster[v] is the first cluster that holds v.
+static int same_lists(const dsmm_mcl_result *res, const reflists *want)
+{
+    if (res->nclusters != want->nc) return 0;
+    for (int c = 0; c <= want->nc; c++)
+        if (res->start[c] != want->start[c]) return 0;
+    for (int k = 0; k < want->start[want->nc]; k++)
+        if (res->members[k] != want->members[k]) return 0;
+    for (int64_t v = 0; v < res->n; v++) {
+        int64_t c = 0;
+        while (c < res->nclusters) {
+            int in = 0;
+            for (int64_t k = res->start[c]; k < res->start[c + 1] && !in; k++)
+                in = res->members[k] == v;
+            if (in) break;
+            c++;
+        }
+        if (res->cluster[v] != c) return 0;
+    }
+    return 1;
+}
+
+static int test_overlap_and_sort_modes(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    int with_overlap = 0, with_groups = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        int n = 1 + (int)(dsmm_rng_at(task_seed(21), 3, (uint64_t)trial) % 90);
+        refmat L = {n, calloc((size_t)n + 1, sizeof(int)), malloc(sizeof(int) * (size_t)n * 4),
+                    malloc(sizeof(float) * (size_t)n * 4)};
+        int q = 0;
+        for (int c = 0; c < n; c++) {
+            // Limit-like columns; equal halves make vertices that reach two systems (overlap),
+            // and columns of vertices in overlap that point at each other make chains of them.
+            uint64_t u = dsmm_rng_at(task_seed(22 + (uint64_t)trial), 4, (uint64_t)c);
+            int rows[3], nr = 0;
+            if (u % 3 == 0) {
+                rows[nr++] = c; // an attractor
+                if ((u >> 8) % 4 == 0 && c > 0) rows[nr++] = (int)((u >> 16) % (uint64_t)c);
+            } else if (u % 3 == 1 && n > 1) { // two equal entries: two systems, maybe
+                rows[nr++] = (int)((u >> 8) % (uint64_t)n);
+                int r = (int)((u >> 24) % (uint64_t)n);
+                if (r != rows[0] && r != c && rows[0] != c) rows[nr++] = r;
+            } else if (n > 1) {
+                rows[nr++] = (int)((u >> 8) % (uint64_t)n);
+                if (rows[0] == c) nr = (u >> 40) % 2; // sometimes an empty column
+            }
+            if (nr == 2 && rows[1] < rows[0]) {
+                int t = rows[0];
+                rows[0] = rows[1];
+                rows[1] = t;
+            }
+            for (int e = 0; e < nr; e++) {
+                L.col[q] = rows[e];
+                L.val[q++] = nr == 2 ? 0.5f : 1.0f;
+            }
+            L.ptr[c + 1] = q;
+        }
+        dsmm_idx b[65];
+        split_bounds(n, g_size, b);
+        dsmm_idx r0 = b[g_rank], r1 = b[g_rank + 1];
+        for (int mode = 0; mode < 3; mode++)
+            for (int sort = 0; sort < 4; sort++) {
+                reflists want;
+                int nov = 0;
+                ref_interpret_modes(&L, mode, sort, &want, &nov);
+                with_overlap += nov > 0 && mode == 0 && sort == 0;
+                dsmmi_mcl_mat M = {0};
+                CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, r1 - r0, L.ptr[r1] - L.ptr[r0]));
+                for (dsmm_idx i = r0; i < r1; i++) {
+                    M.rowptr[i - r0 + 1] = L.ptr[i + 1] - L.ptr[r0];
+                    for (int k = L.ptr[i]; k < L.ptr[i + 1]; k++) {
+                        M.col[k - L.ptr[r0]] = L.col[k];
+                        M.val[k - L.ptr[r0]] = L.val[k];
+                    }
+                }
+                dsmm_mcl_result res = {0};
+                CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, (dsmm_mcl_overlap)mode,
+                                                      (dsmm_mcl_sort)sort, &res));
+                CHECK_ALL_MSG(res.n == n && same_lists(&res, &want) && res.overlap == nov,
+                              "trial %d (n %d) overlap %d sort %d: %lld clusters, %lld in overlap; "
+                              "the reference %d, %d",
+                              trial, n, mode, sort, (long long)res.nclusters,
+                              (long long)res.overlap, want.nc, nov);
+                if (mode == DSMM_MCL_OVERLAP_SPLIT && sort == 0 && nov > 1) {
+                    // Groups of two or more vertices in overlap (same systems) happen.
+                    int64_t singles = 0;
+                    for (int64_t c = 0; c < res.nclusters; c++)
+                        singles += res.start[c + 1] - res.start[c] == 1;
+                    with_groups += singles < nov;
+                }
+                dsmm_mcl_result_free(&res);
+                dsmmi_mcl_mat_free(ctx, &M);
+                free(want.start);
+                free(want.members);
+            }
+        free(L.ptr);
+        free(L.col);
+        free(L.val);
+    }
+    // The trials reach what they test: overlap, and split groups of several vertices.
+    CHECK_ALL_MSG(with_overlap >= 10 && with_groups >= 1, "%d trials with overlap, %d with groups",
+                  with_overlap, with_groups);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
+// dsmmi_mcl_connect against union-find: random graphs (directed edges, loops) and random
+// clusterings, partitions and overlapping ones.
+static int ref_find(int *parent, int x)
+{
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+static int test_connect_vs_reference(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    int split_seen = 0;
+    for (int trial = 0; trial < 30; trial++) {
+        uint64_t sd = task_seed(40 + (uint64_t)trial);
+        int n = 1 + (int)(dsmm_rng_at(sd, 0, 0) % 70);
+        int deg = (int)(dsmm_rng_at(sd, 0, 1) % 4);
+        // The graph: row v lists deg random vertices (any direction; loops and repeats kept).
+        int *gptr = calloc((size_t)n + 1, sizeof(int)),
+            *gcol = malloc(sizeof(int) * (size_t)(n * deg + 1));
+        for (int v = 0; v < n; v++) {
+            for (int e = 0; e < deg; e++)
+                gcol[gptr[v] + e] = (int)(dsmm_rng_at(sd, 1, (uint64_t)(v * 4 + e)) % (uint64_t)n);
+            gptr[v + 1] = gptr[v] + deg;
+        }
+        // The clusters: k random groups covering every vertex; with overlap, some vertices in
+        // a second one too. Lists ascending.
+        int k = 1 + (int)(dsmm_rng_at(sd, 0, 2) % (uint64_t)(n < 6 ? n : 6));
+        int overlapping = trial % 3 == 2;
+        int64_t *start = calloc((size_t)k + 1, sizeof(int64_t));
+        int64_t *members = malloc(sizeof(int64_t) * (size_t)(2 * n + 1));
+        int *in = calloc((size_t)n * (size_t)k, sizeof(int));
+        for (int v = 0; v < n; v++) {
+            in[(size_t)v * k + (v < k ? v : (int)(dsmm_rng_at(sd, 2, (uint64_t)v) % (uint64_t)k))] =
+                1;
+            if (overlapping && dsmm_rng_at(sd, 3, (uint64_t)v) % 4 == 0)
+                in[(size_t)v * k + (int)(dsmm_rng_at(sd, 4, (uint64_t)v) % (uint64_t)k)] = 1;
+        }
+        int64_t q = 0;
+        for (int c = 0; c < k; c++) {
+            for (int v = 0; v < n; v++)
+                if (in[(size_t)v * k + c]) members[q++] = v;
+            start[c + 1] = q;
+        }
+        // Reference: memberships m joined along the graph's edges inside one cluster.
+        int M = (int)q, *parent = malloc(sizeof(int) * (size_t)(M + 1));
+        for (int m = 0; m < M; m++) parent[m] = m;
+        for (int c = 0; c < k; c++)
+            for (int64_t a = start[c]; a < start[c + 1]; a++)
+                for (int e = gptr[members[a]]; e < gptr[members[a] + 1]; e++)
+                    for (int64_t b = start[c]; b < start[c + 1]; b++)
+                        if (members[b] == gcol[e])
+                            parent[ref_find(parent, (int)a)] = ref_find(parent, (int)b);
+        int ncc = 0;
+        int *cc = malloc(sizeof(int) * (size_t)(M + 1)),
+            *csize = calloc((size_t)M + 1, sizeof(int));
+        int *clist = malloc(sizeof(int) * (size_t)(M + 1)),
+            *cstart = calloc((size_t)M + 2, sizeof(int));
+        for (int m = 0; m < M; m++) cc[m] = -1;
+        for (int m = 0; m < M; m++) {
+            int r = ref_find(parent, m);
+            if (cc[r] < 0) cc[r] = ncc++;
+            csize[cc[r]]++;
+        }
+        // The components as lists (memberships in order: ascending inside a cluster), then
+        // largest first, ties by members.
+        for (int c = 0; c < ncc; c++) cstart[c + 1] = cstart[c] + csize[c];
+        int *fill = malloc(sizeof(int) * (size_t)(ncc + 1));
+        memcpy(fill, cstart, sizeof(int) * (size_t)ncc);
+        for (int m = 0; m < M; m++) clist[fill[cc[ref_find(parent, m)]]++] = (int)members[m];
+        int *order = malloc(sizeof(int) * (size_t)(ncc + 1));
+        for (int c = 0; c < ncc; c++) {
+            int at = c;
+            while (at > 0 && ref_before(DSMM_MCL_SORT_REVSIZE, clist + cstart[c], csize[c],
+                                        clist + cstart[order[at - 1]], csize[order[at - 1]])) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = c;
+        }
+        dsmm_idx b[65];
+        split_bounds(n, g_size, b);
+        dsmm_idx r0 = b[g_rank], r1 = b[g_rank + 1];
+        dsmm_idx *rp = malloc(sizeof(dsmm_idx) * (size_t)(r1 - r0 + 1));
+        int32_t *col = malloc(sizeof(int32_t) * (size_t)(gptr[r1] - gptr[r0] + 1));
+        for (dsmm_idx i = r0; i <= r1; i++) rp[i - r0] = gptr[i] - gptr[r0];
+        for (int e = gptr[r0]; e < gptr[r1]; e++) col[e - gptr[r0]] = gcol[e];
+        for (int force = 0; force < 2; force++) {
+            dsmm_mcl_result res = {0};
+            res.n = n;
+            res.nclusters = k;
+            res.start = malloc(sizeof(int64_t) * (size_t)(k + 1));
+            res.members = malloc(sizeof(int64_t) * (size_t)(q + 1));
+            res.cluster = malloc(sizeof(int64_t) * (size_t)n);
+            memcpy(res.start, start, sizeof(int64_t) * (size_t)(k + 1));
+            memcpy(res.members, members, sizeof(int64_t) * (size_t)q);
+            CHECK_ALL_OK(ctx, dsmmi_mcl_connect(ctx, rp, col, r1 - r0, r0, force, &res));
+            CHECK_ALL_MSG(res.components == ncc, "trial %d: %lld components, the reference %d",
+                          trial, (long long)res.components, ncc);
+            if (!force || ncc == k) { // unchanged
+                CHECK_ALL(res.nclusters == k && res.orig_start == NULL);
+                CHECK_ALL(memcmp(res.members, members, sizeof(int64_t) * (size_t)q) == 0);
+            } else {
+                split_seen++;
+                int same = res.nclusters == ncc && res.orig_nclusters == k;
+                for (int c = 0; c < ncc && same; c++) {
+                    same = res.start[c + 1] - res.start[c] == csize[order[c]];
+                    for (int t = 0; t < csize[order[c]] && same; t++)
+                        same = res.members[res.start[c] + t] == clist[cstart[order[c]] + t];
+                }
+                same = same && memcmp(res.orig_members, members, sizeof(int64_t) * (size_t)q) == 0;
+                CHECK_ALL_MSG(same, "trial %d: split clusters differ from the reference", trial);
+                for (int v = 0; v < n && same; v++) { // cluster[v]: the first that holds v
+                    int64_t c = res.cluster[v], there = 0;
+                    for (int64_t t = res.start[c]; t < res.start[c + 1]; t++)
+                        there |= res.members[t] == v;
+                    for (int64_t d = 0; d < c && there; d++)
+                        for (int64_t t = res.start[d]; t < res.start[d + 1]; t++)
+                            there &= res.members[t] != v;
+                    same = there != 0;
+                }
+                CHECK_ALL_MSG(same, "trial %d: cluster[] is not the first cluster", trial);
+            }
+            dsmm_mcl_result_free(&res);
+        }
+        free(rp);
+        free(col);
+        free(gptr);
+        free(gcol);
+        free(start);
+        free(members);
+        free(in);
+        free(parent);
+        free(cc);
+        free(csize);
+        free(clist);
+        free(cstart);
+        free(fill);
+        free(order);
+    }
+    CHECK_ALL_MSG(split_seen >= 5, "only %d trials split a cluster", split_seen);
     CHECK_ALL_NO_LEAK(ctx);
     return TEST_PASS;
 }
@@ -1871,6 +2296,8 @@ int main(int argc, char **argv)
         TEST(test_inflate_square),
         TEST(test_candidates_exact),
         TEST(test_interpret_vs_reference),
+        TEST(test_overlap_and_sort_modes),
+        TEST(test_connect_vs_reference),
         TEST(test_dist_equals_fused),
         TEST(test_phases_algos),
         TEST(test_estimate_modes),

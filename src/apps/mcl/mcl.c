@@ -6,6 +6,7 @@
 // interpretation into clusters (mcl_interpret.c).
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "apps/apps.h"
@@ -33,6 +34,7 @@ void dsmm_mcl_params_init(dsmm_mcl_params *p)
     p->inflation = 2.0;
     p->init_inflation = 2.0;
     p->init_loop = 0;
+    p->loop_scale = 1.0;
     p->main_loop = 10000;
     p->scheme = 6;
     p->prune_number = p->select_number = p->recover_number = -1;
@@ -47,6 +49,10 @@ void dsmm_mcl_result_free(dsmm_mcl_result *res)
 {
     if (res == NULL) return;
     dsmm_free(NULL, res->cluster);
+    dsmm_free(NULL, res->start);
+    dsmm_free(NULL, res->members);
+    dsmm_free(NULL, res->orig_start);
+    dsmm_free(NULL, res->orig_members);
     dsmm_free(NULL, res->iters);
     memset(res, 0, sizeof *res);
 }
@@ -153,8 +159,9 @@ static dsmm_status preprocess(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl
                 if (M->val[k] > mx) mx = M->val[k];
             }
         float loop = (cnt == 0 || mx == 0.0f) ? 1.0f : mx;
-        if (p->loop_scale != 0.0) loop = (float)((double)loop * fabs(p->loop_scale));
-        int placed = 0;
+        loop = (float)((double)loop * fabs(p->loop_scale));
+        int placed = loop == 0.0f; // -c 0: no loop (mcl's zero loops, tested as the same clusters)
+
         for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
             if (M->col[k] == gc) continue;
             if (!placed && M->col[k] > gc) {
@@ -388,6 +395,40 @@ cleanup:
 // The driver.
 // ------------------------------------------------------------------------------------------
 
+// The graph's pattern (local rows from row0: entries of nonzero weight, loops dropped), kept
+// for --force-connected / --check-connected.
+typedef struct pattern {
+    dsmm_idx nrows, row0, *rowptr;
+    int32_t *col;
+} pattern;
+
+static dsmm_status pattern_of(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmm_idx row0, pattern *g)
+{
+    dsmm_status st = DSMM_OK;
+    g->nrows = M->nrows;
+    g->row0 = row0;
+    g->rowptr = dsmmi_malloc(ctx, (size_t)M->nrows + 1, sizeof *g->rowptr);
+    g->col = dsmmi_malloc(ctx, (size_t)(M->nnz > 0 ? M->nnz : 1), sizeof *g->col);
+    DSMM_CHECK(ctx, g->rowptr && g->col, DSMM_ERR_NOMEM, "mcl: the graph's pattern (%lld entries)",
+               (long long)M->nnz);
+    dsmm_idx q = 0;
+    g->rowptr[0] = 0;
+    for (dsmm_idx i = 0; i < M->nrows; i++) {
+        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
+            if (M->val[k] != 0.0f && M->col[k] != row0 + i) g->col[q++] = M->col[k];
+        g->rowptr[i + 1] = q;
+    }
+cleanup:
+    return st;
+}
+
+static void pattern_free(dsmm_ctx *ctx, pattern *g)
+{
+    dsmmi_free(ctx, g->rowptr);
+    dsmmi_free(ctx, g->col);
+    memset(g, 0, sizeof *g);
+}
+
 // own: G itself, destroyed as soon as the iterate is built (dsmm_mcl_run_consume), or NULL.
 static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                             const dsmm_mcl_params *p, dsmm_mcl_result *res)
@@ -402,6 +443,7 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     int P = dsmm_ctx_size(ctx);
     dsmmi_mcl_loop loop = {0};
     int32_t *newof = NULL, *orig = NULL;
+    pattern gp = {0};
 
     DSMM_CHECK(ctx, res != NULL, DSMM_ERR_ARG, "mcl: res must be non-NULL");
     memset(res, 0, sizeof *res);
@@ -429,16 +471,29 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                "mcl: the fused expansion needs the whole iterate on one rank (%d ranks); use "
                "the replicated or the distributed expansion",
                P);
+    DSMM_CHECK(ctx, (int)p->overlap >= DSMM_MCL_OVERLAP_CUT && p->overlap <= DSMM_MCL_OVERLAP_SPLIT,
+               DSMM_ERR_ARG, "mcl: unknown overlap mode %d", (int)p->overlap);
+    DSMM_CHECK(ctx, (int)p->sort >= DSMM_MCL_SORT_REVSIZE && p->sort <= DSMM_MCL_SORT_NONE,
+               DSMM_ERR_ARG, "mcl: unknown sort mode %d", (int)p->sort);
     DSMM_TRY(dsmmi_mcl_rules_from(ctx, p, &rules));
+    int connect = p->force_connected || p->check_connected;
     int fused = p->expand == DSMM_MCL_FUSED || (p->expand == DSMM_MCL_AUTO && P == 1);
 
     loop.inflation_main = (double)(float)p->inflation;
     if (p->resume_dir != NULL || p->checkpoint_dir != NULL)
         DSMM_TRY(dsmmi_mcl_graph_fp(ctx, G, &loop.graph_fp));
     if (p->resume_dir != NULL) {
+        if (connect) { // the graph as the first run clustered it
+            dsmm_idx g0 = 0;
+            st = load_rows(ctx, G, p->symmetrize, p->tf, &M, &g0);
+            if (st == DSMM_OK) st = pattern_of(ctx, &M, g0, &gp);
+            dsmmi_mcl_mat_free(ctx, &M);
+            DSMM_TRY(dsmmi_comm_agree(ctx, st));
+        }
         DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
     } else {
         DSMM_TRY(load_rows(ctx, G, p->symmetrize, p->tf, &M, &row0));
+        if (connect) DSMM_TRY(dsmmi_comm_agree(ctx, pattern_of(ctx, &M, row0, &gp)));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
     }
     if (own != NULL) dsmm_dist_destroy(own); // the input's memory is not part of the peak
@@ -552,7 +607,11 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     }
 
     DSMM_TRY(dsmmi_mcl_unlabel(ctx, &M));
-    DSMM_TRY(dsmmi_mcl_interpret(ctx, &M, row0, N, res));
+    DSMM_TRY(dsmmi_mcl_interpret(ctx, &M, row0, N, p->overlap, p->sort, res));
+    dsmmi_mcl_mat_free(ctx, &M);
+    if (connect)
+        DSMM_TRY(
+            dsmmi_mcl_connect(ctx, gp.rowptr, gp.col, gp.nrows, gp.row0, p->force_connected, res));
     res->iterations = loop.n_ite;
     res->converged = loop.converged;
     res->iters = iters;
@@ -564,6 +623,7 @@ cleanup:
     dsmmi_mcl_mat_free(ctx, &next);
     dsmmi_free(ctx, newof);
     dsmmi_free(ctx, orig);
+    pattern_free(ctx, &gp);
     dsmmi_free(NULL, iters);
     if (st != DSMM_OK && res != NULL) dsmm_mcl_result_free(res);
     if (own != NULL) dsmm_dist_destroy(own);
