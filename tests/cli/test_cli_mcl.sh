@@ -5,7 +5,9 @@
 # mcl's default output name, -o -, --stats JSON, checkpoint + resume, Matrix Market input
 # (1-based and -base 0 output), 2 and 4 ranks with phases, a planted partition recovered
 # (adjusted Rand index from dsmm clm dist), -z, and bad input: exit 2 for usage errors, 1 for
-# runtime failures, a message naming the problem, no output file left behind.
+# runtime failures, a message naming the problem, no output file left behind. Also mcl's
+# -overlap, -sort, --force-connected/--check-connected and -c 0 against bundled references
+# (tests/data/mcl-modes), at 1 to 4 ranks.
 # usage: test_cli_mcl.sh DSMM_BINARY DATA_DIR [unused]
 set -u
 dsmm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -286,6 +288,69 @@ if command -v mcl >/dev/null 2>&1; then
     expect_grep "$tmp/out" '^d=0	'
 fi
 
+# --- overlap, order, connectivity, -c 0: as mcl 22-282 (bundled references, tests/data) ---------
+# lines.abc: odd line graphs, whose middle vertex mcl puts in two clusters (overlap), and
+# small components of equal size (ties in the order); bipartite.abc: a random bipartite graph
+# whose clusters, with weak loops, are not connected.
+md=$data/mcl-modes
+for m in keep split keep-lex split-size none keep-none; do
+    ov=${m%%-*}
+    so=${m#*-}
+    args=()
+    [ "$ov" != none ] && args+=(-overlap "$ov")
+    [ "$ov" = none ] && args+=(-sort none)
+    [ "$so" != "$m" ] && args+=(-sort "$so")
+    expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc -I 2 "${args[@]}" -o "lines.$m" -q
+    same "lines.$m" "$md/lines.$m"
+done
+# The default cuts the overlap (each middle vertex in its first cluster) and says nothing;
+# keep and split say how many vertices were in overlap.
+expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc -I 2 -o lines.cut
+if grep -q overlap "$tmp/err"; then bad "cut mentioned overlap"; else ok; fi
+expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc -I 2 --overlap=keep -o lines.keep2
+same lines.keep2 "$md/lines.keep"
+expect_grep "$tmp/err" 'kept 3 vertices in overlap'
+# A vertex in two clusters: the lines name it twice.
+if [ "$(tr '\t' '\n' <lines.keep2 | grep -c .)" -eq 31 ]; then ok; else bad "keep: not 28 vertices + 3 repeated"; fi
+expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc -I 2 -overlap split -o lines.split2 --stats lines.json
+expect_grep lines.json '"overlap_mode": ?"split"'
+expect_grep lines.json '"overlap": ?3'
+# --force-connected=y: the loose clusters split into components (largest first), the clustering
+# before in OUT-rags, mcl's native format (compared without line breaks).
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y -o bip.fc --stats bip.json
+same bip.fc "$md/bipartite.fc"
+if [ "$(tr -s ' \n' '  ' <bip.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc-rags")" ]; then ok; else bad "bip.fc-rags differs from mcl's"; fi
+expect_grep "$tmp/err" 'splitting yields an additional 33 clusters at a total of 38'
+expect_grep bip.json '"components": ?38'
+expect_grep bip.json '"clusters_before_split": ?5'
+# --check-connected=y reports and changes nothing; on connected clusters neither option does.
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 -check-connected y -o bip.cc
+expect_grep "$tmp/err" 'they induce 38 components'
+expect_none bip.cc-rags
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 -o bip.plain -q
+same bip.cc bip.plain
+expect_rc 0 "$dsmm" mcl "$collins" --abc --force-connected=y -o fc.out
+same fc.out ref.2.0
+expect_grep "$tmp/err" 'clustering induces connected components'
+expect_none fc.out-rags
+# -c 0: no loops (it used to mean 'not set' and gave the default's 300 clusters).
+zcat "$data/collins2007.mcl-c0.clusters.gz" >ref.c0
+expect_rc 0 "$dsmm" mcl "$collins" --abc -c 0 -o c0.out -q
+same c0.out ref.c0
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0 -I 2 -o bip.c0 -q
+same bip.c0 "$md/bipartite.c0"
+# Refused: unknown modes and y/n values (mcl takes any other word for split or revsize), a
+# value given to a flag.
+expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc -overlap some -o bad.out
+expect_grep "$tmp/err" "-overlap: 'some' is not cut, keep or split"
+expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc --sort=big -o bad.out
+expect_grep "$tmp/err" "-sort: 'big' is not revsize, size, lex or none"
+expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc --force-connected=maybe -o bad.out
+expect_grep "$tmp/err" "--force-connected: 'maybe' is not y or n"
+expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc=yes -o bad.out
+expect_grep "$tmp/err" 'takes no value'
+expect_none bad.out
+
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
@@ -298,6 +363,14 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same knn3.out ref.knn
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -tf 'gq(0.3),#ceilnb(20),#knnj(6)' -I 1.4 -o gtf2.out -q --expand dist
     same gtf2.out ref.gtf
+    # Overlap and connectivity with the rows on several ranks (replicated and distributed).
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$md/lines.abc" --abc -I 2 -overlap keep -sort lex -o lines3.kl -q
+    same lines3.kl "$md/lines.keep-lex"
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$md/lines.abc" --abc -I 2 -overlap split -o lines2.split -q --expand dist
+    same lines2.split "$md/lines.split"
+    expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y -o bip4.fc -q
+    same bip4.fc "$md/bipartite.fc"
+    if [ "$(tr -s ' \n' '  ' <bip4.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc-rags")" ]; then ok; else bad "bip4.fc-rags differs from mcl's"; fi
     # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json
     same d3.out ref.2.0
