@@ -323,6 +323,10 @@ if [ "$(tr -s ' \n' '  ' <bip.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc
 expect_grep "$tmp/err" 'splitting yields an additional 33 clusters at a total of 38'
 expect_grep bip.json '"components": ?38'
 expect_grep bip.json '"clusters_before_split": ?5'
+# A resumed run finds the components in the graph as the first run read it.
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 -L 3 --checkpoint bipck -o bip.part -q
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y --resume bipck -o bip.res -q
+same bip.res "$md/bipartite.fc"
 # --check-connected=y reports and changes nothing; on connected clusters neither option does.
 expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 -check-connected y -o bip.cc
 expect_grep "$tmp/err" 'they induce 38 components'
@@ -370,6 +374,8 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same lines2.split "$md/lines.split"
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y -o bip4.fc -q
     same bip4.fc "$md/bipartite.fc"
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y --resume bipck -o bip2.res -q
+    same bip2.res "$md/bipartite.fc"
     if [ "$(tr -s ' \n' '  ' <bip4.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc-rags")" ]; then ok; else bad "bip4.fc-rags differs from mcl's"; fi
     # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json
