@@ -412,6 +412,13 @@ typedef struct dsmm_file_info {
     int gzipped;
 } dsmm_file_info;
 
+/* The line layout of a label file (dsmm_read_opts.layout). */
+typedef enum dsmm_label_layout {
+    DSMM_LAYOUT_ABC = 0, // "label1 label2 [weight]"
+    DSMM_LAYOUT_SIF,     // "source relation target [target ...]" (Cytoscape's SIF)
+    DSMM_LAYOUT_ETC      // "source target [target ...]"
+} dsmm_label_layout;
+
 typedef struct dsmm_read_opts {
     dsmm_format format;  // DSMM_FORMAT_AUTO
     dsmm_type type;      // value type of the result; DSMM_DOUBLE (pattern files: see keep_pattern)
@@ -426,6 +433,15 @@ typedef struct dsmm_read_opts {
     // error naming the line. NULL (default): the weights as read.
     double (*abc_map)(const void *arg, double weight);
     const void *abc_map_arg;
+    // Label files (DSMM_FORMAT_ABC) in mcl's other label layouts, as its --sif and --etc read
+    // them: fields separated by blanks; SIF lines "source relation target..." (the relation
+    // ignored), ETC lines "source target..."; an edge source -> target for each target, a
+    // line with no target only names its source (a vertex, perhaps without edges).
+    // expect_values (mcl's --expect-values, SIF and ETC only): a target "label:w" has weight
+    // w when the text after its last ':' is a number, else the whole field is the label
+    // (weight 1), as mcl reads it.
+    dsmm_label_layout layout; // DSMM_LAYOUT_ABC
+    int expect_values;
 } dsmm_read_opts;
 
 /* dsmm_read_opts_init: the defaults above. */

@@ -55,6 +55,8 @@ typedef struct mcl_args {
     size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;                    // --gpu-min-flops (-1: the library's default)
     int pipeline, gpu, gpu_resident;
+    int sif, etc, expect;     // --sif, --etc, --expect-values
+    dsmm_label_layout layout; // of label input (--abc, --sif, --etc)
 } mcl_args;
 
 static int usage_err(const char *fmt, const char *a)
@@ -414,6 +416,10 @@ int cli_mcl(int argc, char **argv)
     a.p = -1.0;
     const opt table[] = {
         {"abc", NULL, "INPUT is abc label triples (label1 label2 [weight])", K_FLAG, &a.abc, 0, 0},
+        {"sif", NULL, "INPUT is SIF label lines (source relation target...)", K_FLAG, &a.sif, 0, 0},
+        {"etc", NULL, "INPUT is ETC label lines (source target...)", K_FLAG, &a.etc, 0, 0},
+        {"expect-values", NULL, "--sif/--etc targets may carry weights: label:weight", K_FLAG,
+         &a.expect, 0, 0},
         {"matrix-market", NULL, "INPUT is Matrix Market (HipMCL's option; the default)", K_FLAG,
          &a.mm, 0, 0},
         {"base", "0|1", "Matrix Market input: vertex numbers of the output from 0 or 1 (1)", K_INT,
@@ -519,6 +525,14 @@ int cli_mcl(int argc, char **argv)
     int rc = parse(argc, argv, table, &a, &input);
     if (rc == CLI_HELP_RC) return CLI_OK;
     if (rc != CLI_OK) return rc;
+    // mcl's label layouts: SIF and ETC are read as abc is (labels, symmetrised, transforms).
+    if ((a.abc > 0) + (a.sif > 0) + (a.etc > 0) > 1)
+        return usage_err("%s", "--abc, --sif and --etc exclude each other");
+    if (a.expect && !a.sif && !a.etc)
+        return usage_err("%s", "--expect-values reads SIF or ETC weights (label:weight); give "
+                               "--sif or --etc");
+    a.layout = a.sif ? DSMM_LAYOUT_SIF : a.etc ? DSMM_LAYOUT_ETC : DSMM_LAYOUT_ABC;
+    if (a.sif || a.etc) a.abc = 1;
 
     dsmm_mcl_params p;
     dsmm_mcl_params_init(&p);
@@ -618,7 +632,9 @@ int cli_mcl(int argc, char **argv)
     if (a.gpu_resident && p.dist.accumulate == DSMM_ACC_FUSED)
         return usage_err("%s", "--gpu-resident merges the stage products on the device; it does "
                                "not take --accumulate fused");
-    if (a.abc && a.mm) return usage_err("%s", "--abc and --matrix-market exclude each other");
+    if (a.abc && a.mm)
+        return usage_err("%s", "label input (--abc, --sif, --etc) and --matrix-market exclude each "
+                               "other");
     if (!a.abc && (a.abc_tf || a.neg_log || a.neg_log10))
         return usage_err("%s", "-abc-tf, --abc-neg-log and --abc-neg-log10 transform abc input: "
                                "give --abc (-tf transforms any input)");
@@ -768,6 +784,8 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
     ro.type = DSMM_DOUBLE;
     ro.keep_pattern = 1;
     ro.format = a.abc ? DSMM_FORMAT_ABC : (a.mm ? DSMM_FORMAT_MTX : DSMM_FORMAT_AUTO);
+    ro.layout = a.layout;
+    ro.expect_values = a.expect > 0;
     if (stf != NULL) {
         ro.abc_map = dsmm_mcl_tf_apply; // mcl's stream transforms, before pairs are merged
         ro.abc_map_arg = stf;

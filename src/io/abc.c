@@ -1,4 +1,5 @@
-// src/io/abc.c: mcl "abc" label triples ("label1 label2 [weight]" per line): parser and writer.
+// src/io/abc.c: mcl "abc" label triples ("label1 label2 [weight]" per line), and mcl's SIF
+// and ETC label layouts ("source [relation] target ..."): parser, and the abc writer.
 // Labels get indices in order of first appearance; the result is the square n x n matrix of
 // the edges as listed (directed: mcl makes it symmetric itself). One sequential pass, because
 // the label dictionary must see the labels in file order; the triples then go through
@@ -107,6 +108,47 @@ cleanup:
     return st;
 }
 
+// SIF / ETC: the fields of one line, [p, end), as label ranges; *nf of them (at most cap).
+static int split_fields(const char *p, const char *end, const char **f, size_t *len, int cap)
+{
+    int nf = 0;
+    while (p < end) {
+        while (p < end && is_blank(*p)) p++;
+        if (p == end || (nf == 0 && *p == '#')) break; // the end, or a comment line
+        const char *s = p;
+        while (p < end && !is_blank(*p)) p++;
+        if (nf == cap) return -1;
+        f[nf] = s;
+        len[nf++] = (size_t)(p - s);
+    }
+    return nf;
+}
+
+// mcl's --expect-values field "label:w": the label's length and w when the text after the
+// last ':' is a finite number, else the whole field and 1.
+static size_t field_value(const char *f, size_t len, double *w)
+{
+    *w = 1.0;
+    const char *colon = NULL;
+    for (size_t k = len; k > 0; k--)
+        if (f[k - 1] == ':') {
+            colon = f + k - 1;
+            break;
+        }
+    if (colon == NULL || colon == f || colon + 1 == f + len) return len;
+    char num[64];
+    size_t nl = (size_t)(f + len - colon - 1);
+    if (nl >= sizeof num) return len;
+    memcpy(num, colon + 1, nl);
+    num[nl] = '\0';
+    char *e = NULL;
+    errno = 0;
+    double x = strtod(num, &e);
+    if (e != num + nl || !isfinite(x)) return len;
+    *w = x;
+    return (size_t)(colon - f);
+}
+
 dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_read_opts *opts,
                             dsmm_csr **A, dsmm_labels **labels, dsmm_file_info *info)
 {
@@ -116,6 +158,8 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
     double *vals = NULL;
     void *tval = NULL; // values in the result's type
     size_t m = 0, cap = 0;
+    const char **fields = NULL; // SIF / ETC: one line's fields
+    size_t *flen = NULL;
     const char *name = src->name ? src->name : "(buffer)";
     dsmm_idx line = 0;
 
@@ -128,6 +172,13 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
     DSMM_TRY(dsmmi_labels_create(ctx, &L));
 
     size_t pos = 0;
+    int fcap = 0;
+    if (opts->layout != DSMM_LAYOUT_ABC) {
+        fcap = 1024;
+        fields = dsmmi_malloc(ctx, (size_t)fcap, sizeof *fields);
+        flen = dsmmi_malloc(ctx, (size_t)fcap, sizeof *flen);
+        DSMM_CHECK(ctx, fields && flen, DSMM_ERR_NOMEM, "%s: line fields", name);
+    }
     while (pos < src->len) {
         const char *p, *end;
         abc_line ln;
@@ -135,6 +186,54 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
         line++;
         DSMM_CHECK(ctx, (size_t)(end - p) <= DSMMI_MAX_LINE, DSMM_ERR_FORMAT,
                    "%s:%lld: line longer than %zu bytes", name, (long long)line, DSMMI_MAX_LINE);
+        if (opts->layout != DSMM_LAYOUT_ABC) {
+            int nf;
+            while ((nf = split_fields(p, end, fields, flen, fcap)) < 0) {
+                const char **nfp = dsmmi_realloc(ctx, fields, 2 * (size_t)fcap, sizeof *nfp);
+                if (nfp) fields = nfp;
+                size_t *nlp = nfp ? dsmmi_realloc(ctx, flen, 2 * (size_t)fcap, sizeof *nlp) : NULL;
+                if (nlp) flen = nlp;
+                DSMM_CHECK(ctx, nfp && nlp, DSMM_ERR_NOMEM, "%s:%lld: line fields", name,
+                           (long long)line);
+                fcap *= 2;
+            }
+            if (nf == 0) continue;
+            dsmm_idx s0 = -1;
+            st = dsmmi_labels_intern(L, fields[0], flen[0], &s0);
+            int first = opts->layout == DSMM_LAYOUT_SIF ? 2 : 1; // SIF: the relation is skipped
+            for (int t = first; t < nf && st == DSMM_OK; t++) {
+                double w = 1.0;
+                size_t ll = opts->expect_values ? field_value(fields[t], flen[t], &w) : flen[t];
+                if (opts->abc_map) {
+                    double w0 = w;
+                    w = opts->abc_map(opts->abc_map_arg, w);
+                    DSMM_CHECK(ctx, !isnan(w) && (isfinite(w) || opts->allow_nonfinite),
+                               DSMM_ERR_FORMAT,
+                               "%s:%lld: weight %g becomes %g after the transforms", name,
+                               (long long)line, w0, w);
+                }
+                if (m == cap) {
+                    size_t ncap = cap ? 2 * cap : 1024;
+                    DSMM_TRY(grow(ctx, &rows, &cols, &vals, ncap));
+                    cap = ncap;
+                }
+                if ((opts->expect_values || opts->abc_map) && vals == NULL) {
+                    vals = dsmmi_malloc(ctx, cap, sizeof *vals);
+                    DSMM_CHECK(ctx, vals != NULL, DSMM_ERR_NOMEM, "abc: %zu weights", cap);
+                    for (size_t k = 0; k < m; k++) vals[k] = 1.0;
+                }
+                rows[m] = s0;
+                st = dsmmi_labels_intern(L, fields[t], ll, &cols[m]);
+                if (vals) vals[m] = w;
+                m++;
+            }
+            if (st != DSMM_OK) {
+                dsmm_ctx_clear_error(ctx);
+                DSMM_FAIL(ctx, st, "%s:%lld: too many labels (%lld) for the memory budget", name,
+                          (long long)line, (long long)dsmm_labels_count(L));
+            }
+            continue;
+        }
         split_line(p, end, &ln);
         if (ln.nf == 0) continue;
         DSMM_CHECK(ctx, ln.nf != 1, DSMM_ERR_FORMAT,
@@ -182,7 +281,11 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
         if (vals) vals[m] = w;
         m++;
     }
-    DSMM_CHECK(ctx, m > 0, DSMM_ERR_FORMAT, "%s: contains no edges", name);
+    // SIF and ETC may name vertices without edges; abc cannot.
+    if (opts->layout == DSMM_LAYOUT_ABC)
+        DSMM_CHECK(ctx, m > 0, DSMM_ERR_FORMAT, "%s: contains no edges", name);
+    else
+        DSMM_CHECK(ctx, dsmm_labels_count(L) > 0, DSMM_ERR_FORMAT, "%s: names no vertices", name);
 
     dsmm_type type = opts->type;
     if (vals == NULL && opts->keep_pattern) type = DSMM_PATTERN;
@@ -216,7 +319,8 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
                   .ctx = ctx};
     dsmm_idx di = -1, dj = -1;
     st = dsmmi_coo_to_csr(ctx, &T, opts->dup, type, A, &di, &dj);
-    if (st == DSMM_ERR_FORMAT && opts->dup == DSMM_DUP_ERROR && di >= 0 && dj >= 0) {
+    if (st == DSMM_ERR_FORMAT && opts->dup == DSMM_DUP_ERROR && di >= 0 && dj >= 0 &&
+        opts->layout == DSMM_LAYOUT_ABC) {
         dsmm_idx l1, l2;
         find_dup_lines(src, L, di, dj, &l1, &l2);
         dsmm_ctx_clear_error(ctx);
@@ -247,6 +351,8 @@ cleanup:
     dsmmi_free(ctx, cols);
     dsmmi_free(ctx, vals);
     dsmmi_free(ctx, tval);
+    dsmmi_free(ctx, fields);
+    dsmmi_free(ctx, flen);
     return st;
 }
 

@@ -155,6 +155,10 @@ dsmm_status dsmmi_read_check_opts(dsmm_ctx *ctx, const dsmm_read_opts *o)
                "read: index base must be 0 or 1, not %d", o->base);
     DSMM_CHECK(ctx, o->threads >= 0, DSMM_ERR_ARG, "read: threads must be >= 0, not %d",
                o->threads);
+    DSMM_CHECK(ctx, o->layout >= DSMM_LAYOUT_ABC && o->layout <= DSMM_LAYOUT_ETC, DSMM_ERR_ARG,
+               "read: unknown label layout %d", (int)o->layout);
+    DSMM_CHECK(ctx, !o->expect_values || o->layout != DSMM_LAYOUT_ABC, DSMM_ERR_ARG,
+               "read: expect_values is for SIF and ETC label files");
 cleanup:
     return st;
 }

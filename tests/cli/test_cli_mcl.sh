@@ -6,8 +6,8 @@
 # (1-based and -base 0 output), 2 and 4 ranks with phases, a planted partition recovered
 # (adjusted Rand index from dsmm clm dist), -z, and bad input: exit 2 for usage errors, 1 for
 # runtime failures, a message naming the problem, no output file left behind. Also mcl's
-# -overlap, -sort, --force-connected/--check-connected and -c 0 against bundled references
-# (tests/data/mcl-modes), at 1 to 4 ranks.
+# -overlap, -sort, --force-connected/--check-connected, -c 0 and the SIF/ETC label layouts
+# against bundled references (tests/data/mcl-modes), at 1 to 4 ranks.
 # usage: test_cli_mcl.sh DSMM_BINARY DATA_DIR [unused]
 set -u
 dsmm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -343,6 +343,19 @@ expect_rc 0 "$dsmm" mcl "$collins" --abc -c 0 -o c0.out -q
 same c0.out ref.c0
 expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0 -I 2 -o bip.c0 -q
 same bip.c0 "$md/bipartite.c0"
+# mcl's SIF and ETC label layouts: collins as SIF lines with label:weight targets gives the
+# abc file's clusters; mixed.etc (colons in labels, targets without weights, repeated pairs,
+# a vertex without edges) as mcl 22-282 reads it, with and without --expect-values.
+expect_rc 0 "$dsmm" mcl "$md/collins.sif.gz" --sif --expect-values -o sif.out -q
+same sif.out ref.2.0
+expect_rc 0 "$dsmm" mcl "$md/mixed.etc.gz" --etc --expect-values -I 1.4 -o etc.out -q
+same etc.out "$md/mixed.etc.I14"
+expect_rc 0 "$dsmm" mcl "$md/mixed.etc.gz" --etc -o etcn.out -q
+same etcn.out "$md/mixed.etc.noval"
+expect_rc 2 "$dsmm" mcl "$md/mixed.etc.gz" --etc --sif -o bad.out
+expect_grep "$tmp/err" 'exclude each other'
+expect_rc 2 "$dsmm" mcl "$collins" --abc --expect-values -o bad.out
+expect_grep "$tmp/err" 'give --sif or --etc'
 # Refused: unknown modes and y/n values (mcl takes any other word for split or revsize), a
 # value given to a flag.
 expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc -overlap some -o bad.out
@@ -376,6 +389,8 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same bip4.fc "$md/bipartite.fc"
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$md/bipartite.abc" --abc -c 0.2 -I 1.4 --force-connected=y --resume bipck -o bip2.res -q
     same bip2.res "$md/bipartite.fc"
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$md/mixed.etc.gz" --etc --expect-values -I 1.4 -o etc3.out -q
+    same etc3.out "$md/mixed.etc.I14"
     if [ "$(tr -s ' \n' '  ' <bip4.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc-rags")" ]; then ok; else bad "bip4.fc-rags differs from mcl's"; fi
     # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json

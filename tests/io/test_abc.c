@@ -1,6 +1,6 @@
-// tests/io/test_abc.c: abc label triples (src/io/abc.c), the label dictionary
-// (src/io/labels.c) and its tab files, cluster output (src/io/clusters.c, mcl's label and
-// native formats), and mcl's native matrix format (src/io/mci.c).
+// tests/io/test_abc.c: abc label triples and mcl's SIF/ETC layouts (src/io/abc.c), the label
+// dictionary (src/io/labels.c) and its tab files, cluster output (src/io/clusters.c, mcl's label
+// and native formats), and mcl's native matrix format (src/io/mci.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +511,108 @@ static double at(const dsmm_csr *A, dsmm_idx r, dsmm_idx c)
 
 // mcl's native matrix format: column vectors "c r[:v] ... $" become A(r, c); free text before
 // the header; detection by content; pattern files; rectangular and empty matrices; repeats.
+// mcl's SIF and ETC layouts: sources, SIF's ignored relation, vertices without edges, and
+// --expect-values's "label:weight" (the text after the last ':' when it is a number, else the
+// whole field is the label), repeated pairs, transforms, refusals.
+static double times3(const void *arg, double w)
+{
+    (void)arg;
+    return 3.0 * w;
+}
+
+static int test_sif_etc(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    dsmm_csr *A = NULL;
+    dsmm_labels *L = NULL;
+    dsmm_read_opts o;
+    dsmm_read_opts_init(&o);
+    o.layout = DSMM_LAYOUT_SIF;
+    // Blanks of any kind separate fields; "x" is a relation, not a vertex; "g pp" and "h"
+    // name vertices without edges.
+    CHECK_OK(ctx, parse_str(ctx, "# c\na x b c\nb\tpp\tc\r\ng pp\nh\n", &o, &A, &L));
+    CHECK_EQ_IDX(dsmm_labels_count(L), 5);
+    CHECK(dsmm_labels_find(L, "x") < 0 && dsmm_labels_find(L, "pp") < 0);
+    CHECK(strcmp(dsmm_labels_name(L, 3), "g") == 0 && strcmp(dsmm_labels_name(L, 4), "h") == 0);
+    CHECK_EQ_IDX(A->nnz, 3);
+    CHECK(entry(A, L, "a", "b") == 1.0 && entry(A, L, "a", "c") == 1.0);
+    CHECK(entry(A, L, "b", "c") == 1.0 && entry(A, L, "c", "b") == 0.0);
+    CHECK_EQ_IDX(A->rowptr[4] - A->rowptr[3], 0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // ETC with weights; without expect_values "b:5" is a label.
+    o.layout = DSMM_LAYOUT_ETC;
+    CHECK_OK(ctx, parse_str(ctx, "a b:5 c\n", &o, &A, &L));
+    CHECK(dsmm_labels_find(L, "b:5") == 1 && entry(A, L, "a", "b:5") == 1.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    o.expect_values = 1;
+    o.dup = DSMM_DUP_MAX;
+    CHECK_OK(ctx, parse_str(ctx,
+                            "a b:5 c ns:P1 q:r:2.5 e: :7 b:0.5 f:1e400\n"
+                            "b a:0.25\n",
+                            &o, &A, &L));
+    CHECK(entry(A, L, "a", "b") == 5.0);     // repeated pair: the larger weight
+    CHECK(entry(A, L, "a", "c") == 1.0);     // no weight: 1
+    CHECK(entry(A, L, "a", "ns:P1") == 1.0); // not a number after ':': a label with a colon
+    CHECK(entry(A, L, "a", "q:r") == 2.5);   // the last ':' splits
+    CHECK(entry(A, L, "a", "e:") == 1.0 && entry(A, L, "a", ":7") == 1.0);
+    CHECK(entry(A, L, "a", "f:1e400") == 1.0); // not finite: a label
+    CHECK(entry(A, L, "b", "a") == 0.25);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    // The transforms see each weight as read (1 where there is none).
+    o.abc_map = times3;
+    CHECK_OK(ctx, parse_str(ctx, "a b:2 c\n", &o, &A, &L));
+    CHECK(entry(A, L, "a", "b") == 6.0 && entry(A, L, "a", "c") == 3.0);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+    o.abc_map = NULL;
+    // Long lines grow the field list.
+    char *big = malloc(8 * 3000 + 8);
+    CHECK(big != NULL);
+    size_t q = (size_t)sprintf(big, "s");
+    for (int k = 0; k < 3000; k++) q += (size_t)sprintf(big + q, " t%d:%d", k, k % 7 + 1);
+    CHECK_OK(ctx, parse_str(ctx, big, &o, &A, &L));
+    CHECK_EQ_IDX(dsmm_labels_count(L), 3001);
+    CHECK(entry(A, L, "s", "t2999") == 2999 % 7 + 1);
+    free(big);
+    dsmm_csr_destroy(&A);
+    dsmm_labels_destroy(&L);
+
+    // Refused: no vertex at all; expect_values with abc; an unknown layout.
+    CHECK_ST(ctx, parse_str(ctx, "# nothing\n\n", &o, &A, &L), DSMM_ERR_FORMAT);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "names no vertices");
+    CHECK(A == NULL && L == NULL);
+    dsmm_read_opts b;
+    dsmm_read_opts_init(&b);
+    b.format = DSMM_FORMAT_ABC;
+    b.expect_values = 1;
+    CHECK_ST(ctx, dsmm_read_buffer(ctx, "a b 1\n", 6, "x.abc", &b, &A, &L, NULL), DSMM_ERR_ARG);
+    b.expect_values = 0;
+    b.layout = (dsmm_label_layout)7;
+    CHECK_ST(ctx, dsmm_read_buffer(ctx, "a b 1\n", 6, "x.abc", &b, &A, &L, NULL), DSMM_ERR_ARG);
+    // Through dsmm_read_buffer: the same matrix as the abc triples it stands for.
+    b.layout = DSMM_LAYOUT_ETC;
+    b.expect_values = 1;
+    dsmm_csr *E = NULL;
+    dsmm_labels *LE = NULL;
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, "u v:2 w:3\nw u:4\n", 16, "x.etc", &b, &E, &LE, NULL));
+    b.layout = DSMM_LAYOUT_ABC;
+    b.expect_values = 0;
+    CHECK_OK(ctx, dsmm_read_buffer(ctx, "u v 2\nu w 3\nw u 4\n", 18, "x.abc", &b, &A, &L, NULL));
+    CHECK_EQ_IDX(E->nnz, A->nnz);
+    for (dsmm_idx k = 0; k < A->nnz; k++)
+        CHECK(E->colidx[k] == A->colidx[k] && dsmm_csr_value(E, k) == dsmm_csr_value(A, k));
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&E);
+    dsmm_labels_destroy(&L);
+    dsmm_labels_destroy(&LE);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 static int test_mci(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -666,17 +768,12 @@ static int test_tab_and_native(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_basic),
-        TEST(test_weights_optional),
-        TEST(test_errors),
-        TEST(test_budget),
-        TEST(test_oom),
-        TEST(test_labels_many),
-        TEST(test_roundtrip),
-        TEST(test_clusters),
-        TEST(test_real_data),
-        TEST(test_mci),
-        TEST(test_tab_and_native),
+        TEST(test_basic),     TEST(test_weights_optional),
+        TEST(test_errors),    TEST(test_budget),
+        TEST(test_oom),       TEST(test_labels_many),
+        TEST(test_roundtrip), TEST(test_clusters),
+        TEST(test_real_data), TEST(test_sif_etc),
+        TEST(test_mci),       TEST(test_tab_and_native),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
