@@ -1,4 +1,5 @@
-// tests/fuzz/fuzz_abc.c: libFuzzer target for the abc parser (dsmm_read_buffer, format ABC).
+// tests/fuzz/fuzz_abc.c: libFuzzer target for the abc parser (dsmm_read_buffer, format ABC;
+// the SIF and ETC layouts too).
 // A parse that succeeds must give a matrix that passes dsmm_csr_check and a label dictionary
 // that names every row; everything is freed and the context must end empty.
 #include <stdint.h>
@@ -21,6 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.keep_pattern = (data[0] >> 3) & 1;
         o.allow_nonfinite = (data[0] >> 4) & 1;
         o.type = (data[0] >> 5) & 1 ? DSMM_FLOAT : DSMM_DOUBLE;
+        // The top two bits: abc, SIF (label:weight when the low bit is set), ETC, ETC with
+        // label:weight.
+        int lay = data[0] >> 6;
+        o.layout = lay == 0 ? DSMM_LAYOUT_ABC : lay == 1 ? DSMM_LAYOUT_SIF : DSMM_LAYOUT_ETC;
+        o.expect_values = lay == 3 || (lay == 1 && (data[0] & 1));
     }
     dsmm_csr *A = NULL;
     dsmm_labels *L = NULL;
