@@ -785,6 +785,21 @@ static void ref_interpret(const refmat *L, int64_t *cluster)
     free(D.val);
 }
 
+// This rank's rows r0..r1 of the reference matrix L as an iterate's local rows.
+static dsmm_status ref_local_rows(dsmm_ctx *ctx, const refmat *L, dsmm_idx r0, dsmm_idx r1,
+                                  dsmmi_mcl_mat *M)
+{
+    dsmm_status st = dsmmi_mcl_mat_alloc(ctx, M, r1 - r0, L->ptr[r1] - L->ptr[r0]);
+    for (dsmm_idx i = r0; i < r1 && st == DSMM_OK; i++) {
+        M->rowptr[i - r0 + 1] = L->ptr[i + 1] - L->ptr[r0];
+        for (int k = L->ptr[i]; k < L->ptr[i + 1]; k++) {
+            M->col[k - L->ptr[r0]] = L->col[k];
+            M->val[k - L->ptr[r0]] = L->val[k];
+        }
+    }
+    return st;
+}
+
 static int test_interpret_vs_reference(void)
 {
     dsmm_ctx *ctx = dist_ctx();
@@ -826,14 +841,7 @@ static int test_interpret_vs_reference(void)
         split_bounds(n, g_size, b);
         dsmmi_mcl_mat M = {0};
         dsmm_idx r0 = b[g_rank], r1 = b[g_rank + 1];
-        CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, r1 - r0, L.ptr[r1] - L.ptr[r0]));
-        for (dsmm_idx i = r0; i < r1; i++) {
-            M.rowptr[i - r0 + 1] = L.ptr[i + 1] - L.ptr[r0];
-            for (int k = L.ptr[i]; k < L.ptr[i + 1]; k++) {
-                M.col[k - L.ptr[r0]] = L.col[k];
-                M.val[k - L.ptr[r0]] = L.val[k];
-            }
-        }
+        CHECK_ALL_OK(ctx, ref_local_rows(ctx, &L, r0, r1, &M));
         dsmm_mcl_result res = {0};
         CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, DSMM_MCL_OVERLAP_CUT,
                                               DSMM_MCL_SORT_REVSIZE, &res));
@@ -1091,14 +1099,7 @@ static int test_overlap_and_sort_modes(void)
                 ref_interpret_modes(&L, mode, sort, &want, &nov);
                 with_overlap += nov > 0 && mode == 0 && sort == 0;
                 dsmmi_mcl_mat M = {0};
-                CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, r1 - r0, L.ptr[r1] - L.ptr[r0]));
-                for (dsmm_idx i = r0; i < r1; i++) {
-                    M.rowptr[i - r0 + 1] = L.ptr[i + 1] - L.ptr[r0];
-                    for (int k = L.ptr[i]; k < L.ptr[i + 1]; k++) {
-                        M.col[k - L.ptr[r0]] = L.col[k];
-                        M.val[k - L.ptr[r0]] = L.val[k];
-                    }
-                }
+                CHECK_ALL_OK(ctx, ref_local_rows(ctx, &L, r0, r1, &M));
                 dsmm_mcl_result res = {0};
                 CHECK_ALL_OK(ctx, dsmmi_mcl_interpret(ctx, &M, r0, n, (dsmm_mcl_overlap)mode,
                                                       (dsmm_mcl_sort)sort, &res));
