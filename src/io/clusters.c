@@ -167,6 +167,10 @@ static dsmm_status write_partition(dsmm_ctx *ctx, const char *path, dsmm_idx n,
     DSMM_CHECK(ctx, n >= 0, DSMM_ERR_ARG, "write_clusters: n = %lld < 0", (long long)n);
     DSMM_CHECK(ctx, n == 0 || cluster != NULL, DSMM_ERR_ARG,
                "write_clusters: cluster must be non-NULL");
+    // Before cluster is read: too few labels may mean cluster is shorter than n.
+    DSMM_CHECK(ctx, labels == NULL || dsmm_labels_count(labels) >= n, DSMM_ERR_ARG,
+               "write_clusters: %lld labels for %lld vertices",
+               (long long)dsmm_labels_count(labels), (long long)n);
     DSMM_TRY(group(ctx, n, cluster, &start, &members));
     DSMM_TRY(dsmmi_write_cluster_lists(ctx, path, n, n, start, members, labels, base, native));
 cleanup:
