@@ -175,6 +175,18 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
     return CLI_OK;
 }
 
+// mcl's -overlap and -sort words, in the order of dsmm_mcl_overlap and dsmm_mcl_sort.
+static const char *const overlap_names[] = {"cut", "keep", "split"};
+static const char *const sort_names[] = {"revsize", "size", "lex", "none"};
+
+// The index of word in names[0..n), or -1.
+static int name_index(const char *const *names, int n, const char *word)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(word, names[k]) == 0) return k;
+    return -1;
+}
+
 // mcl's y/n values: 1, y, Y, yes, ... on; 0, n, N, no, ... off (the first character decides).
 static int yes_no(const char *v, int *on)
 {
@@ -348,10 +360,8 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
     DSMM_TRY(dsmm_stats_set_int(s, "attractors", r->attractors));
     DSMM_TRY(dsmm_stats_set_int(s, "overlap", r->overlap));
     DSMM_TRY(dsmm_stats_set_int(s, "garbage", r->garbage));
-    static const char *const omode[] = {"cut", "keep", "split"};
-    static const char *const smode[] = {"revsize", "size", "lex", "none"};
-    DSMM_TRY(dsmm_stats_set_str(s, "overlap_mode", omode[p->overlap]));
-    DSMM_TRY(dsmm_stats_set_str(s, "sort", smode[p->sort]));
+    DSMM_TRY(dsmm_stats_set_str(s, "overlap_mode", overlap_names[p->overlap]));
+    DSMM_TRY(dsmm_stats_set_str(s, "sort", sort_names[p->sort]));
     // Connected components the clusters induce (--force-connected / --check-connected).
     if (p->force_connected || p->check_connected) {
         DSMM_TRY(dsmm_stats_set_int(s, "components", r->components));
@@ -552,18 +562,12 @@ int cli_mcl(int argc, char **argv)
     if (a.has_c) p.loop_scale = a.c;
     if (a.has_pi) p.pre_inflation = a.pi;
     if (a.overlap) {
-        static const char *const modes[] = {"cut", "keep", "split"};
-        int m = -1;
-        for (int k = 0; k < 3; k++)
-            if (strcmp(a.overlap, modes[k]) == 0) m = k;
+        int m = name_index(overlap_names, 3, a.overlap);
         if (m < 0) return usage_err("-overlap: '%s' is not cut, keep or split", a.overlap);
         p.overlap = (dsmm_mcl_overlap)m;
     }
     if (a.sort) {
-        static const char *const modes[] = {"revsize", "size", "lex", "none"};
-        int m = -1;
-        for (int k = 0; k < 4; k++)
-            if (strcmp(a.sort, modes[k]) == 0) m = k;
+        int m = name_index(sort_names, 4, a.sort);
         if (m < 0) return usage_err("-sort: '%s' is not revsize, size, lex or none", a.sort);
         p.sort = (dsmm_mcl_sort)m;
     }

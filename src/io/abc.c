@@ -108,6 +108,26 @@ cleanup:
     return st;
 }
 
+// Room for edge m: the arrays grown when full, and the values allocated at the first weight
+// (weighted: this edge has one, or a transform gives it one), the earlier edges weighing 1.
+static dsmm_status room(dsmm_ctx *ctx, dsmm_idx **rows, dsmm_idx **cols, double **vals, size_t m,
+                        size_t *cap, int weighted)
+{
+    dsmm_status st = DSMM_OK;
+    if (m == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 1024;
+        DSMM_TRY(grow(ctx, rows, cols, vals, ncap));
+        *cap = ncap;
+    }
+    if (weighted && *vals == NULL) {
+        *vals = dsmmi_malloc(ctx, *cap, sizeof **vals);
+        DSMM_CHECK(ctx, *vals != NULL, DSMM_ERR_NOMEM, "abc: %zu weights", *cap);
+        for (size_t k = 0; k < m; k++) (*vals)[k] = 1.0;
+    }
+cleanup:
+    return st;
+}
+
 // SIF / ETC: the fields of one line, [p, end), as label ranges; *nf of them (at most cap).
 static int split_fields(const char *p, const char *end, const char **f, size_t *len, int cap)
 {
@@ -212,16 +232,8 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
                                "%s:%lld: weight %g becomes %g after the transforms", name,
                                (long long)line, w0, w);
                 }
-                if (m == cap) {
-                    size_t ncap = cap ? 2 * cap : 1024;
-                    DSMM_TRY(grow(ctx, &rows, &cols, &vals, ncap));
-                    cap = ncap;
-                }
-                if ((opts->expect_values || opts->abc_map) && vals == NULL) {
-                    vals = dsmmi_malloc(ctx, cap, sizeof *vals);
-                    DSMM_CHECK(ctx, vals != NULL, DSMM_ERR_NOMEM, "abc: %zu weights", cap);
-                    for (size_t k = 0; k < m; k++) vals[k] = 1.0;
-                }
+                DSMM_TRY(room(ctx, &rows, &cols, &vals, m, &cap,
+                              opts->expect_values || opts->abc_map != NULL));
                 rows[m] = s0;
                 st = dsmmi_labels_intern(L, fields[t], ll, &cols[m]);
                 if (vals) vals[m] = w;
@@ -260,17 +272,7 @@ dsmm_status dsmmi_abc_parse(dsmm_ctx *ctx, const dsmmi_source *src, const dsmm_r
                        (long long)line, ln.nf == 3 ? (int)(ln.len[2] > 40 ? 40 : ln.len[2]) : 1,
                        ln.nf == 3 ? ln.f[2] : "1", w);
         }
-        if (m == cap) {
-            size_t ncap = cap ? 2 * cap : 1024;
-            DSMM_TRY(grow(ctx, &rows, &cols, &vals, ncap));
-            cap = ncap;
-        }
-        if ((ln.nf == 3 || opts->abc_map) && vals == NULL) {
-            // First weight (or first mapped one): earlier edges had none, so they weigh 1.
-            vals = dsmmi_malloc(ctx, cap, sizeof *vals);
-            DSMM_CHECK(ctx, vals != NULL, DSMM_ERR_NOMEM, "abc: %zu weights", cap);
-            for (size_t k = 0; k < m; k++) vals[k] = 1.0;
-        }
+        DSMM_TRY(room(ctx, &rows, &cols, &vals, m, &cap, ln.nf == 3 || opts->abc_map != NULL));
         st = dsmmi_labels_intern(L, ln.f[0], ln.len[0], &rows[m]);
         if (st == DSMM_OK) st = dsmmi_labels_intern(L, ln.f[1], ln.len[1], &cols[m]);
         if (st != DSMM_OK) {

@@ -161,7 +161,6 @@ static dsmm_status preprocess(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl
         float loop = (cnt == 0 || mx == 0.0f) ? 1.0f : mx;
         loop = (float)((double)loop * fabs(p->loop_scale));
         int placed = loop == 0.0f; // -c 0: no loop (mcl's zero loops, tested as the same clusters)
-
         for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
             if (M->col[k] == gc) continue;
             if (!placed && M->col[k] > gc) {

@@ -419,7 +419,8 @@ dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx 
         // Group the vertices in overlap by their sets: sort their indices by set.
         clist *G = dsmmi_malloc(ctx, (size_t)n_split, sizeof *G);
         gid = dsmmi_malloc(ctx, (size_t)n_ov, sizeof *gid);
-        if (G != NULL && gid != NULL) {
+        int got = G != NULL && gid != NULL;
+        if (got) {
             int64_t g = 0;
             for (int64_t o = 0; o < n_ov; o++)
                 if (!attr[ov[o]]) G[g++] = (clist){set + sstart[o], sstart[o + 1] - sstart[o], o};
@@ -431,8 +432,7 @@ dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx 
             ngroups++;
         }
         dsmmi_free(ctx, G);
-        DSMM_CHECK(ctx, G != NULL && gid != NULL, DSMM_ERR_NOMEM, "mcl: %lld vertices in overlap",
-                   (long long)n_ov);
+        DSMM_CHECK(ctx, got, DSMM_ERR_NOMEM, "mcl: %lld vertices in overlap", (long long)n_ov);
     }
     int64_t nslots = ncomp + 1 + ngroups;
     start = dsmmi_calloc(NULL, (size_t)nslots + 1, sizeof *start);
