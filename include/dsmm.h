@@ -154,6 +154,8 @@ typedef struct dsmm_gpu_opts {
                         // its threads. 0 (default) spread evenly (each thread searches its
                         // entry of A); 1 by entry of A (a few threads an entry, the way before
                         // 2026-11-25); 2 decides per chunk of A entries (docs/gpu.md)
+    int spmm_unroll;    // SpMM: entries of a row whose B rows are loaded before their products
+                        // are added (loads in flight per lane): 1 or 4; 0 (default): 4
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 

@@ -5,11 +5,13 @@
 // after one warm-up, median of --reps. Results are checked to agree (SpGEMM: nnz and values;
 // SpMM: max relative difference). One JSON line per run, and a table.
 // Usage: bench_gpu [--reps N] [--k 32,128,256] [--rmat S]... [--spgemm-only|--spmm-only]
-//                  [--host-plan] [--spread 0|1|2] [--verbose] FILE...
+//                  [--host-plan] [--spread 0|1|2] [--spmm-unroll 1|4] [--verbose] FILE...
 // --host-plan: dsmm's SpGEMM bins its rows on the host (dsmm_gpu_opts.host_planning), the path
 // before 2026-11-25, to compare the call times ("call-copies") with the device's planning.
 // --spread: how rows with shared-memory tables hand their products to the threads
 // (dsmm_gpu_opts.spgemm_spread: 0 spread evenly, 1 by entry of A, 2 chosen per chunk).
+// --spmm-unroll: entries of a row whose loads of B the SpMM kernels put in flight together
+// (dsmm_gpu_opts.spmm_unroll: 4, the default, or 1, the kernels before 2026-11-28).
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -199,6 +201,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) { // before the device is set up: it takes the options
         if (strcmp(argv[i], "--host-plan") == 0) go.host_planning = 1;
         if (strcmp(argv[i], "--spread") == 0 && i + 1 < argc) go.spgemm_spread = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "--spmm-unroll") == 0 && i + 1 < argc) go.spmm_unroll = atoi(argv[i + 1]);
     }
     if (dsmm_ctx_create(&ctx) != DSMM_OK || dsmm_ctx_set_gpu(ctx, &go) != DSMM_OK) {
         fprintf(stderr, "bench_gpu: %s\n", ctx ? dsmm_ctx_last_error(ctx) : "no context");
@@ -219,7 +222,8 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--verbose") == 0) { // the kernels' debug lines
             dsmm_ctx_set_log(ctx, DSMM_LOG_DEBUG, NULL, NULL);
         } else if (strcmp(argv[i], "--host-plan") == 0) {              // taken above
-        } else if (strcmp(argv[i], "--spread") == 0 && i + 1 < argc) { // taken above
+        } else if ((strcmp(argv[i], "--spread") == 0 || strcmp(argv[i], "--spmm-unroll") == 0) &&
+                   i + 1 < argc) { // taken above
             i++;
         } else if (strcmp(argv[i], "--spgemm-only") == 0) {
             do_spmm = 0;
@@ -233,11 +237,13 @@ int main(int argc, char **argv)
     dsmm_gpu_info gi;
     double hbm = 0;
     if (dsmm_ctx_gpu_info(ctx, &gi) == DSMM_OK) printf("device: %s\n", gi.name);
-    printf("SpGEMM planning (row flops, bins): on the %s; shared-table rows' products: %s\n",
+    printf("SpGEMM planning (row flops, bins): on the %s; shared-table rows' products: %s; "
+           "SpMM entries in flight: %d\n",
            go.host_planning ? "host" : "device",
            go.spgemm_spread == 1   ? "by entry"
            : go.spgemm_spread == 2 ? "per chunk"
-                                   : "spread");
+                                   : "spread",
+           go.spmm_unroll == 1 ? 1 : 4);
     if (dsmmi_gpu_copy_bandwidth(ctx, &hbm) == DSMM_OK)
         printf("device-to-device copy: %.0f GB/s (the SpMM floor's bandwidth)\n", hbm);
     int nin = (argc - first_file) + nrmat;

@@ -47,6 +47,8 @@ dsmm_status dsmm_ctx_set_gpu(dsmm_ctx *ctx, const dsmm_gpu_opts *opts)
     DSMM_CHECK(ctx, opts->spgemm_spread >= 0 && opts->spgemm_spread <= 2, DSMM_ERR_ARG,
                "gpu: spgemm_spread %d is not 0 (spread), 1 (by entry) or 2 (per chunk)",
                opts->spgemm_spread);
+    DSMM_CHECK(ctx, opts->spmm_unroll == 0 || opts->spmm_unroll == 1 || opts->spmm_unroll == 4,
+               DSMM_ERR_ARG, "gpu: spmm_unroll %d is not 0 (default), 1 or 4", opts->spmm_unroll);
     if (ctx->gpu_free) ctx->gpu_free(ctx);
     DSMM_TRY(dsmmi_gpu_state_create(ctx, opts, &g));
     ctx->gpu = g;

@@ -30,15 +30,50 @@ template <> struct vec<double, 2> {
 };
 
 // acc[u] += sum over entries p in [p0, p1) of A(r, p) * B(col[p], group g0 + u * STRIDE), for
-// the groups below `groups`; a NULL val means a pattern (all ones).
-template <typename V, int STRIDE, int VEC>
+// the groups below `groups`; a NULL val means a pattern (all ones). PU entries at a time: their
+// columns and values first, then their PU loads of B, then the products, so PU loads of B are
+// in flight per lane instead of one (at k = 128 floats a lane has one column group, and a loop
+// of one entry waits for each load). The products are added in the same order either way, so
+// the sums are the same to the bit.
+template <typename V, int STRIDE, int VEC, int PU>
 __device__ __forceinline__ void
 accumulate(V (&acc)[UNROLL][VEC], dsmm_idx p0, dsmm_idx p1, dsmm_idx g0, dsmm_idx groups,
            const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B)
 {
     typedef typename vec<V, VEC>::T T;
     const T *Bv = reinterpret_cast<const T *>(B);
-    for (dsmm_idx p = p0; p < p1; p++) {
+    dsmm_idx p = p0;
+    if (PU > 1) {
+        for (; p + PU <= p1; p += PU) {
+            dsmm_idx brow[PU];
+            V v[PU];
+#pragma unroll
+            for (int j = 0; j < PU; j++) brow[j] = (dsmm_idx)__ldg(col + p + j) * groups;
+            if (val) { // (one branch for the PU values: a branch between loads holds them back)
+#pragma unroll
+                for (int j = 0; j < PU; j++) v[j] = __ldg(val + p + j);
+            } else {
+#pragma unroll
+                for (int j = 0; j < PU; j++) v[j] = V(1);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const dsmm_idx g = g0 + (dsmm_idx)u * STRIDE;
+                if (g < groups) {
+                    T b[PU];
+#pragma unroll
+                    for (int j = 0; j < PU; j++) b[j] = __ldg(Bv + brow[j] + g);
+#pragma unroll
+                    for (int j = 0; j < PU; j++) {
+                        const V *e = reinterpret_cast<const V *>(&b[j]);
+#pragma unroll
+                        for (int i = 0; i < VEC; i++) acc[u][i] += v[j] * e[i];
+                    }
+                }
+            }
+        }
+    }
+    for (; p < p1; p++) {
         const dsmm_idx brow = (dsmm_idx)__ldg(col + p) * groups;
         const V v = val ? __ldg(val + p) : V(1);
 #pragma unroll
@@ -57,7 +92,7 @@ accumulate(V (&acc)[UNROLL][VEC], dsmm_idx p0, dsmm_idx p1, dsmm_idx g0, dsmm_id
 // Row-split: LANES lanes per row; lane l owns column groups l, l + LANES, ... (VEC columns
 // each) and keeps UNROLL of them in registers per pass over the row's entries. C is read
 // only when read_c (beta != 0), so garbage (NaN) in C is not propagated for beta == 0.
-template <typename V, int LANES, int VEC>
+template <typename V, int LANES, int VEC, int PU>
 __global__ void __launch_bounds__(BLOCK)
     spmm_rows(dsmm_idx m, dsmm_idx k, const dsmm_idx *__restrict__ rowptr,
               const int32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ B,
@@ -73,7 +108,7 @@ __global__ void __launch_bounds__(BLOCK)
     T *Cr = reinterpret_cast<T *>(C + r * k);
     for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)LANES * UNROLL) {
         V acc[UNROLL][VEC] = {};
-        accumulate<V, LANES, VEC>(acc, p0, p1, g0, groups, col, val, B);
+        accumulate<V, LANES, VEC, PU>(acc, p0, p1, g0, groups, col, val, B);
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const dsmm_idx g = g0 + (dsmm_idx)u * LANES;
@@ -97,7 +132,7 @@ __global__ void __launch_bounds__(BLOCK)
 // Split variant, the rest of the long rows: item t is entries [seg_begin[t], seg_begin[t] + cap)
 // (clipped to the row's end) of row seg_row[t], after spmm_rows wrote the row's first cap
 // entries; LANES lanes an item, the sums added into C with atomics (several items share a row).
-template <typename V, int LANES, int VEC>
+template <typename V, int LANES, int VEC, int PU>
 __global__ void __launch_bounds__(BLOCK)
     spmm_segs(dsmm_idx nseg, const int32_t *__restrict__ seg_row,
               const dsmm_idx *__restrict__ seg_begin, dsmm_idx cap, dsmm_idx k,
@@ -112,7 +147,7 @@ __global__ void __launch_bounds__(BLOCK)
     const dsmm_idx groups = k / VEC;
     for (dsmm_idx g0 = lane; g0 < groups; g0 += (dsmm_idx)LANES * UNROLL) {
         V acc[UNROLL][VEC] = {};
-        accumulate<V, LANES, VEC>(acc, p0, p1, g0, groups, col, val, B);
+        accumulate<V, LANES, VEC, PU>(acc, p0, p1, g0, groups, col, val, B);
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const dsmm_idx g = g0 + (dsmm_idx)u * LANES;
@@ -233,18 +268,32 @@ static void finish(dsmmi_gpu *g, dsmm_spmm_info *info, double t_transfer)
     g->info.seconds_kernels += s;
 }
 
+template <typename V, int LANES, int VEC, int PU>
+static void launch_pu(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks, const dsmmi_spmm_args *a,
+                      const dsmmg::csr_d *A, const V *val, const V *B, V *C, dsmm_idx cap,
+                      const int32_t *seg_row, const dsmm_idx *seg_begin, dsmm_idx nseg)
+{
+    V alpha = (V)a->alpha, beta = (V)a->beta;
+    spmm_rows<V, LANES, VEC, PU><<<(unsigned)blocks, BLOCK, 0, s>>>(
+        a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0, cap);
+    if (nseg > 0)
+        spmm_segs<V, LANES, VEC, PU><<<(unsigned)sblocks, BLOCK, 0, s>>>(
+            nseg, seg_row, seg_begin, cap, a->k, A->rowptr_d, A->col_d, val, B, C, alpha);
+}
+
+// (unroll: dsmmi_gpu.spmm_unroll, 1 or 4 entries' loads in flight)
 template <typename V, int LANES, int VEC>
-static void launch_lanes(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks,
+static void launch_lanes(cudaStream_t s, int unroll, dsmm_idx blocks, dsmm_idx sblocks,
                          const dsmmi_spmm_args *a, const dsmmg::csr_d *A, const V *val, const V *B,
                          V *C, dsmm_idx cap, const int32_t *seg_row, const dsmm_idx *seg_begin,
                          dsmm_idx nseg)
 {
-    V alpha = (V)a->alpha, beta = (V)a->beta;
-    spmm_rows<V, LANES, VEC><<<(unsigned)blocks, BLOCK, 0, s>>>(
-        a->m, a->k, A->rowptr_d, A->col_d, val, B, C, alpha, beta, a->beta != 0.0, cap);
-    if (nseg > 0)
-        spmm_segs<V, LANES, VEC><<<(unsigned)sblocks, BLOCK, 0, s>>>(
-            nseg, seg_row, seg_begin, cap, a->k, A->rowptr_d, A->col_d, val, B, C, alpha);
+    if (unroll == 1)
+        launch_pu<V, LANES, VEC, 1>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
+                                    nseg);
+    else
+        launch_pu<V, LANES, VEC, 4>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
+                                    nseg);
 }
 
 template <typename V, int VEC>
@@ -265,13 +314,14 @@ static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a,
                "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
     if (blocks == 0) goto cleanup;
     if (lanes == 8)
-        launch_lanes<V, 8, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin, nseg);
+        launch_lanes<V, 8, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+                                seg_begin, nseg);
     else if (lanes == 16)
-        launch_lanes<V, 16, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
-                                 nseg);
+        launch_lanes<V, 16, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+                                 seg_begin, nseg);
     else
-        launch_lanes<V, 32, VEC>(s, blocks, sblocks, a, A, val, B, C, cap, seg_row, seg_begin,
-                                 nseg);
+        launch_lanes<V, 32, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+                                 seg_begin, nseg);
     DSMM_TRY(dsmmg::check_launch(ctx, cap == (dsmm_idx)INT64_MAX ? "spmm row-split"
                                                                  : "spmm split rows"));
 cleanup:

@@ -628,6 +628,81 @@ static int test_spmm(void)
     return TEST_PASS;
 }
 
+// dsmm_gpu_opts.spmm_unroll: four entries' loads of B in flight (4, the default) against one
+// (1). The row-split kernel adds the products in the same order either way, so C is the same
+// to the bit; the split-rows kernel's atomics add in any order, so there C only agrees with the
+// reference (spmm_case). Rows of 0 to 9 entries (remainders of every length), k from 1 to 256,
+// float and double, vectorised and not; a value other than 0, 1 and 4 is refused.
+static int test_spmm_unroll(void)
+{
+    dsmm_ctx *ctx[2] = {NULL, NULL};
+    dsmm_gpu_opts go;
+    for (int i = 0; i < 2; i++) {
+        dsmm_gpu_opts_init(&go);
+        go.pool_bytes = (size_t)256 << 20;
+        go.spmm_unroll = i == 0 ? 1 : 4;
+        ctx[i] = gpu_ctx_opts(&go);
+        if (ctx[i] == NULL) {
+            dsmm_ctx_destroy(&ctx[0]);
+            return TEST_SKIP;
+        }
+    }
+    dsmm_csr *U = NULL, *S = NULL;
+    test_mat o;
+    test_mat_init(&o, 900, 400, 0.012, seed_at(40)); // about 4.8 entries a row, 0 to 9+
+    o.empty_rows = 0.05;
+    CHECK_OK(ctx[0], test_rand_csr(ctx[0], &o, &U));
+    o.dense_row = 2; // long rows: the split variant
+    CHECK_OK(ctx[0], test_rand_csr(ctx[0], &o, &S));
+    static const dsmm_idx ks[] = {1, 4, 8, 30, 32, 128, 256};
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (int t = 0; t < 2; t++) {
+            dsmm_type ty = t ? DSMM_FLOAT : DSMM_DOUBLE;
+            dsmm_idx k = ks[ki];
+            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
+            CHECK_OK(ctx[0], dsmm_dense_create(ctx[0], U->ncols, k, ty, &B));
+            fill_dense(B, seed_at(41 + ki));
+            for (int i = 0; i < 2; i++) {
+                dsmm_spmm_opts so;
+                dsmm_spmm_info info;
+                dsmm_spmm_opts_init(&so);
+                so.alg = DSMM_SPMM_GPU;
+                CHECK_OK(ctx[i], dsmm_dense_create(ctx[i], U->nrows, k, ty, &C[i]));
+                fill_dense(C[i], seed_at(60 + i)); // different garbage: beta 0 must not read it
+                CHECK_OK(ctx[i], dsmm_csr_spmm(ctx[i], U, B, C[i], &so, &info));
+                CHECK_MSG(info.on_gpu == 1 && info.gpu_variant == 0,
+                          "unroll k=%lld: on_gpu %d, variant %d (row-split expected)",
+                          (long long)k, info.on_gpu, info.gpu_variant);
+            }
+            size_t bytes = (size_t)U->nrows * (size_t)k * dsmmi_type_size(ty);
+            CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,
+                      "unroll 1 and 4 differ at k=%lld %s (row-split adds in one order)",
+                      (long long)k, ty == DSMM_FLOAT ? "float" : "double");
+            dsmm_dense_destroy(&B);
+            dsmm_dense_destroy(&C[0]);
+            dsmm_dense_destroy(&C[1]);
+            char what[64];
+            for (int i = 0; i < 2; i++) {
+                snprintf(what, sizeof what, "unroll %d split rows k=%lld %s", i ? 4 : 1,
+                         (long long)k, ty == DSMM_FLOAT ? "float" : "double");
+                if (spmm_case(ctx[i], S, k, ty, -0.5, 1, DSMM_SPMM_GPU, what)) return TEST_FAIL;
+            }
+        }
+    dsmm_csr_destroy(&U);
+    dsmm_csr_destroy(&S);
+    for (int i = 0; i < 2; i++) {
+        CHECK_NO_LEAK(ctx[i]);
+        dsmm_ctx_destroy(&ctx[i]);
+    }
+    dsmm_ctx *bad = test_ctx();
+    dsmm_gpu_opts_init(&go);
+    go.spmm_unroll = 2;
+    CHECK(dsmm_ctx_set_gpu(bad, &go) == DSMM_ERR_ARG);
+    CHECK_CONTAINS(dsmm_ctx_last_error(bad), "spmm_unroll");
+    dsmm_ctx_destroy(&bad);
+    return TEST_PASS;
+}
+
 // Products kept on the device (dsmm_dist_opts.gpu_resident): products put in slots from the
 // host and summed on the device equal the host's k-way merge for every semiring, on empty,
 // one-row and rectangular shapes with empty parts and float, double and pattern values, with
@@ -1104,6 +1179,7 @@ int main(int argc, char **argv)
         TEST(test_spgemm_auto),
         TEST(test_spgemm_small_pool),
         TEST(test_spmm),
+        TEST(test_spmm_unroll),
         TEST(test_ooc),
         TEST(test_spgemm_plan),
         TEST(test_spgemm_spread),
