@@ -11,7 +11,7 @@
 // --spread: how rows with shared-memory tables hand their products to the threads
 // (dsmm_gpu_opts.spgemm_spread: 0 spread evenly, 1 by entry of A, 2 chosen per chunk).
 // --spmm-unroll: entries of a row whose loads of B the SpMM kernels put in flight together
-// (dsmm_gpu_opts.spmm_unroll: 4, the default, or 1, the kernels before 2026-11-28).
+// (dsmm_gpu_opts.spmm_unroll: 1, the default and the kernels timed before, or 4).
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -201,7 +201,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) { // before the device is set up: it takes the options
         if (strcmp(argv[i], "--host-plan") == 0) go.host_planning = 1;
         if (strcmp(argv[i], "--spread") == 0 && i + 1 < argc) go.spgemm_spread = atoi(argv[i + 1]);
-        if (strcmp(argv[i], "--spmm-unroll") == 0 && i + 1 < argc) go.spmm_unroll = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "--spmm-unroll") == 0 && i + 1 < argc)
+            go.spmm_unroll = atoi(argv[i + 1]);
     }
     if (dsmm_ctx_create(&ctx) != DSMM_OK || dsmm_ctx_set_gpu(ctx, &go) != DSMM_OK) {
         fprintf(stderr, "bench_gpu: %s\n", ctx ? dsmm_ctx_last_error(ctx) : "no context");
@@ -221,7 +222,7 @@ int main(int argc, char **argv)
             rmat[nrmat++] = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--verbose") == 0) { // the kernels' debug lines
             dsmm_ctx_set_log(ctx, DSMM_LOG_DEBUG, NULL, NULL);
-        } else if (strcmp(argv[i], "--host-plan") == 0) {              // taken above
+        } else if (strcmp(argv[i], "--host-plan") == 0) { // taken above
         } else if ((strcmp(argv[i], "--spread") == 0 || strcmp(argv[i], "--spmm-unroll") == 0) &&
                    i + 1 < argc) { // taken above
             i++;
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
            go.spgemm_spread == 1   ? "by entry"
            : go.spgemm_spread == 2 ? "per chunk"
                                    : "spread",
-           go.spmm_unroll == 1 ? 1 : 4);
+           go.spmm_unroll == 4 ? 4 : 1);
     if (dsmmi_gpu_copy_bandwidth(ctx, &hbm) == DSMM_OK)
         printf("device-to-device copy: %.0f GB/s (the SpMM floor's bandwidth)\n", hbm);
     int nin = (argc - first_file) + nrmat;

@@ -13,8 +13,9 @@
 #             carried Open MPI starts), else the nompi build
 #   memcheck  compute-sanitizer memcheck on the tests named by SAN_TESTS (dsmm's kernels alone)
 #   racecheck compute-sanitizer racecheck likewise
-#   spmm      bench_gpu --spmm-only, the SpMM kernels with 4 entries in flight (the default)
-#             and with 1 (the kernels before), then 4 again (the spread between equal runs)
+#   spmm      bench_gpu --spmm-only, the SpMM kernels with 4 entries' loads in flight and with
+#             1 (the default, the kernels timed before), then 4 again (the spread between equal
+#             runs)
 #   spgemm    bench_gpu --spgemm-only (--reps 5, R-MAT scale 18 too)
 #   resident  bench/gpu/resident.sh on 1 and 4 ranks (host merge against --gpu-resident)
 set -uo pipefail

@@ -374,7 +374,7 @@ struct dsmmi_gpu {
     double auto_flops;
     int host_planning; // dsmm_gpu_opts.host_planning
     int spread;        // dsmm_gpu_opts.spgemm_spread
-    int spmm_unroll;   // dsmm_gpu_opts.spmm_unroll (0 taken as the default, 4)
+    int spmm_unroll;   // dsmm_gpu_opts.spmm_unroll (0 taken as the default, 1)
     dsmmi_dpool pool;
     void *pool_base_d; // the one cudaMalloc
     void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap

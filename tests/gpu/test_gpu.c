@@ -628,8 +628,8 @@ static int test_spmm(void)
     return TEST_PASS;
 }
 
-// dsmm_gpu_opts.spmm_unroll: four entries' loads of B in flight (4, the default) against one
-// (1). The row-split kernel adds the products in the same order either way, so C is the same
+// dsmm_gpu_opts.spmm_unroll: four entries' loads of B in flight (4) against one (1, the
+// default). The row-split kernel adds the products in the same order either way, so C is the same
 // to the bit; the split-rows kernel's atomics add in any order, so there C only agrees with the
 // reference (spmm_case). Rows of 0 to 9 entries (remainders of every length), k from 1 to 256,
 // float and double, vectorised and not; a value other than 0, 1 and 4 is refused.
@@ -671,8 +671,8 @@ static int test_spmm_unroll(void)
                 fill_dense(C[i], seed_at(60 + i)); // different garbage: beta 0 must not read it
                 CHECK_OK(ctx[i], dsmm_csr_spmm(ctx[i], U, B, C[i], &so, &info));
                 CHECK_MSG(info.on_gpu == 1 && info.gpu_variant == 0,
-                          "unroll k=%lld: on_gpu %d, variant %d (row-split expected)",
-                          (long long)k, info.on_gpu, info.gpu_variant);
+                          "unroll k=%lld: on_gpu %d, variant %d (row-split expected)", (long long)k,
+                          info.on_gpu, info.gpu_variant);
             }
             size_t bytes = (size_t)U->nrows * (size_t)k * dsmmi_type_size(ty);
             CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,

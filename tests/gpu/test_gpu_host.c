@@ -626,6 +626,11 @@ static int test_dispatch(void)
     go.stage_bytes = 100;
     CHECK_ST(ctx, dsmm_ctx_set_gpu(ctx, &go), DSMM_ERR_ARG);
     dsmm_ctx_clear_error(ctx);
+    dsmm_gpu_opts_init(&go);
+    go.spmm_unroll = 2; // 0, 1 or 4: refused before any device is looked for
+    CHECK_ST(ctx, dsmm_ctx_set_gpu(ctx, &go), DSMM_ERR_ARG);
+    CHECK_CONTAINS(dsmm_ctx_last_error(ctx), "spmm_unroll");
+    dsmm_ctx_clear_error(ctx);
 
     // a stand-in device: AUTO goes to the GPU entry, which keeps small products on the CPU
     dsmmi_spgemm_fn saved = dsmmi_spgemm_kernel(DSMM_SPGEMM_GPU);
