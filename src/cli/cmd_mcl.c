@@ -40,7 +40,7 @@ typedef struct opt {
 
 typedef struct mcl_args {
     int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
-    int64_t P, S, R;
+    int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
     int pct, l, L, has_l, has_pi, has_c;
     double p, c, pi, i;
     double infl[MAX_INFL];
@@ -171,7 +171,7 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
         if (o->target == &a->pi) a->has_pi = 1;
         if (o->target == &a->c) a->has_c = 1;
     }
-    if (!*input && !a->z) return usage_err("%s", "no INPUT given");
+    if (!*input && !a->z && a->ram < 0) return usage_err("%s", "no INPUT given");
     return CLI_OK;
 }
 
@@ -413,7 +413,7 @@ int cli_mcl(int argc, char **argv)
     mcl_args a;
     memset(&a, 0, sizeof a);
     a.gpu_flops = -1;
-    a.P = a.S = a.R = -1;
+    a.P = a.S = a.R = a.ram = -1;
     a.pct = -1;
     a.scheme = 6;
     a.base0 = 1;
@@ -494,6 +494,10 @@ int cli_mcl(int argc, char **argv)
          &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
+        {"how-much-ram", "N",
+         "print mcl's upper bound on the RAM a graph of N vertices needs with these -S/-R/-scheme "
+         "settings (16 x max(S, R) x N bytes) and exit",
+         K_INT, &a.ram, 0, 1e15},
         {"per-process-mem", "SIZE", "memory budget per rank for the expansion -> phases", K_SIZE,
          &a.mem, 0, 0},
         {"phases", "N", "expand in exactly N phases (testing)", K_INT, &a.phases, 1, 1 << 30},
@@ -586,6 +590,16 @@ int cli_mcl(int argc, char **argv)
             snprintf(b, sizeof b, "%g", a.infl[k]);
             return usage_err("-I: %s is not in (0, 30]", b);
         }
+    if (a.ram >= 0) { // mcl's formula and words (its manual page: 2 * cell size * k * N)
+        int64_t S = a.S >= 0 ? a.S : S0, R = a.R >= 0 ? a.R : R0, k = S > R ? S : R;
+        if (k > a.ram) k = a.ram; // (no more neighbours than vertices, as mcl caps it)
+        double bytes = 2.0 * 8.0 * (double)k * (double)a.ram;
+        printf("The current settings require at most <%.0fG> RAM for a graph with <%lld> nodes,\n"
+               "assuming the average node degree of the input graph does not exceed <%lld>.\n"
+               "This estimate will usually but not always be too cautious/high.\n",
+               bytes / 1073741824.0, (long long)a.ram, (long long)(2 * k));
+        return CLI_OK;
+    }
     if (a.z) {
         p.inflation = a.infl[0];
         print_defaults(&p, p.prune_number >= 0 ? p.prune_number : P0, a.S >= 0 ? a.S : S0,

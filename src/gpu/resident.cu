@@ -113,6 +113,7 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
     void *tmp = NULL;
     size_t tmp_bytes = 0, need = 0;
     dsmm_idx nrows = in[0].nrows, ncols = in[0].ncols, total = 0, nnz = 0;
+    int res = 0; // the pair of buffers (key[res], val[res]) holding the sums
     memset(out, 0, sizeof *out);
     out->nrows = nrows;
     out->ncols = ncols;
@@ -120,7 +121,7 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
     for (int i = 0; i < k; i++) total += in[i].nnz;
     DSMM_TRY(pool_alloc(ctx, g, ((size_t)nrows + 1) * sizeof(dsmm_idx), "row pointers of a sum",
                         (void **)&out->rowptr_d, NULL));
-    if (total == 0) {
+    if (total == 0) { // (the inputs are freed at cleanup, as on every path)
         DSMMG_CUDA(cudaMemsetAsync(out->rowptr_d, 0, ((size_t)nrows + 1) * sizeof(dsmm_idx), s));
         goto cleanup;
     }
@@ -144,11 +145,16 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
     }
     for (int i = 0; i < k; i++) dsmmg::free_csr(g, &in[i]);
     {
-        // keys below nrows * ncols <= 2^62: sort only the bits they use
+        // keys below nrows * ncols <= 2^62: sort only the bits they use. The sort ping-pongs
+        // between the two buffers (DoubleBuffer: CUB's scratch stays small, where the plain
+        // SortPairs keeps two more arrays of keys and values inside it, 48 bytes an entry in
+        // all); the sorted pairs are wherever it leaves Current(), and the reduction writes the
+        // sums into the other pair, which `res` names.
         unsigned long long top = (unsigned long long)nrows * (unsigned long long)ncols - 1;
         int bits = top == 0 ? 1 : 64 - __builtin_clzll(top);
-        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(NULL, need, key[0], key[1], val[0], val[1],
-                                                   (int64_t)total, 0, bits, s));
+        cub::DoubleBuffer<unsigned long long> dk(key[0], key[1]);
+        cub::DoubleBuffer<double> dv(val[0], val[1]);
+        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(NULL, need, dk, dv, (int64_t)total, 0, bits, s));
         tmp_bytes = need;
         DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(NULL, need, key[1], key[0], val[1], val[0],
                                                   runs_d, sr_add{(int)sr}, (int64_t)total, s));
@@ -157,11 +163,12 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
         tmp_bytes = tmp_bytes ? tmp_bytes : 1;
         DSMM_TRY(pool_alloc(ctx, g, tmp_bytes, "CUB merge scratch", &tmp, NULL));
         need = tmp_bytes;
-        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, need, key[0], key[1], val[0], val[1],
-                                                   (int64_t)total, 0, bits, s));
+        DSMMG_CUDA(cub::DeviceRadixSort::SortPairs(tmp, need, dk, dv, (int64_t)total, 0, bits, s));
         need = tmp_bytes;
-        DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(tmp, need, key[1], key[0], val[1], val[0], runs_d,
+        DSMMG_CUDA(cub::DeviceReduce::ReduceByKey(tmp, need, dk.Current(), dk.Alternate(),
+                                                  dv.Current(), dv.Alternate(), runs_d,
                                                   sr_add{(int)sr}, (int64_t)total, s));
+        res = dk.Current() == key[0] ? 1 : 0;
     }
     DSMMG_CUDA(cudaMemcpyAsync(dsmmg::scratch(g, RUNS_WORD), runs_d, sizeof nnz,
                                cudaMemcpyDeviceToHost, s));
@@ -172,11 +179,11 @@ dsmm_status merge(dsmm_ctx *ctx, dsmmi_gpu *g, dsmm_semiring sr, csr_d *in, int 
                         (void **)&out->col_d, NULL));
     DSMM_TRY(
         pool_alloc(ctx, g, (size_t)nnz * sizeof(double), "values of a sum", &out->val_d, NULL));
-    rows_of<<<dsmmg::grid_stride_blocks(BLOCK, nrows + 1), BLOCK, 0, s>>>(key[0], nnz, nrows, ncols,
-                                                                          out->rowptr_d);
+    rows_of<<<dsmmg::grid_stride_blocks(BLOCK, nrows + 1), BLOCK, 0, s>>>(key[res], nnz, nrows,
+                                                                          ncols, out->rowptr_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "merge row pointers"));
     cols_of<<<dsmmg::grid_stride_blocks(BLOCK, nnz), BLOCK, 0, s>>>(
-        key[0], val[0], nnz, ncols, out->col_d, (double *)out->val_d);
+        key[res], val[res], nnz, ncols, out->col_d, (double *)out->val_d);
     DSMM_TRY(dsmmg::check_launch(ctx, "merge columns"));
 cleanup:
     for (int b = 0; b < 2; b++) {
@@ -185,10 +192,10 @@ cleanup:
     }
     dsmmi_dpool_free(&g->pool, runs_d);
     dsmmi_dpool_free(&g->pool, tmp);
-    if (st != DSMM_OK) {
-        for (int i = 0; i < k; i++) dsmmg::free_csr(g, &in[i]);
-        dsmmg::free_csr(g, out);
-    }
+    // The inputs, whatever happened (already freed, and their pointers cleared, once their keys
+    // were made; an empty merge left them until here, which had leaked their row pointers).
+    for (int i = 0; i < k; i++) dsmmg::free_csr(g, &in[i]);
+    if (st != DSMM_OK) dsmmg::free_csr(g, out);
     return st;
 }
 

@@ -32,6 +32,24 @@ expect_grep "$tmp/out" '^Recovery number +1400'
 expect_grep "$tmp/out" '^Main inflation +2.0'
 expect_rc 0 "$dsmm" mcl -scheme 2 -z
 expect_grep "$tmp/out" '^Prune number +4000'
+# -how-much-ram N: mcl 22-282's three lines (16 x min(max(S, R), N) x N bytes in GiB, rounded;
+# the degree 2 x min(max(S, R), N)), no INPUT needed; the figures below are mcl's own output
+expect_rc 0 "$dsmm" mcl -how-much-ram 1000000
+printf '%s\n' 'The current settings require at most <21G> RAM for a graph with <1000000> nodes,' \
+    'assuming the average node degree of the input graph does not exceed <2800>.' \
+    'This estimate will usually but not always be too cautious/high.' >ram.want
+same "$tmp/out" ram.want
+expect_rc 0 "$dsmm" mcl "$collins" --abc -how-much-ram 1000000 -S 100 -R 50
+expect_grep "$tmp/out" '^The current settings require at most <1G> RAM for a graph with <1000000> nodes,$'
+expect_grep "$tmp/out" 'does not exceed <200>\.$'
+expect_rc 0 "$dsmm" mcl -scheme 7 -how-much-ram 99999999999
+expect_grep "$tmp/out" 'at most <2384186G> RAM for a graph with <99999999999> nodes'
+expect_rc 0 "$dsmm" mcl -how-much-ram 12
+expect_grep "$tmp/out" 'at most <0G> RAM .* <12> nodes'
+expect_grep "$tmp/out" 'does not exceed <24>\.$'
+expect_rc 2 "$dsmm" mcl -how-much-ram many
+expect_grep "$tmp/err" "how-much-ram: 'many' is not an integer"
+expect_rc 2 "$dsmm" mcl -how-much-ram -5
 
 # --- collins against mcl's clusterings ----------------------------------------------------------
 for I in 1.4 2.0 4.0; do
