@@ -323,7 +323,13 @@ static dsmm_status take(eng *e, const dsmmi_qdesc *d)
                             "rank %lld could not compute its partial product", (long long)d->rank);
         return DSMM_OK;
     }
-    if (d->bytes == 0 || e->local != DSMM_OK) return DSMM_OK;
+    if (d->bytes == 0 || e->local != DSMM_OK) {
+        // An empty partial of a sparse product is an empty stage for the device's merge tree
+        // (its slot skipped, so its neighbours merge as the tree says, not all at the finish).
+        if (d->bytes == 0 && e->local == DSMM_OK && e->dacc && !e->spmm)
+            e->local = dsmmi_gpu_acc_skip(ctx, e->dacc, s);
+        return DSMM_OK;
+    }
     buf = dsmmi_pool_take(ctx, &e->pool, (size_t)d->bytes);
     DSMM_CHECK(ctx, buf != NULL, DSMM_ERR_NOMEM, "partial of %lld bytes", (long long)d->bytes);
     double t0 = dsmmi_wtime();

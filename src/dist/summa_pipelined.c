@@ -21,9 +21,14 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
 {
     dsmm_status st = DSMM_OK;
     int S = r->plan.n, threads = dsmmi_threads(ctx);
+    // Every rank must take the same branch: the pipeline broadcasts with blocking calls, the
+    // fallback posts nonblocking ones, and MPI does not match the two kinds. Threads are a
+    // rank's own setting (a node's core count, or the caller's), so the ranks agree on it.
+    int64_t can = threads >= 2 && S > 1 && dsmmi_comm_funneled();
 #ifdef _OPENMP
     int saved_threads = ctx->threads, saved_levels = omp_get_max_active_levels();
-    if (threads >= 2 && S > 1 && dsmmi_comm_funneled()) {
+    DSMM_TRY(dsmmi_allreduce_i64(ctx, &can, 1, '<'));
+    if (can) {
         // The compute side gets the other threads: the kernels size their teams from ctx.
         ctx->threads = threads - 1;
         if (saved_levels < 2) omp_set_max_active_levels(2);
@@ -73,9 +78,12 @@ dsmm_status dsmmi_summa_pipelined(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_
     }
 #endif
     (void)threads;
+    (void)can;
     {
+        // Prefetched (nonblocking) broadcasts, except into device memory: a CUDA-aware MPI
+        // takes device buffers in blocking collectives only (Open MPI's CUDA notes).
         double c0 = rs->comm;
-        DSMM_TRY(dsmmi_summa_stages(ctx, A, B, r, lo, 1, 0, local, rs));
+        DSMM_TRY(dsmmi_summa_stages(ctx, A, B, r, lo, !r->dev_recv, 0, local, rs));
         rs->comm_exposed += rs->comm - c0; // the waits for the posted broadcasts
     }
 cleanup:

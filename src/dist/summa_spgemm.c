@@ -38,6 +38,15 @@ static dsmm_status check_args(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist
                DSMM_ERR_ARG, "spgemm: unknown accumulation %d", (int)o->accumulate);
     DSMM_CHECK(ctx, (int)o->spgemm.semiring >= 0 && o->spgemm.semiring < DSMM_SEMIRING_COUNT,
                DSMM_ERR_ARG, "spgemm: unknown semiring %d", (int)o->spgemm.semiring);
+    // As the local kernel refuses it, but on every rank alike (a rank whose pieces are empty
+    // never reaches the kernel, and the device's resident multiply read a pattern as ones).
+    DSMM_CHECK(ctx,
+               o->spgemm.semiring == DSMM_PLUS_PAIR ||
+                   (A->type != DSMM_PATTERN && B->type != DSMM_PATTERN),
+               DSMM_ERR_ARG,
+               "spgemm: semiring %s needs values but %s is pattern-only (use plus-pair to count, "
+               "or give the matrix values)",
+               dsmm_semiring_name(o->spgemm.semiring), A->type == DSMM_PATTERN ? "A" : "B");
     if (o->gpu_resident) {
         DSMM_CHECK(ctx, o->accumulate != DSMM_ACC_FUSED, DSMM_ERR_ARG,
                    "spgemm: gpu_resident merges the stage products on the device; it does not "
@@ -365,8 +374,11 @@ dsmm_status dsmm_spgemm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist *B
                                     "spgemm: %zu bytes of received pieces", keep);
         }
     }
-    // A CUDA-aware MPI receives the resident product's pieces into the device pool.
-    r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && dsmm_mpi_cuda_aware();
+    // A CUDA-aware MPI receives the resident product's pieces into the device pool, in blocking
+    // broadcasts only: device buffers are not taken by nonblocking collectives (Open MPI's CUDA
+    // notes), so prefetch without the pipeline (MPI_Ibcast) stages them through the host.
+    r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && (pipeline || !prefetch) &&
+                 dsmm_mpi_cuda_aware();
     if (!fuse && local == DSMM_OK)
         local = dsmmi_summa_slots_alloc(ctx, &r.a, &r.b, 1 + (prefetch || pipeline), amax, bmax,
                                         r.dev_recv, "spgemm");

@@ -137,8 +137,11 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
         if (g->mycol != r.plan.kc[s] && ab > amax) amax = ab;
         if (g->myrow != r.plan.kr[s] && b_bytes(B, &r, s) > bmax) bmax = b_bytes(B, &r, s);
     }
-    // A CUDA-aware MPI receives the resident product's pieces into the device pool.
-    r.dev_recv = r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && dsmm_mpi_cuda_aware();
+    // A CUDA-aware MPI receives the resident product's pieces into the device pool, in blocking
+    // broadcasts only (device buffers are not taken by nonblocking collectives): with prefetch
+    // (MPI_Ibcast) they arrive on the host and are uploaded.
+    r.dev_recv =
+        r.dacc != NULL && local == DSMM_OK && ctx->size > 1 && !prefetch && dsmm_mpi_cuda_aware();
     if (local == DSMM_OK)
         local =
             dsmmi_summa_slots_alloc(ctx, &r.a, &r.b, 1 + prefetch, amax, bmax, r.dev_recv, "spmm");

@@ -212,9 +212,21 @@ static int test_errors(void)
         o.spmm.beta = 1;
         CHECK_ALL_ST(ctx, dsmm_spmm_ex(ctx, DP, D7, &o, &CD), DSMM_ERR_ARG);
         CHECK_ALL(CD == NULL);
-        // Plus-times reads values; a pattern input fails as in the local product.
+        // Plus-times reads values; a pattern input fails as in the local product, with every
+        // algorithm and on every rank (before the arguments reach a kernel, so also where a
+        // rank's pieces are empty), resident or not.
         CHECK_ALL_ST(ctx, dsmm_spgemm(ctx, DA, DP, &C), DSMM_ERR_ARG);
         dsmm_ctx_clear_error(ctx);
+        for (int res = 0; res < 2; res++)
+            for (int alg = DSMM_DIST_AUTO; alg <= DSMM_DIST_WS_LOCAL_C; alg++) {
+                dsmm_dist_opts_init(&o);
+                o.alg = (dsmm_dist_alg)alg;
+                o.gpu_resident = res;
+                CHECK_ALL_ST(ctx, dsmm_spgemm_ex(ctx, DA, DP, &o, &C), DSMM_ERR_ARG);
+                CHECK_ALL(strstr(dsmm_ctx_last_error(ctx), "needs values") != NULL);
+                CHECK_ALL(C == NULL);
+                dsmm_ctx_clear_error(ctx);
+            }
         // gpu_resident: not with the fused accumulation or a CPU kernel; on a context without
         // a device (these tests' contexts have none) every rank fails alike, SpGEMM and SpMM,
         // with SUMMA, AUTO and each one-sided algorithm, and C stays NULL.
