@@ -133,10 +133,15 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     int S = r->plan.n;
     int64_t an = r->a.all[(g->myrow * g->pc + r->plan.kc[s]) * S + s];
     int64_t bn = r->b.all[(r->plan.kr[s] * g->pc + g->mycol) * S + s];
+    // Resident: merges the product or skip sets off are accumulation (r->acc.seconds, which
+    // the caller takes out of the multiply's time) and device work (gpu_busy, Table V).
+    double merged = r->dacc ? dsmmi_gpu_acc_merge_seconds(r->dacc) : 0;
     // An empty stage still counts in the binary schedule: it pushes no list (skips its slot).
-    if (an == 0 || bn == 0)
-        return r->dacc ? dsmmi_gpu_acc_skip(ctx, r->dacc, s)
-                       : dsmmi_merge_acc_push(ctx, &r->acc, &part);
+    if (an == 0 || bn == 0) {
+        if (!r->dacc) return dsmmi_merge_acc_push(ctx, &r->acc, &part);
+        DSMM_TRY(dsmmi_gpu_acc_skip(ctx, r->dacc, s));
+        goto cleanup;
+    }
     const char *abuf = a_at(A, r, s, slot), *bbuf = b_at(B, r, s, slot);
     dsmm_idx w = r->plan.hi[s] - r->plan.lo[s];
     dsmm_csr Av, Bv;
@@ -164,6 +169,11 @@ dsmm_status dsmmi_summa_multiply(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_d
     }
     DSMM_TRY(dsmmi_merge_acc_push(ctx, &r->acc, &part));
 cleanup:
+    if (r->dacc) {
+        merged = dsmmi_gpu_acc_merge_seconds(r->dacc) - merged;
+        r->acc.seconds += merged;
+        r->gpu_busy += merged;
+    }
     dsmm_csr_destroy(&part);
     return st;
 }

@@ -316,6 +316,9 @@ dsmm_status dsmmi_gpu_acc_skip(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, int slot);
  * device time (events). Errors: DSMM_ERR_NOMEM; DSMM_ERR_CUDA. */
 dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type, int col_bits,
                                  dsmm_csr **C, int *merges, double *merge_seconds);
+/* dsmmi_gpu_acc_merge_seconds: the device seconds (events) of the merges acc has made so far
+ * (0 for NULL): a caller tells a multiply's time from the merges it set off. */
+double dsmmi_gpu_acc_merge_seconds(const dsmmi_gpu_acc *acc);
 /* dsmmi_gpu_acc_free: frees acc and every product it holds (*acc NULL afterwards). */
 void dsmmi_gpu_acc_free(dsmm_ctx *ctx, dsmmi_gpu_acc **acc);
 

@@ -434,6 +434,11 @@ cleanup:
     return st;
 }
 
+extern "C" double dsmmi_gpu_acc_merge_seconds(const dsmmi_gpu_acc *acc)
+{
+    return acc ? acc->ms_merge / 1e3 : 0.0;
+}
+
 extern "C" dsmm_status dsmmi_gpu_acc_finish(dsmm_ctx *ctx, dsmmi_gpu_acc *acc, dsmm_type type,
                                             int col_bits, dsmm_csr **C, int *merges,
                                             double *merge_seconds)
