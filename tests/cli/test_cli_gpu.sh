@@ -190,6 +190,12 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
         coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/res$n.mtx"
         expect_grep "$tmp/res$n.json" '"gpu_merges": ?[1-9]'
         expect_grep "$tmp/res$n.json" '"mpi_device_buffers": ?[01]'
+        # with --prefetch the broadcasts are nonblocking, which take host buffers only: the
+        # pieces are staged (mpi_device_buffers 0 even with a CUDA-aware MPI)
+        expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spgemm "$a" -o "$tmp/resp$n.mtx" --algo summa --gpu-resident \
+            --prefetch --stats "$tmp/resp$n.json" --quiet
+        coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/resp$n.mtx"
+        expect_grep "$tmp/resp$n.json" '"mpi_device_buffers": ?0'
         # one-sided: own items multiplied on the device, partials fetched from other ranks
         # (stealing sends some away) uploaded into the accumulator
         for alg in rdma-a ws-random-a; do
