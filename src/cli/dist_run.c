@@ -317,7 +317,9 @@ int cli_spgemm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, 
         dsmm_dist_destroy(&C);
         o.stats = all[i];
         double t1 = dsmmi_wtime();
-        if (dsmm_spgemm_ex(ctx, X, Y, &o, &C) != DSMM_OK) {
+        // (agreed once more: a rank whose statistics record could not grow after the
+        // product's last collective fails alone, and the others would wait in the write)
+        if (dsmmi_comm_agree(ctx, dsmm_spgemm_ex(ctx, X, Y, &o, &C)) != DSMM_OK) {
             rc = fail(cmd, ctx, "multiply failed");
             goto done;
         }
@@ -412,7 +414,7 @@ int cli_spmm_dist(const cli_cmd *cmd, const cli_common *c, const cli_dist *d, co
         dsmm_dist_dense_destroy(&C);
         o.stats = all[i];
         double t1 = dsmmi_wtime();
-        if (dsmm_spmm_ex(ctx, A, B, &o, &C) != DSMM_OK) {
+        if (dsmmi_comm_agree(ctx, dsmm_spmm_ex(ctx, A, B, &o, &C)) != DSMM_OK) { // (as above)
             rc = fail(cmd, ctx, "multiply failed");
             goto done;
         }
