@@ -1298,11 +1298,35 @@ typedef struct dsmm_mcl_params {
                                 // clustering before the split is kept in res->orig_*
     int check_connected;        // 1: count those components (res->components) without
                                 // changing the clustering (mcl's --check-connected=y)
+    int analyze;                // 1: res->analysis = clm info's measures of the clustering
+                                // on mcl's start matrix (loops as -c set them, columns
+                                // stochastic), as mcl's --analyze=y appends them; the start
+                                // matrix is kept until the end (its size again in memory)
 } dsmm_mcl_params;
 DSMM_API void dsmm_mcl_params_init(dsmm_mcl_params *p);
 /* dsmm_mcl_scheme_values: P, S, R, pct of scheme 1..7 (DSMM_ERR_ARG otherwise). */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_mcl_scheme_values(int scheme, int64_t *P, int64_t *S,
                                                            int64_t *R, int *pct);
+
+/* What dsmm_clm_info measures, as mcl's clm info (docs/clm.md has the formulas). */
+typedef struct dsmm_clm_info_stats {
+    dsmm_idx n;          // graph nodes
+    dsmm_idx listed;     // nodes in some cluster (the others count in no cluster, as in clm)
+    double efficiency;   // eff: mean over listed nodes of van Dongen's coverage
+    double modularity;   // mod: Newman's Q on the graph without loops
+    double massfrac;     // mf: mean over listed nodes of the fraction of weight inside
+    double areafrac;     // af: sum |c| (|c| - 1) / (n (n - 1))
+    dsmm_idx nclusters;  // ncl
+    dsmm_idx size_max;   // max
+    double size_ctr;     // ctr: sum |c|^2 / sum |c|
+    double size_avg;     // avg: n / nclusters
+    dsmm_idx size_min;   // min
+    dsmm_idx dgi;        // DGI: fewest smallest clusters whose sizes add up to max
+    dsmm_idx twi, twl;   // TWI: index (largest first) of the cluster where the smallest ones
+                         // reach (n + 1) / 2 nodes; TWL: its size
+    dsmm_idx singletons; // sgl: clusters of size 1
+    dsmm_idx qrt;        // qrt: clusters of size <= 4
+} dsmm_clm_info_stats;
 
 typedef struct dsmm_mcl_result {
     int64_t n;        // vertices
@@ -1326,6 +1350,10 @@ typedef struct dsmm_mcl_result {
     double seconds;
     dsmm_mcl_iter *iters; // niters entries: the iterations this call ran
     int niters;           // = iterations, or fewer after a resume (the ones since the checkpoint)
+    int analyzed;         // params.analyze: 1 and analysis set
+    dsmm_clm_info_stats analysis; // efficiency, modularity, mass and area fractions on the
+                                  // start matrix (loops as stored there, modularity without
+                                  // them), and the cluster sizes, in clm info's terms
 } dsmm_mcl_result;
 
 /* dsmm_mcl_run: clusters the graph G (square; G(i, j) = weight of the edge j -> i, mcl's
@@ -1414,26 +1442,6 @@ typedef struct dsmm_clm_dist_stats {
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_clm_dist(dsmm_ctx *ctx, const dsmm_clustering *A,
                                                   const dsmm_clustering *B,
                                                   dsmm_clm_dist_stats *out);
-
-/* What dsmm_clm_info measures, as mcl's clm info (docs/clm.md has the formulas). */
-typedef struct dsmm_clm_info_stats {
-    dsmm_idx n;          // graph nodes
-    dsmm_idx listed;     // nodes in some cluster (the others count in no cluster, as in clm)
-    double efficiency;   // eff: mean over listed nodes of van Dongen's coverage
-    double modularity;   // mod: Newman's Q on the graph without loops
-    double massfrac;     // mf: mean over listed nodes of the fraction of weight inside
-    double areafrac;     // af: sum |c| (|c| - 1) / (n (n - 1))
-    dsmm_idx nclusters;  // ncl
-    dsmm_idx size_max;   // max
-    double size_ctr;     // ctr: sum |c|^2 / sum |c|
-    double size_avg;     // avg: n / nclusters
-    dsmm_idx size_min;   // min
-    dsmm_idx dgi;        // DGI: fewest smallest clusters whose sizes add up to max
-    dsmm_idx twi, twl;   // TWI: index (largest first) of the cluster where the smallest ones
-                         // reach (n + 1) / 2 nodes; TWL: its size
-    dsmm_idx singletons; // sgl: clusters of size 1
-    dsmm_idx qrt;        // qrt: clusters of size <= 4
-} dsmm_clm_info_stats;
 
 /* dsmm_clm_info: scores clustering C on graph G (square; row i holds node i's neighbours with
  * their weights, pattern entries weigh 1; give an undirected graph both directions), as clm

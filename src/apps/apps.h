@@ -28,6 +28,34 @@ dsmm_status dsmmi_clm_symmetrize(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_csr **S)
 dsmm_status dsmmi_clustering_read_buffer(dsmm_ctx *ctx, const char *buf, size_t len,
                                          const char *name, dsmm_labels **labels, int grow,
                                          dsmm_clustering **out);
+/* clm info's measures in pieces, for graphs whose rows are spread over ranks (mcl --analyze):
+ * the sums over some rows (dsmmi_clm_info_rows; add them over the ranks), then the measures
+ * (dsmmi_clm_info_finish). win and deg hold one entry per cluster. */
+typedef struct dsmmi_clm_sums {
+    double eff, mf, total; // coverage and mass fraction over listed nodes; off-diagonal weight
+    double *win, *deg;     // per cluster: off-diagonal weight inside it, weighted degree
+} dsmmi_clm_sums;
+/* dsmmi_clm_sizes: *size (new, k + 1 entries) = the nodes of each cluster of cluster[0..n)
+ * (-1: none). Errors: DSMM_ERR_ARG (an id >= k); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_clm_sizes(dsmm_ctx *ctx, const dsmm_idx *cluster, dsmm_idx n, dsmm_idx k,
+                            dsmm_idx **size);
+/* dsmmi_clm_memberships: the clusters of each node from cluster lists (cluster c: members
+ * [start[c] .. start[c + 1]), nodes 0..n-1; they may overlap): node v's clusters are
+ * vcl[vstart[v] .. vstart[v + 1]) (ascending); *size[c] = |c|. All three new.
+ * Errors: DSMM_ERR_ARG (a member outside 0..n-1); DSMM_ERR_NOMEM. */
+dsmm_status dsmmi_clm_memberships(dsmm_ctx *ctx, dsmm_idx n, dsmm_idx k, const dsmm_idx *start,
+                                  const dsmm_idx *members, dsmm_idx **vstart, dsmm_idx **vcl,
+                                  dsmm_idx **size);
+/* dsmmi_clm_info_rows: adds to s the rows of G (row i is node row0 + i; columns are nodes),
+ * each node once per cluster it is in (memberships as dsmmi_clm_memberships gives them, for
+ * nodes 0..n-1). stored_loops 0: each node's loop weighs its row's largest weight (clm info);
+ * 1: the loop stored in the row, 0 when none (mcl --analyze on mcl's start matrix). */
+void dsmmi_clm_info_rows(const dsmm_csr *G, dsmm_idx row0, const dsmm_idx *vstart,
+                         const dsmm_idx *vcl, dsmm_idx n, const dsmm_idx *size, int stored_loops,
+                         dsmmi_clm_sums *s);
+/* dsmmi_clm_info_finish: *out from the sums of all nn rows and the k cluster sizes. */
+dsmm_status dsmmi_clm_info_finish(dsmm_ctx *ctx, dsmm_idx nn, dsmm_idx k, const dsmm_idx *size,
+                                  const dsmmi_clm_sums *s, dsmm_clm_info_stats *out);
 // end clm ------------------------------------------------------------------------------------
 
 // mcl ------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ typedef struct mcl_args {
     const char *odir, *ap, *aa;          // default output name: directory, prefix, appended text
     const char *overlap, *sort;          // -overlap, -sort (mcl's names)
     const char *force_conn, *check_conn; // --force-connected=y|n, --check-connected=y|n
+    const char *analyze;                 // --analyze=y|n
     int neg_log, neg_log10;              // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;                    // --gpu-min-flops (-1: the library's default)
@@ -368,6 +369,13 @@ static int write_stats(dsmm_ctx *ctx, const char *path, const char *input, const
         if (r->orig_start)
             DSMM_TRY(dsmm_stats_set_int(s, "clusters_before_split", r->orig_nclusters));
     }
+    // --analyze=y: mcl's performance measures of the clustering (on its start matrix).
+    if (r->analyzed) {
+        DSMM_TRY(dsmm_stats_set_num(s, "efficiency", r->analysis.efficiency));
+        DSMM_TRY(dsmm_stats_set_num(s, "modularity", r->analysis.modularity));
+        DSMM_TRY(dsmm_stats_set_num(s, "mass_fraction", r->analysis.massfrac));
+        DSMM_TRY(dsmm_stats_set_num(s, "area_fraction", r->analysis.areafrac));
+    }
     DSMM_TRY(dsmm_stats_set_int(s, "per_process_mem", (int64_t)a->mem));
     dsmmi_json_begin_array(&j, NULL);
     for (int k = 0; k < r->niters; k++) iter_json(&j, &r->iters[k]);
@@ -406,6 +414,26 @@ static void log_nothing(void *user, dsmm_log_level level, const char *msg)
     (void)user;
     (void)level;
     (void)msg;
+}
+
+// mcl --analyze=y's lines after the clusters: clm's granularity, then its performance
+// measures with the input and output names (as mcl 22-282 writes them), a blank line last.
+// NULL when out of memory.
+static char *analysis_text(const dsmm_clm_info_stats *s, const char *input, const char *output)
+{
+    const char *fmt = "ncl=%lld max=%lld  ctr=%.1f avg=%.1f min=%lld DGI=%lld TWI=%lld TWL=%lld "
+                      "sgl=%lld qrt=%lld\neff=%.5f mod=%.5f mf=%.5f af=%.5f target-name=%s\n"
+                      "source-name=%s\n\n";
+#define ANALYSIS_ARGS                                                                              \
+    (long long)s->nclusters, (long long)s->size_max, s->size_ctr, s->size_avg,                     \
+        (long long)s->size_min, (long long)s->dgi, (long long)s->twi, (long long)s->twl,           \
+        (long long)s->singletons, (long long)s->qrt, s->efficiency, s->modularity, s->massfrac,    \
+        s->areafrac, input, output
+    int n = snprintf(NULL, 0, fmt, ANALYSIS_ARGS);
+    char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (t != NULL) snprintf(t, (size_t)n + 1, fmt, ANALYSIS_ARGS);
+#undef ANALYSIS_ARGS
+    return t;
 }
 
 int cli_mcl(int argc, char **argv)
@@ -483,6 +511,9 @@ int cli_mcl(int argc, char **argv)
         {"check-connected", "y|n",
          "report on stderr whether every cluster is connected in the graph (output unchanged)",
          K_STRING, &a.check_conn, 0, 0},
+        {"analyze", "y|n",
+         "append mcl's performance measures (clm info's, on mcl's start matrix) to each output",
+         K_STRING, &a.analyze, 0, 0},
         {"l", "n", "initial loop length (0)", K_INT, &a.l, 0, 1e6},
         {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
         {"L", "n", "main loop length (10000)", K_INT, &a.L, 0, 1e9},
@@ -579,6 +610,8 @@ int cli_mcl(int argc, char **argv)
         return usage_err("--force-connected: '%s' is not y or n", a.force_conn);
     if (a.check_conn && yes_no(a.check_conn, &p.check_connected) != 0)
         return usage_err("--check-connected: '%s' is not y or n", a.check_conn);
+    if (a.analyze && yes_no(a.analyze, &p.analyze) != 0)
+        return usage_err("--analyze: '%s' is not y or n", a.analyze);
     p.per_process_mem = a.mem;
     p.phases = a.phases;
     p.checkpoint_dir = a.checkpoint;
@@ -900,9 +933,15 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
                                                res.orig_members, NULL, 0, 1);
             }
             if (ws == DSMM_OK) {
+                char *trailer = res.analyzed ? analysis_text(&res.analysis, input, paths[k]) : NULL;
                 failed = paths[k];
-                ws = dsmmi_write_cluster_lists(ctx, paths[k], res.n, res.nclusters, res.start,
-                                               res.members, labels, base, nat);
+                if (res.analyzed && trailer == NULL)
+                    ws = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "--analyze's text");
+                else
+                    ws = dsmmi_write_cluster_lists_trailer(ctx, paths[k], res.n, res.nclusters,
+                                                           res.start, res.members, labels, base,
+                                                           nat, trailer);
+                free(trailer);
             }
             if (ws != DSMM_OK) {
                 cli_fail(&cmd, ctx, failed);

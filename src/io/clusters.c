@@ -47,6 +47,7 @@ cleanup:
 typedef struct lists {
     dsmm_idx n, nc;
     const dsmm_idx *start, *members;
+    const char *trailer; // written after the clusters (mcl --analyze's measures), or NULL
 } lists;
 
 // What a writer puts in the file for the clusters; 0 on success, else a write failed.
@@ -119,6 +120,7 @@ static dsmm_status write_lists(dsmm_ctx *ctx, const char *path, const lists *l,
     DSMM_TRY(dsmmi_outfile_open(ctx, &out, path));
     is_open = 1;
     int bad = body(out.f, l, arg);
+    if (!bad && l->trailer != NULL) bad = fputs(l->trailer, out.f) < 0;
     DSMM_CHECK(ctx, !bad && !ferror(out.f), DSMM_ERR_IO, "%s: write failed", path);
     is_open = 0;
     DSMM_TRY(dsmmi_outfile_commit(ctx, &out));
@@ -130,6 +132,15 @@ cleanup:
 dsmm_status dsmmi_write_cluster_lists(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_idx nc,
                                       const dsmm_idx *start, const dsmm_idx *members,
                                       const dsmm_labels *labels, int base, int native)
+{
+    return dsmmi_write_cluster_lists_trailer(ctx, path, n, nc, start, members, labels, base, native,
+                                             NULL);
+}
+
+dsmm_status dsmmi_write_cluster_lists_trailer(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                              dsmm_idx nc, const dsmm_idx *start,
+                                              const dsmm_idx *members, const dsmm_labels *labels,
+                                              int base, int native, const char *trailer)
 {
     dsmm_status st = DSMM_OK;
     DSMM_CHECK(ctx, path != NULL, DSMM_ERR_ARG, "write_clusters: path must be non-NULL");
@@ -148,7 +159,7 @@ dsmm_status dsmmi_write_cluster_lists(dsmm_ctx *ctx, const char *path, dsmm_idx 
                        "write_clusters: cluster %lld lists vertex %lld, outside 0..%lld",
                        (long long)c, (long long)members[k], (long long)n - 1);
     }
-    lists l = {n, nc, start, members};
+    lists l = {n, nc, start, members, trailer};
     lines_arg a = {labels, base};
     st = native ? write_lists(ctx, path, &l, write_native, NULL)
                 : write_lists(ctx, path, &l, write_lines, &a);

@@ -201,6 +201,12 @@ dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_id
 dsmm_status dsmmi_write_cluster_lists(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_idx nc,
                                       const dsmm_idx *start, const dsmm_idx *members,
                                       const dsmm_labels *labels, int base, int native);
+/* dsmmi_write_cluster_lists_trailer: the same, with the text trailer (NULL: none) written after
+ * the clusters, in the same atomic file (mcl --analyze's measures). */
+dsmm_status dsmmi_write_cluster_lists_trailer(dsmm_ctx *ctx, const char *path, dsmm_idx n,
+                                              dsmm_idx nc, const dsmm_idx *start,
+                                              const dsmm_idx *members, const dsmm_labels *labels,
+                                              int base, int native, const char *trailer);
 /* dsmmi_write_clusters_base: dsmm_write_clusters with vertex numbers counted from base when
  * labels is NULL. */
 dsmm_status dsmmi_write_clusters_base(dsmm_ctx *ctx, const char *path, dsmm_idx n,

@@ -386,6 +386,39 @@ expect_rc 2 "$dsmm" mcl "$md/lines.abc" --abc=yes -o bad.out
 expect_grep "$tmp/err" 'takes no value'
 expect_none bad.out
 
+# --- --analyze=y: mcl's measures appended (bundled mcl 22-282 output, names normalised) ------
+# analyzed FILE REF: FILE's last four lines are REF's (input and output names replaced)
+analyzed() {
+    if [ "$(tail -4 "$1" | sed -e 's/target-name=.*/target-name=IN/' -e 's/source-name=.*/source-name=OUT/')" = "$(cat "$2")" ]; then
+        ok
+    else
+        bad "$1: --analyze lines differ from $2: $(tail -4 "$1" | head -2 | tr '\n' ' ')"
+    fi
+}
+expect_rc 0 "$dsmm" mcl "$collins" --abc --analyze=y -o an.out -q --stats an.json
+analyzed an.out "$md/collins.analyze"
+if [ "$(head -n -4 an.out)" = "$(cat ref.2.0)" ]; then ok; else bad "--analyze changed the clusters"; fi
+expect_grep an.out "^eff=0.64816 mod=0.89863 mf=0.94266 af=0.01773 target-name=$collins\$"
+expect_grep an.out '^source-name=an.out$'
+expect_grep an.json '"modularity": ?0.8986'
+# loops as -c leaves them (none), pre-inflation, kept overlap (a vertex counted in each cluster)
+expect_rc 0 "$dsmm" mcl "$collins" --abc -analyze y -c 0 -o an.c0 -q
+analyzed an.c0 "$md/collins-c0.analyze"
+expect_rc 0 "$dsmm" mcl "$collins" --abc --analyze=y -pi 2 -I 1.4 -o an.pi -q
+analyzed an.pi "$md/collins-pi2-I14.analyze"
+expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc --analyze=y -overlap keep -o an.keep -q
+analyzed an.keep "$md/lines-keep.analyze"
+if [ "$(head -n -4 an.keep)" = "$(cat "$md/lines.keep")" ]; then ok; else bad "--analyze changed the kept clusters"; fi
+# to stdout: the lines follow the clusters there; n: nothing appended
+expect_rc 0 "$dsmm" mcl "$collins" --abc --analyze=y -o - -q
+analyzed "$tmp/out" "$md/collins.analyze"
+expect_grep "$tmp/out" '^source-name=-$'
+expect_rc 0 "$dsmm" mcl "$collins" --abc --analyze=n -o an.n -q
+same an.n ref.2.0
+expect_rc 2 "$dsmm" mcl "$collins" --abc --analyze=maybe -o an.bad -q
+expect_grep "$tmp/err" "analyze: 'maybe' is not y or n"
+expect_none an.bad
+
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
@@ -409,6 +442,11 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same bip2.res "$md/bipartite.fc"
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$md/mixed.etc.gz" --etc --expect-values -I 1.4 -o etc3.out -q
     same etc3.out "$md/mixed.etc.I14"
+    # --analyze with the start matrix's rows on several ranks (sums added over them)
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc --analyze=y -o an3.out -q
+    analyzed an3.out "$md/collins.analyze"
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$md/lines.abc" --abc --analyze=y -overlap keep -o an2.keep -q --expand dist
+    analyzed an2.keep "$md/lines-keep.analyze"
     if [ "$(tr -s ' \n' '  ' <bip4.fc-rags)" = "$(tr -s ' \n' '  ' <"$md/bipartite.fc-rags")" ]; then ok; else bad "bip4.fc-rags differs from mcl's"; fi
     # Small graphs replicate the iterate (auto); --expand dist and SUMMA's options take SUMMA.
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -o d3.out -q --expand dist --stats d3.json

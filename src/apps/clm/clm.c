@@ -620,12 +620,160 @@ static void granularity(dsmm_idx nn, dsmm_idx *sz, dsmm_idx k, dsmm_clm_info_sta
     }
 }
 
+// Whether u is a member of cluster c (its clusters are vcl[vstart[u] .. vstart[u + 1])).
+static int member_of(const dsmm_idx *vstart, const dsmm_idx *vcl, dsmm_idx n, dsmm_idx u,
+                     dsmm_idx c)
+{
+    if (u >= n) return 0;
+    for (dsmm_idx q = vstart[u]; q < vstart[u + 1]; q++)
+        if (vcl[q] == c) return 1;
+    return 0;
+}
+
+void dsmmi_clm_info_rows(const dsmm_csr *G, dsmm_idx row0, const dsmm_idx *vstart,
+                         const dsmm_idx *vcl, dsmm_idx n, const dsmm_idx *size, int stored_loops,
+                         dsmmi_clm_sums *s)
+{
+    for (dsmm_idx i = 0; i < G->nrows; i++) {
+        dsmm_idx v = row0 + i;
+        // The row's off-diagonal weight, largest weight and stored loop; stored zeros are no
+        // edges (mcl keeps none). The loop: the row's largest weight (1 when it has none), as
+        // clm info sets it, or the stored one (0 when none), as mcl --analyze reads its start.
+        double wmax = 0, wsum = 0, stored = 0;
+        int any = 0;
+        for (dsmm_idx q = G->rowptr[i]; q < G->rowptr[i + 1]; q++) {
+            dsmm_idx u = dsmm_csr_col(G, q);
+            double w = dsmm_csr_value(G, q);
+            if (u == v) stored += w;
+            if (u == v || w == 0) continue;
+            wsum += w;
+            if (!any || w > wmax) wmax = w;
+            any = 1;
+        }
+        s->total += wsum;
+        double loop = stored_loops ? stored : any && wmax != 0 ? wmax : 1.0;
+        // Each cluster of v (one in a partition; several where clusters overlap).
+        for (dsmm_idx m = v < n ? vstart[v] : 0; v < n && m < vstart[v + 1]; m++) {
+            dsmm_idx c = vcl[m];
+            double in = 0, outw = 0, ssq = 0;
+            dsmm_idx nout = 0;
+            for (dsmm_idx q = G->rowptr[i]; q < G->rowptr[i + 1]; q++) {
+                dsmm_idx u = dsmm_csr_col(G, q);
+                double w = dsmm_csr_value(G, q);
+                if (u == v || w == 0) continue;
+                if (member_of(vstart, vcl, n, u, c)) {
+                    in += w;
+                } else {
+                    outw += w;
+                    nout++;
+                }
+                ssq += w * w;
+            }
+            s->deg[c] += wsum;
+            s->win[c] += in;
+            in += loop;
+            ssq += loop * loop;
+            double sum = in + outw;
+            if (sum != 0) s->mf += in / sum;
+            if (sum * sum > 0) {
+                // van Dongen's coverage (clmVScoreCoverage): the node's neighbourhood N (loop
+                // included) against its cluster c, over |N u c| = nout + |c| nodes.
+                double ctr = ssq / (sum * sum), div = (in - outw) / sum;
+                double njoin = (double)(nout + size[c]);
+                s->eff += 1.0 - ((double)size[c] - div / ctr) / njoin;
+            }
+        }
+    }
+}
+
+dsmm_status dsmmi_clm_memberships(dsmm_ctx *ctx, dsmm_idx n, dsmm_idx k, const dsmm_idx *start,
+                                  const dsmm_idx *members, dsmm_idx **vstart, dsmm_idx **vcl,
+                                  dsmm_idx **size)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx m = k > 0 ? start[k] : 0;
+    dsmm_idx *vs = dsmmi_calloc(ctx, (size_t)n + 2, sizeof *vs);
+    dsmm_idx *vc = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *vc);
+    dsmm_idx *sz = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *sz);
+    *vstart = *vcl = *size = NULL;
+    DSMM_CHECK(ctx, vs && vc && sz, DSMM_ERR_NOMEM, "clm_info: %lld memberships", (long long)m);
+    for (dsmm_idx c = 0; c < k; c++)
+        for (dsmm_idx q = start[c]; q < start[c + 1]; q++) {
+            DSMM_CHECK(ctx, members[q] >= 0 && members[q] < n, DSMM_ERR_ARG,
+                       "clm_info: cluster %lld lists node %lld of %lld", (long long)c,
+                       (long long)members[q], (long long)n);
+            vs[members[q] + 2]++;
+            sz[c]++;
+        }
+    for (dsmm_idx v = 0; v < n; v++) vs[v + 2] += vs[v + 1];
+    for (dsmm_idx c = 0; c < k; c++) // clusters in increasing order within each node
+        for (dsmm_idx q = start[c]; q < start[c + 1]; q++) vc[vs[members[q] + 1]++] = c;
+    *vstart = vs;
+    *vcl = vc;
+    *size = sz;
+    vs = vc = sz = NULL;
+cleanup:
+    dsmmi_free(ctx, vs);
+    dsmmi_free(ctx, vc);
+    dsmmi_free(ctx, sz);
+    return st;
+}
+
+dsmm_status dsmmi_clm_info_finish(dsmm_ctx *ctx, dsmm_idx nn, dsmm_idx k, const dsmm_idx *size,
+                                  const dsmmi_clm_sums *s, dsmm_clm_info_stats *out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *sz = dsmmi_malloc(ctx, (size_t)k + 1, sizeof *sz);
+    DSMM_CHECK(ctx, sz != NULL, DSMM_ERR_NOMEM, "clm_info: %lld clusters", (long long)k);
+    memset(out, 0, sizeof *out);
+    double area = 0, total = s->total;
+    dsmm_idx kk = 0;
+    for (dsmm_idx c = 0; c < k; c++) {
+        if (size[c] == 0) continue;
+        out->listed += size[c];
+        sz[kk++] = size[c];
+        area += (double)size[c] * (double)(size[c] - 1);
+        if (total != 0)
+            out->modularity += s->win[c] / total - (s->deg[c] / total) * (s->deg[c] / total);
+    }
+    out->n = nn;
+    out->efficiency = out->listed > 0 ? s->eff / (double)out->listed : 0.0;
+    out->massfrac = out->listed > 0 ? s->mf / (double)out->listed : 0.0;
+    double nn_area = (double)nn * (double)(nn - 1);
+    out->areafrac = nn_area > 0 ? area / nn_area : 0.0;
+    granularity(nn, sz, kk, out);
+cleanup:
+    dsmmi_free(ctx, sz);
+    return st;
+}
+
+dsmm_status dsmmi_clm_sizes(dsmm_ctx *ctx, const dsmm_idx *cluster, dsmm_idx n, dsmm_idx k,
+                            dsmm_idx **size)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *sz = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *sz);
+    *size = NULL;
+    DSMM_CHECK(ctx, sz != NULL, DSMM_ERR_NOMEM, "clm_info: %lld clusters", (long long)k);
+    for (dsmm_idx i = 0; i < n; i++) {
+        dsmm_idx c = cluster[i];
+        if (c < 0) continue;
+        DSMM_CHECK(ctx, c < k, DSMM_ERR_ARG, "clm_info: node %lld has cluster %lld >= %lld",
+                   (long long)i, (long long)c, (long long)k);
+        sz[c]++;
+    }
+    *size = sz;
+    sz = NULL;
+cleanup:
+    dsmmi_free(ctx, sz);
+    return st;
+}
+
 dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr *G, const dsmm_clustering *C,
                           dsmm_clm_info_stats *out)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_idx *size = NULL, *sz = NULL;
-    double *win = NULL, *deg = NULL;
+    dsmm_idx *size = NULL, *vstart = NULL;
+    dsmmi_clm_sums s = {0};
     DSMM_CHECK(ctx, G != NULL && C != NULL && out != NULL, DSMM_ERR_ARG,
                "clm_info: G, C and out must be non-NULL");
     memset(out, 0, sizeof *out);
@@ -634,82 +782,30 @@ dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr *G, const dsmm_clusterin
     DSMM_CHECK(ctx, C->n <= G->nrows, DSMM_ERR_DIM,
                "clm_info: the clustering has %lld nodes, the graph %lld", (long long)C->n,
                (long long)G->nrows);
-    dsmm_idx nn = G->nrows, k = C->nclusters;
-    size = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *size);
-    sz = dsmmi_malloc(ctx, (size_t)k + 1, sizeof *sz);
-    win = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *win);
-    deg = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *deg);
-    DSMM_CHECK(ctx, size && sz && win && deg, DSMM_ERR_NOMEM, "clm_info: %lld clusters",
+    dsmm_idx k = C->nclusters;
+    DSMM_TRY(dsmmi_clm_sizes(ctx, C->cluster, C->n, k, &size));
+    // A partition's memberships: node v's cluster is cluster[vstart[v]], none when listed not
+    vstart = dsmmi_malloc(ctx, (size_t)C->n + 1, sizeof *vstart);
+    s.win = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *s.win);
+    s.deg = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *s.deg);
+    DSMM_CHECK(ctx, vstart && s.win && s.deg, DSMM_ERR_NOMEM, "clm_info: %lld clusters",
                (long long)k);
-    for (dsmm_idx i = 0; i < C->n; i++) {
-        dsmm_idx c = C->cluster[i];
-        if (c < 0) continue;
-        DSMM_CHECK(ctx, c < k, DSMM_ERR_ARG, "clm_info: node %lld has cluster %lld >= %lld",
-                   (long long)i, (long long)c, (long long)k);
-        size[c]++;
-        out->listed++;
+    dsmm_idx *listed = dsmmi_malloc(ctx, (size_t)C->n + 1, sizeof *listed);
+    DSMM_CHECK(ctx, listed != NULL, DSMM_ERR_NOMEM, "clm_info: %lld nodes", (long long)C->n);
+    dsmm_idx m = 0;
+    for (dsmm_idx v = 0; v < C->n; v++) {
+        vstart[v] = m;
+        if (C->cluster[v] >= 0) listed[m++] = C->cluster[v];
     }
-
-    double eff = 0, mf = 0, total = 0;
-    for (dsmm_idx v = 0; v < nn; v++) {
-        dsmm_idx c = v < C->n ? C->cluster[v] : -1;
-        // Off-diagonal weights: inside c, outside, squares, largest; stored zeros are no edges
-        // (mcl keeps none).
-        double in = 0, outw = 0, ssq = 0, wmax = 0, wsum = 0;
-        int any = 0;
-        dsmm_idx nout = 0;
-        for (dsmm_idx q = G->rowptr[v]; q < G->rowptr[v + 1]; q++) {
-            dsmm_idx u = dsmm_csr_col(G, q);
-            double w = dsmm_csr_value(G, q);
-            if (u == v || w == 0) continue;
-            wsum += w;
-            if (!any || w > wmax) wmax = w;
-            any = 1;
-            if (c < 0) continue;
-            if (u < C->n && C->cluster[u] == c) {
-                in += w;
-            } else {
-                outw += w;
-                nout++;
-            }
-            ssq += w * w;
-        }
-        total += wsum;
-        if (c < 0) continue;
-        deg[c] += wsum;
-        win[c] += in;
-        double loop = any && wmax != 0 ? wmax : 1.0;
-        in += loop;
-        ssq += loop * loop;
-        double sum = in + outw;
-        if (sum != 0) mf += in / sum;
-        if (sum * sum > 0) {
-            // van Dongen's coverage (clmVScoreCoverage): the node's neighbourhood N (loop
-            // included) against its cluster c, over |N u c| = nout + |c| nodes.
-            double ctr = ssq / (sum * sum), div = (in - outw) / sum;
-            double njoin = (double)(nout + size[c]);
-            eff += 1.0 - ((double)size[c] - div / ctr) / njoin;
-        }
-    }
-    double area = 0;
-    dsmm_idx kk = 0;
-    for (dsmm_idx c = 0; c < k; c++) {
-        if (size[c] == 0) continue;
-        sz[kk++] = size[c];
-        area += (double)size[c] * (double)(size[c] - 1);
-        if (total != 0) out->modularity += win[c] / total - (deg[c] / total) * (deg[c] / total);
-    }
-    out->n = nn;
-    out->efficiency = out->listed > 0 ? eff / (double)out->listed : 0.0;
-    out->massfrac = out->listed > 0 ? mf / (double)out->listed : 0.0;
-    double nn_area = (double)nn * (double)(nn - 1);
-    out->areafrac = nn_area > 0 ? area / nn_area : 0.0;
-    granularity(nn, sz, kk, out);
+    vstart[C->n] = m;
+    dsmmi_clm_info_rows(G, 0, vstart, listed, C->n, size, 0, &s);
+    dsmmi_free(ctx, listed);
+    DSMM_TRY(dsmmi_clm_info_finish(ctx, G->nrows, k, size, &s, out));
 cleanup:
     dsmmi_free(ctx, size);
-    dsmmi_free(ctx, sz);
-    dsmmi_free(ctx, win);
-    dsmmi_free(ctx, deg);
+    dsmmi_free(ctx, vstart);
+    dsmmi_free(ctx, s.win);
+    dsmmi_free(ctx, s.deg);
     return st;
 }
 

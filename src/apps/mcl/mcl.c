@@ -429,6 +429,74 @@ static void pattern_free(dsmm_ctx *ctx, pattern *g)
 }
 
 // own: G itself, destroyed as soon as the iterate is built (dsmm_mcl_run_consume), or NULL.
+// A copy of M's rows (mcl --analyze keeps the start matrix until the clustering is known).
+static dsmm_status mat_copy(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmmi_mcl_mat *out)
+{
+    dsmm_status st = DSMM_OK;
+    DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, out, M->nrows, M->nnz));
+    memcpy(out->rowptr, M->rowptr, ((size_t)M->nrows + 1) * sizeof *M->rowptr);
+    if (M->nnz > 0) {
+        memcpy(out->col, M->col, (size_t)M->nnz * sizeof *M->col);
+        memcpy(out->val, M->val, (size_t)M->nnz * sizeof *M->val);
+    }
+    out->nnz = M->nnz;
+cleanup:
+    return st;
+}
+
+// res->analysis: clm info's measures of res's clustering on the start matrix S (this rank's
+// rows from row0; a row of S is a column of mcl's matrix, so its sums are mcl's column sums),
+// loops as stored, the sums added over the ranks. Collective.
+static dsmm_status analyze(dsmm_ctx *ctx, const dsmmi_mcl_mat *S, dsmm_idx row0, dsmm_idx N,
+                           dsmm_mcl_result *res)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    dsmm_idx k = res->nclusters, *size = NULL, *vstart = NULL, *vcl = NULL;
+    double *sums = NULL;
+    // The clusters as written (with KEEP, a vertex in every cluster it reaches)
+    local = dsmmi_clm_memberships(ctx, res->n, k, res->start, res->members, &vstart, &vcl, &size);
+    if (local == DSMM_OK) {
+        sums = dsmmi_calloc(ctx, 3 + 2 * (size_t)k, sizeof *sums);
+        if (sums == NULL)
+            local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__,
+                                "mcl --analyze: %lld clusters", (long long)k);
+    }
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    {
+        dsmm_csr view = {0};
+        view.nrows = S->nrows;
+        view.ncols = N;
+        view.nnz = view.cap = S->nnz;
+        view.rowptr = S->rowptr;
+        view.colidx32 = S->col;
+        view.val = S->val;
+        view.type = DSMM_FLOAT;
+        view.ctx = ctx;
+        dsmmi_clm_sums cs = {0};
+        cs.win = sums + 3;
+        cs.deg = sums + 3 + k;
+        dsmmi_clm_info_rows(&view, row0, vstart, vcl, res->n, size, 1, &cs);
+        sums[0] = cs.eff;
+        sums[1] = cs.mf;
+        sums[2] = cs.total;
+    }
+    DSMM_CHECK(ctx, 3 + 2 * k <= INT32_MAX, DSMM_ERR_DIM, "mcl --analyze: %lld clusters",
+               (long long)k);
+    DSMM_TRY(dsmmi_allreduce_f64(ctx, sums, (int)(3 + 2 * k), '+'));
+    {
+        dsmmi_clm_sums cs = {sums[0], sums[1], sums[2], sums + 3, sums + 3 + k};
+        DSMM_TRY(
+            dsmmi_comm_agree(ctx, dsmmi_clm_info_finish(ctx, N, k, size, &cs, &res->analysis)));
+    }
+    res->analyzed = 1;
+cleanup:
+    dsmmi_free(ctx, size);
+    dsmmi_free(ctx, vstart);
+    dsmmi_free(ctx, vcl);
+    dsmmi_free(ctx, sums);
+    return st;
+}
+
 static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                             const dsmm_mcl_params *p, dsmm_mcl_result *res)
 {
@@ -443,6 +511,8 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     dsmmi_mcl_loop loop = {0};
     int32_t *newof = NULL, *orig = NULL;
     pattern gp = {0};
+    dsmmi_mcl_mat start = {0}; // --analyze: the start matrix (this rank's rows from start0)
+    dsmm_idx start0 = 0;
 
     DSMM_CHECK(ctx, res != NULL, DSMM_ERR_ARG, "mcl: res must be non-NULL");
     memset(res, 0, sizeof *res);
@@ -489,11 +559,20 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
             dsmmi_mcl_mat_free(ctx, &M);
             DSMM_TRY(dsmmi_comm_agree(ctx, st));
         }
+        if (p->analyze) { // the start matrix again, from the graph (as mcl re-reads it)
+            dsmm_idx g0 = 0;
+            st = load_rows(ctx, G, p->symmetrize, p->tf, &start, &g0);
+            if (st == DSMM_OK) st = preprocess(ctx, p, &start, g0);
+            start0 = g0;
+            DSMM_TRY(dsmmi_comm_agree(ctx, st));
+        }
         DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
     } else {
         DSMM_TRY(load_rows(ctx, G, p->symmetrize, p->tf, &M, &row0));
         if (connect) DSMM_TRY(dsmmi_comm_agree(ctx, pattern_of(ctx, &M, row0, &gp)));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
+        start0 = row0;
+        if (p->analyze) DSMM_TRY(dsmmi_comm_agree(ctx, mat_copy(ctx, &M, &start)));
     }
     if (own != NULL) dsmm_dist_destroy(own); // the input's memory is not part of the peak
     G = NULL;
@@ -611,6 +690,8 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     if (connect)
         DSMM_TRY(
             dsmmi_mcl_connect(ctx, gp.rowptr, gp.col, gp.nrows, gp.row0, p->force_connected, res));
+    // (the clustering as written: after a split, as mcl analyses it)
+    if (p->analyze) DSMM_TRY(analyze(ctx, &start, start0, N, res));
     res->iterations = loop.n_ite;
     res->converged = loop.converged;
     res->iters = iters;
@@ -623,6 +704,7 @@ cleanup:
     dsmmi_free(ctx, newof);
     dsmmi_free(ctx, orig);
     pattern_free(ctx, &gp);
+    dsmmi_mcl_mat_free(ctx, &start);
     dsmmi_free(NULL, iters);
     if (st != DSMM_OK && res != NULL) dsmm_mcl_result_free(res);
     if (own != NULL) dsmm_dist_destroy(own);
