@@ -40,6 +40,7 @@ typedef struct opt {
 
 typedef struct mcl_args {
     int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
+    int az, ax;           // -az, -ax: print the output name or suffix and exit
     int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
     int pct, l, L, has_l, has_pi, has_c;
     double p, c, pi, i;
@@ -211,33 +212,68 @@ static void drop_dots(const char *raw, char *out, size_t len)
     out[q] = '\0';
 }
 
-// mcl's automatic output name: out.<base>.I<f> (+ l<n>i<f>, pi<f>, c<f>), '.' dropped in
-// the suffix; in the input's directory with --d.
+// Whether the directory that would hold path exists (the current one when path has no '/').
+static int dir_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) return 1;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat sb;
+    return dir[0] == '\0' || (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+// mcl's suffix of automatic names: I<f> (+ l<n>i<f> when -l is not 0, pi<f>, c<f>), each
+// number with one decimal of its float value, '.' dropped, then -aa's text (mcl -ax prints it).
+static void auto_suffix(const mcl_args *a, double I, char *suf, size_t len)
+{
+    char raw[256];
+    snprintf(raw, sizeof raw, "I%.1f", (double)(float)I);
+    if (a->has_l && a->l != 0)
+        snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "l%di%.1f", a->l,
+                 (double)(float)a->i);
+    if (a->has_pi)
+        snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "pi%.1f", (double)(float)a->pi);
+    if (a->has_c)
+        snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "c%.1f", (double)(float)fabs(a->c));
+    drop_dots(raw, suf, len);
+    if (a->aa) snprintf(suf + strlen(suf), len - strlen(suf), "%s", a->aa);
+}
+
+// mcl's automatic output name (as mcl 22-282 builds it; mcl -az prints it): -ap's prefix, with
+// '=' standing for the input's name as given, or out.<input's base name> (in the input's
+// directory with --d), then '.' and the suffix; -odir then takes the place of the name's
+// directory ("." removes it).
 static void auto_name(const mcl_args *a, const char *input, double I, char *buf, size_t len)
 {
     const char *slash = strrchr(input, '/');
-    const char *base = slash ? slash + 1 : input;
-    char suf[256], raw[256];
-    snprintf(raw, sizeof raw, "I%.1f", I);
-    if (a->has_l) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "l%di%.1f", a->l, a->i);
-    if (a->has_pi) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "pi%.1f", a->pi);
-    if (a->has_c) snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "c%.1f", a->c);
-    drop_dots(raw, suf, sizeof suf);
-    // The directory: -odir, else the input's with --d (not with -ap), else the current one.
-    char dir[4096] = "";
-    if (a->odir)
-        snprintf(dir, sizeof dir, "%s/", a->odir);
-    else if (a->d && slash && !a->ap)
-        snprintf(dir, sizeof dir, "%.*s/", (int)(slash - input), input);
-    // The name: out.INPUT.SUFFIX, or -ap's prefix for out.INPUT, then -aa's text. mcl 22-282
-    // names the file out.mcl when the prefix holds '=' (its manual says '=' stands for the
-    // input's name; measured, it does not).
-    if (a->ap && strchr(a->ap, '='))
-        snprintf(buf, len, "%sout.mcl", dir);
+    char suf[512], name[4096];
+    auto_suffix(a, I, suf, sizeof suf);
+    const char *eq = a->ap ? strchr(a->ap, '=') : NULL;
+    if (eq)
+        snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1);
     else if (a->ap)
-        snprintf(buf, len, "%s%s.%s%s", dir, a->ap, suf, a->aa ? a->aa : "");
+        snprintf(name, sizeof name, "%s", a->ap);
+    else if (slash && a->d)
+        snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1);
     else
-        snprintf(buf, len, "%sout.%s.%s%s", dir, base, suf, a->aa ? a->aa : "");
+        snprintf(name, sizeof name, "out.%s", slash ? slash + 1 : input);
+    snprintf(name + strlen(name), sizeof name - strlen(name), ".%s", suf);
+    if (a->odir) {
+        const char *ns = strrchr(name, '/');
+        size_t dl = strlen(a->odir);
+        int trail = dl > 0 && a->odir[dl - 1] == '/';
+        if (ns && strcmp(a->odir, ".") == 0)
+            snprintf(buf, len, "%s", ns + 1);
+        else if (ns)
+            snprintf(buf, len, "%.*s%s", (int)(dl - (size_t)trail), a->odir, ns);
+        else if (strcmp(a->odir, ".") != 0)
+            snprintf(buf, len, "%s%s%s", a->odir, trail ? "" : "/", name);
+        else
+            snprintf(buf, len, "%s", name);
+    } else {
+        snprintf(buf, len, "%s", name);
+    }
 }
 
 typedef struct progress_ctx {
@@ -525,6 +561,9 @@ int cli_mcl(int argc, char **argv)
          &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
+        {"az", NULL, "print the output file name mcl would use (and exit)", K_FLAG, &a.az, 0, 0},
+        {"ax", NULL, "print the suffix of mcl's automatic output names (and exit)", K_FLAG, &a.ax,
+         0, 0},
         {"how-much-ram", "N",
          "print mcl's upper bound on the RAM a graph of N vertices needs with these -S/-R/-scheme "
          "settings (16 x max(S, R) x N bytes) and exit",
@@ -760,6 +799,27 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
             snprintf(paths[k], sizeof paths[k], "%s.I%s", a.out, suf);
         } else {
             auto_name(&a, input, a.infl[k], paths[k], sizeof paths[k]);
+        }
+    }
+    // mcl's -az and -ax: the output names or their suffixes, and nothing else (no newline
+    // after the last, as mcl prints them).
+    if (a.az || a.ax) {
+        for (int k = 0; k < a.ninfl; k++) {
+            char suf[512];
+            if (a.ax) auto_suffix(&a, a.infl[k], suf, sizeof suf);
+            printf("%s%s", k ? "\n" : "", a.ax ? suf : paths[k]);
+        }
+        fflush(stdout);
+        return CLI_OK;
+    }
+    for (int k = 0; k < a.ninfl; k++) {
+        // mcl writes to out.mcl when it cannot create the file it named, which happens with a
+        // prefix whose '=' brings in an input path from elsewhere (-ap 'p=' with dir/g.abc
+        // names pdir/g.abc.I20); dsmm does the same there, and refuses other unwritable paths.
+        if (!a.out && a.ap && strchr(a.ap, '=') && !dir_exists(paths[k])) {
+            fprintf(stderr, "dsmm mcl: cannot create %s; writing to out.mcl instead (as mcl)\n",
+                    paths[k]);
+            snprintf(paths[k], sizeof paths[k], "out.mcl");
         }
         if (cli_dir_writable(&cmd, "-o", paths[k]) != CLI_OK) return CLI_FAIL;
     }

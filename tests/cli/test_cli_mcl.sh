@@ -74,6 +74,20 @@ expect_rc 0 "$dsmm" mcl "$collins" --abc -aa _t -q
 same out.collins2007.txt.gz.I20_t ref.2.0
 expect_rc 0 "$dsmm" mcl "$collins" --abc -ap 'p=' -q
 same out.mcl ref.2.0
+expect_grep "$tmp/err" 'writing to out.mcl instead'
+# -az / -ax: the name or suffix mcl 22-282 prints (no newline), nothing run or written; '=' in
+# -ap stands for the input as given (here a file in the current directory: a name that opens)
+zcat "$collins" >collins.abc
+expect_rc 0 "$dsmm" mcl collins.abc --abc -I 1.4 -ap 'pre=' -aa suf -az
+if [ "$(cat "$tmp/out")" = "precollins.abc.I14suf" ]; then ok; else bad "-az: $(cat "$tmp/out")"; fi
+expect_rc 0 "$dsmm" mcl collins.abc --abc -I 1.4 -c 2 -pi 1.5 -ax -aa .x
+if [ "$(cat "$tmp/out")" = "I14pi15c20.x" ]; then ok; else bad "-ax: $(cat "$tmp/out")"; fi
+expect_rc 0 "$dsmm" mcl dir/g.abc --abc -I 3 --d -az
+if [ "$(cat "$tmp/out")" = "dir/out.g.abc.I30" ]; then ok; else bad "-az --d: $(cat "$tmp/out")"; fi
+expect_rc 0 "$dsmm" mcl dir/g.abc --abc -odir . -az
+if [ "$(cat "$tmp/out")" = "out.g.abc.I20" ]; then ok; else bad "-az -odir .: $(cat "$tmp/out")"; fi
+expect_rc 0 "$dsmm" mcl collins.abc --abc -I 1.4 -ap 'x=y' -q
+same xcollins.abcy.I14 ref.1.4
 expect_rc 1 "$dsmm" mcl "$collins" --abc -odir no/such/dir -q
 expect_none no/such/dir/out.collins2007.txt.gz.I20
 expect_rc 0 "$dsmm" mcl "$collins" --abc -o - -q
