@@ -41,6 +41,7 @@ typedef struct opt {
 typedef struct mcl_args {
     int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
     int az, ax;           // -az, -ax: print the output name or suffix and exit
+    int show_schemes;     // --show-schemes: print the -scheme table and exit
     int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
     int pct, l, L, has_l, has_pi, has_c;
     double p, c, pi, i;
@@ -173,7 +174,8 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
         if (o->target == &a->pi) a->has_pi = 1;
         if (o->target == &a->c) a->has_c = 1;
     }
-    if (!*input && !a->z && a->ram < 0) return usage_err("%s", "no INPUT given");
+    if (!*input && !a->z && a->ram < 0 && !a->show_schemes)
+        return usage_err("%s", "no INPUT given");
     return CLI_OK;
 }
 
@@ -561,6 +563,8 @@ int cli_mcl(int argc, char **argv)
          &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
+        {"show-schemes", NULL, "print the -scheme table (P, S, R, pct of 1..7) and exit", K_FLAG,
+         &a.show_schemes, 0, 0},
         {"az", NULL, "print the output file name mcl would use (and exit)", K_FLAG, &a.az, 0, 0},
         {"ax", NULL, "print the suffix of mcl's automatic output names (and exit)", K_FLAG, &a.ax,
          0, 0},
@@ -662,6 +666,17 @@ int cli_mcl(int argc, char **argv)
             snprintf(b, sizeof b, "%g", a.infl[k]);
             return usage_err("-I: %s is not in (0, 30]", b);
         }
+    if (a.show_schemes) { // mcl's table, in its layout
+        printf("             Pruning      Selection       Recovery  Recover percentage\n");
+        for (int k = 1; k <= 7; k++) {
+            int64_t P, S, R;
+            int pct;
+            if (dsmm_mcl_scheme_values(k, &P, &S, &R, &pct) != DSMM_OK) return CLI_FAIL;
+            printf("Scheme %d%12lld%15lld%15lld%15d\n", k, (long long)P, (long long)S, (long long)R,
+                   pct);
+        }
+        return CLI_OK;
+    }
     if (a.ram >= 0) { // mcl's formula and words (its manual page: 2 * cell size * k * N)
         int64_t S = a.S >= 0 ? a.S : S0, R = a.R >= 0 ? a.R : R0, k = S > R ? S : R;
         if (k > a.ram) k = a.ram; // (no more neighbours than vertices, as mcl caps it)

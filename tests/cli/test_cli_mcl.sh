@@ -14,6 +14,7 @@ dsmm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 data=$(cd "$2" && pwd)
 . "$(dirname "$0")/lib.sh"
 collins=$data/collins2007.txt.gz
+md0=$data/mcl-modes
 cd "$tmp" || exit 1
 
 # same FILE1 FILE2: the two files are byte-identical.
@@ -32,6 +33,9 @@ expect_grep "$tmp/out" '^Recovery number +1400'
 expect_grep "$tmp/out" '^Main inflation +2.0'
 expect_rc 0 "$dsmm" mcl -scheme 2 -z
 expect_grep "$tmp/out" '^Prune number +4000'
+# --show-schemes: mcl 22-282's table, byte for byte, no INPUT needed
+expect_rc 0 "$dsmm" mcl --show-schemes
+same "$tmp/out" "$md0/show-schemes.txt"
 # -how-much-ram N: mcl 22-282's three lines (16 x min(max(S, R), N) x N bytes in GiB, rounded;
 # the degree 2 x min(max(S, R), N)), no INPUT needed; the figures below are mcl's own output
 expect_rc 0 "$dsmm" mcl -how-much-ram 1000000
