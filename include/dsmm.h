@@ -1298,6 +1298,11 @@ typedef struct dsmm_mcl_params {
                                 // clustering before the split is kept in res->orig_*
     int check_connected;        // 1: count those components (res->components) without
                                 // changing the clustering (mcl's --check-connected=y)
+    const int64_t *icl;         // non-NULL: mcl's -icl, subclustering: icl[v] is vertex v's
+    int64_t icl_n;              // cluster (-1: none; v >= icl_n: none); edges between clusters
+                                // go, and within a cluster those not above the median of the
+                                // vertex's edges leaving it (when that is below its largest
+                                // inside), kept only both ways (docs/mcl.md); before -tf
     int analyze;                // 1: res->analysis = clm info's measures of the clustering
                                 // on mcl's start matrix (loops as -c set them, columns
                                 // stochastic), as mcl's --analyze=y appends them; the start

@@ -129,6 +129,13 @@ void dsmmi_mcl_mat_free(dsmm_ctx *ctx, dsmmi_mcl_mat *M);
  * global vertex numbers (a P x 1 grid), values rounded to float as mcl stores them. */
 dsmm_status dsmmi_mcl_mat_from_tile(dsmm_ctx *ctx, const dsmm_csr *tile, dsmmi_mcl_mat *M);
 
+/* dsmmi_mcl_icl: mcl's -icl (mclxBlockPartition) on the graph: M holds this rank's rows of
+ * T = G^T from row0. Row v keeps its entries to the vertices of its own cluster (cluster[v],
+ * n vertices; -1 or v >= n: none, the row empties), and of those, when the median of its other
+ * weights is positive and below their largest, only the ones above that median; then an arc
+ * stays only when both directions stayed, with the smaller weight. Collective. */
+dsmm_status dsmmi_mcl_icl(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M,
+                          const int64_t *cluster, int64_t n);
 /* dsmmi_mcl_tf_run: mcl's -tf on the graph: M holds this rank's rows of T = G^T (the equal split
  * of N rows, first row row0, columns sorted). Value steps act on each weight (a result of 0
  * leaves the graph), graph-wide steps (#knn, #knnj, #ceilnb) on the whole graph; a weight left

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli/cli.h"
 #include "comm/comm.h"
@@ -54,6 +55,7 @@ typedef struct mcl_args {
     const char *overlap, *sort;          // -overlap, -sort (mcl's names)
     const char *force_conn, *check_conn; // --force-connected=y|n, --check-connected=y|n
     const char *analyze;                 // --analyze=y|n
+    const char *icl;                     // -icl FILE: subcluster this clustering
     int neg_log, neg_log10;              // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;                    // --gpu-min-flops (-1: the library's default)
@@ -256,6 +258,8 @@ static void auto_name(const mcl_args *a, const char *input, double I, char *buf,
         snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1);
     else if (a->ap)
         snprintf(name, sizeof name, "%s", a->ap);
+    else if (a->icl)
+        snprintf(name, sizeof name, "%s", a->icl);
     else if (slash && a->d)
         snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1);
     else
@@ -549,6 +553,10 @@ int cli_mcl(int argc, char **argv)
         {"check-connected", "y|n",
          "report on stderr whether every cluster is connected in the graph (output unchanged)",
          K_STRING, &a.check_conn, 0, 0},
+        {"icl", "FILE",
+         "subcluster this clustering (mcl's -icl): edges between its clusters go, weak ones "
+         "inside too; the automatic output name starts with FILE",
+         K_STRING, &a.icl, 0, 0},
         {"analyze", "y|n",
          "append mcl's performance measures (clm info's, on mcl's start matrix) to each output",
          K_STRING, &a.analyze, 0, 0},
@@ -798,6 +806,64 @@ int cli_mcl(int argc, char **argv)
     return rc;
 }
 
+// Whether the file at path (gzip or plain) is in mcl's native matrix format.
+static int native_file(const char *path)
+{
+    char buf[64] = {0};
+    gzFile f = gzopen(path, "rb");
+    if (f == NULL) return 0;
+    int n = gzread(f, buf, (unsigned)sizeof buf - 1);
+    gzclose(f);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char *s = buf;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return strncmp(s, "(mclheader", 10) == 0;
+}
+
+// -icl FILE, on rank 0: *out (new, N entries) = each vertex's cluster in FILE, -1 for none.
+// Label input: FILE names the graph's labels (lines, as dsmm mcl --abc and mcl write them);
+// numeric input: vertex numbers, from 0 in mcl's native format or for native (.mci) graphs,
+// else from base (as this program writes Matrix Market clusterings).
+static dsmm_status read_icl(dsmm_ctx *ctx, const char *path, dsmm_labels *graph_labels,
+                            int native_graph, int base, int64_t N, int64_t **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_clustering *C = NULL;
+    dsmm_labels *L = graph_labels;
+    int64_t *icl = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *icl);
+    *out = NULL;
+    DSMM_CHECK(ctx, icl != NULL, DSMM_ERR_NOMEM, "-icl: %lld vertices", (long long)N);
+    for (int64_t v = 0; v < N; v++) icl[v] = -1;
+    if (graph_labels != NULL) { // every member must be one of the graph's labels
+        DSMM_TRY(dsmm_clustering_read(ctx, path, &L, 0, &C));
+        for (dsmm_idx i = 0; i < C->n && i < N; i++) icl[i] = C->cluster[i];
+    } else {
+        L = NULL;
+        int off = native_graph || native_file(path) ? 0 : base;
+        DSMM_TRY(dsmm_clustering_read(ctx, path, &L, 1, &C));
+        for (dsmm_idx i = 0; i < C->n; i++) {
+            const char *name = dsmm_labels_name(L, i);
+            char *end = NULL;
+            errno = 0;
+            long long x = strtoll(name, &end, 10);
+            DSMM_CHECK(ctx,
+                       end != name && *end == '\0' && errno == 0 && x - off >= 0 && x - off < N,
+                       DSMM_ERR_ARG,
+                       "-icl: %s: member '%s' is not a vertex number of the graph (%d..%lld)", path,
+                       name, off, (long long)N - 1 + off);
+            icl[x - off] = C->cluster[i];
+        }
+    }
+    *out = icl;
+    icl = NULL;
+cleanup:
+    if (L != graph_labels) dsmm_labels_destroy(&L);
+    dsmm_clustering_destroy(&C);
+    dsmmi_free(ctx, icl);
+    return st;
+}
+
 // The rest of dsmm mcl, after the options: contexts, reading, clustering, writing.
 static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const dsmm_mcl_tf *stf)
 {
@@ -900,6 +966,7 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
     dsmm_dist *G = NULL;
     dsmm_csr *A = NULL;
     dsmm_labels *labels = NULL;
+    int64_t *icl = NULL; // -icl: each vertex's cluster
     dsmm_mcl_result res;
     memset(&res, 0, sizeof res);
     dsmm_status st = DSMM_OK;
@@ -957,6 +1024,26 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
         if (root) cli_fail(&cmd, ctx, input);
         rc = CLI_FAIL;
         goto done;
+    }
+    if (a.icl) { // rank 0 reads it (the labels are there), every rank gets the clusters
+        int64_t N = dsmm_dist_nrows(G);
+        dsmm_status is = DSMM_OK;
+        if (root) {
+            is = read_icl(ctx, a.icl, a.abc ? labels : NULL, native, a.base0, N, &icl);
+            if (is != DSMM_OK) cli_fail(&cmd, ctx, a.icl);
+        } else {
+            icl = dsmmi_malloc(ctx, (size_t)N + 1, sizeof *icl);
+            if (icl == NULL)
+                is = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "-icl: %lld vertices",
+                                 (long long)N);
+        }
+        if (dsmmi_comm_agree(ctx, is) != DSMM_OK ||
+            dsmmi_bcast_ctl(ctx, 0, icl, (size_t)N * sizeof *icl) != DSMM_OK) {
+            rc = CLI_FAIL;
+            goto done;
+        }
+        p.icl = icl;
+        p.icl_n = N;
     }
     t_read = dsmmi_wtime() - t_read;
     int64_t nnz_in = dsmm_dist_nnz(G);
@@ -1065,6 +1152,7 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
     }
 done:
     dsmm_mcl_result_free(&res);
+    dsmmi_free(ctx, icl);
     dsmm_dist_destroy(&G);
     dsmm_csr_destroy(&A);
     dsmm_labels_destroy(&labels);

@@ -2286,6 +2286,187 @@ static int test_tf_graph(void)
     return TEST_PASS;
 }
 
+// mcl -icl's block partition on the dense graph: row i keeps its entries to its own cluster
+// (none when unclustered), above the median of its other weights when that median is positive
+// and below their largest; then an arc stays only both ways, with the smaller weight.
+static void ref_icl(float *W, unsigned char *E, int N, const int64_t *cl, float *tmp,
+                    unsigned char *K)
+{
+    memset(K, 0, (size_t)N * N);
+    for (int i = 0; i < N; i++) {
+        int nx = 0, any = 0;
+        float mx = 0;
+        for (int j = 0; j < N; j++) {
+            if (!E[i * N + j]) continue;
+            if (cl[i] >= 0 && cl[j] == cl[i]) {
+                if (!any || W[i * N + j] > mx) mx = W[i * N + j];
+                any = 1;
+            } else {
+                tmp[nx++] = W[i * N + j];
+            }
+        }
+        double med = 0;
+        if (nx > 0) { // insertion sort, ascending
+            for (int a = 1; a < nx; a++)
+                for (int b = a; b > 0 && tmp[b - 1] > tmp[b]; b--) {
+                    float t = tmp[b];
+                    tmp[b] = tmp[b - 1];
+                    tmp[b - 1] = t;
+                }
+            med = ((double)tmp[nx / 2] + (double)tmp[(nx - 1) / 2]) / 2.0;
+        }
+        int cut = med != 0 && any && med < (double)mx;
+        for (int j = 0; j < N; j++)
+            if (E[i * N + j] && cl[i] >= 0 && cl[j] == cl[i] &&
+                (!cut || (double)W[i * N + j] > med))
+                K[i * N + j] = 1;
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j <= i; j++) {
+            int keep = K[i * N + j] && K[j * N + i];
+            E[i * N + j] = E[j * N + i] = (unsigned char)keep;
+            if (keep) {
+                float m = W[i * N + j] < W[j * N + i] ? W[i * N + j] : W[j * N + i];
+                W[i * N + j] = W[j * N + i] = m;
+            }
+        }
+}
+
+// dsmmi_mcl_icl on this rank's rows against the dense reference, entry for entry, on directed
+// graphs with and without ties and partitions with unclustered vertices, at every rank count;
+// then -icl in a run gives the clusters of the graph the reference partitioned.
+static int test_icl(void)
+{
+    dsmm_ctx *ctx = dist_ctx();
+    CHECK_ALL(ctx != NULL);
+    const int N = 97, P = dsmm_ctx_size(ctx), me = dsmm_ctx_rank(ctx);
+    float *W = calloc((size_t)N * N, sizeof *W), *W0 = calloc((size_t)N * N, sizeof *W0);
+    unsigned char *E = calloc((size_t)N * N, 1), *E0 = calloc((size_t)N * N, 1);
+    unsigned char *K = calloc((size_t)N * N, 1);
+    float *tmp = calloc((size_t)N, sizeof *tmp);
+    int64_t cl[97];
+    dsmm_idx rb[5];
+    CHECK_ALL(W && E && W0 && E0 && K && tmp && P <= 4);
+    dsmmi_equal_split(N, P, rb);
+    int changed = 0, cut = 0;
+    for (int c = 0; c < 6; c++) {
+        int ties = c % 2, k = 2 + c;
+        tf_graph(N, task_seed(91 + (uint64_t)c), ties, W0, E0);
+        for (int v = 0; v < N; v++) { // k clusters, every 13th vertex in none
+            uint64_t u = dsmm_rng_at(task_seed(97 + (uint64_t)c), (uint64_t)v, 0);
+            cl[v] = v % 13 == 5 ? -1 : (int64_t)(u % (uint64_t)k);
+        }
+        memcpy(W, W0, (size_t)N * N * sizeof *W);
+        memcpy(E, E0, (size_t)N * N);
+        ref_icl(W, E, N, cl, tmp, K);
+        changed += memcmp(E, E0, (size_t)N * N) != 0;
+        for (int e = 0; e < N * N; e++)
+            cut += E0[e] && cl[e / N] >= 0 && cl[e % N] == cl[e / N] && E0[(e % N) * N + e / N] &&
+                   !E[e];
+        dsmm_idx r0 = rb[me], nr = rb[me + 1] - rb[me], nnz = 0;
+        for (dsmm_idx i = r0; i < r0 + nr; i++)
+            for (int j = 0; j < N; j++) nnz += E0[i * N + j];
+        dsmmi_mcl_mat M = {0};
+        CHECK_ALL_OK(ctx, dsmmi_mcl_mat_alloc(ctx, &M, nr, nnz));
+        dsmm_idx q = 0;
+        for (dsmm_idx i = 0; i < nr; i++) {
+            for (int j = 0; j < N; j++)
+                if (E0[(r0 + i) * N + j]) {
+                    M.col[q] = j;
+                    M.val[q++] = W0[(r0 + i) * N + j];
+                }
+            M.rowptr[i + 1] = q;
+        }
+        M.nnz = q;
+        CHECK_ALL_OK(ctx, dsmmi_mcl_icl(ctx, N, r0, &M, cl, N - 3)); // the last 3 in none too
+        for (int v = N - 3; v < N; v++) cl[v] = -1;
+        memcpy(W, W0, (size_t)N * N * sizeof *W);
+        memcpy(E, E0, (size_t)N * N);
+        ref_icl(W, E, N, cl, tmp, K);
+        int ok = 1;
+        dsmm_idx want = 0;
+        for (dsmm_idx i = 0; i < nr && ok; i++) {
+            dsmm_idx e = M.rowptr[i];
+            for (int j = 0; j < N && ok; j++) {
+                if (!E[(r0 + i) * N + j]) continue;
+                want++;
+                ok = e < M.rowptr[i + 1] && M.col[e] == j && M.val[e] == W[(r0 + i) * N + j];
+                e++;
+            }
+            ok = ok && e == M.rowptr[i + 1];
+        }
+        ok = ok && M.nnz == want;
+        CHECK_ALL_MSG(ok, "-icl case %d (ties %d) differs from the reference on rank %d", c, ties,
+                      me);
+        dsmmi_mcl_mat_free(ctx, &M);
+    }
+    CHECK_ALL_MSG(changed == 6 && cut > 0, "-icl: %d of 6 graphs changed, %d arcs cut by medians",
+                  changed, cut);
+
+    // In a run: -icl gives the clusters of the graph the reference partitioned, not those of
+    // the whole graph.
+    dsmm_csr *A = NULL, *B = NULL;
+    const int n = 150;
+    CHECK_ALL_OK(ctx, weighted_graph(ctx, n, task_seed(43), &A));
+    float *Wn = calloc((size_t)n * n, sizeof *Wn), *tn = calloc((size_t)n, sizeof *tn);
+    unsigned char *En = calloc((size_t)n * n, 1), *Kn = calloc((size_t)n * n, 1);
+    int64_t *cn = calloc((size_t)n, sizeof *cn);
+    CHECK_ALL(Wn && En && Kn && tn && cn);
+    for (int v = 0; v < n; v++) cn[v] = v / 40; // 4 blocks of consecutive vertices
+    for (dsmm_idx i = 0; i < n; i++)
+        for (dsmm_idx e = A->rowptr[i]; e < A->rowptr[i + 1]; e++) {
+            dsmm_idx j = dsmm_csr_col(A, e);
+            En[i * n + j] = 1;
+            Wn[i * n + j] = (float)dsmm_csr_value(A, e);
+        }
+    ref_icl(Wn, En, n, cn, tn, Kn);
+    dsmm_coo *T = NULL;
+    CHECK_ALL_OK(ctx, dsmm_coo_create(ctx, n, n, A->nnz + 1, DSMM_DOUBLE, &T));
+    for (int e = 0; e < n * n; e++)
+        if (En[e]) {
+            T->row[T->nnz] = e / n;
+            T->col[T->nnz] = e % n;
+            ((double *)T->val)[T->nnz++] = (double)Wn[e];
+        }
+    CHECK_ALL_OK(ctx, dsmm_coo_to_csr(ctx, T, DSMM_DUP_ERROR, &B));
+    dsmm_coo_destroy(&T);
+    dsmm_dist *G = NULL, *H = NULL;
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, A, 0, 0, &G));
+    CHECK_ALL_OK(ctx, dsmm_dist_scatter(ctx, 0, B, 0, 0, &H));
+    dsmm_mcl_params p;
+    dsmm_mcl_params_init(&p);
+    dsmm_mcl_result rt = {0}, rh = {0}, rn = {0};
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, H, &p, &rh));
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rn));
+    p.icl = cn;
+    p.icl_n = n;
+    CHECK_ALL_OK(ctx, dsmm_mcl_run(ctx, G, &p, &rt));
+    CHECK_ALL_MSG(same_clusters(&rt, &rh) && rt.iterations == rh.iterations,
+                  "-icl: %lld clusters, by the reference %lld", (long long)rt.nclusters,
+                  (long long)rh.nclusters);
+    CHECK_ALL_MSG(!same_clusters(&rt, &rn), "%s", "-icl changed nothing (the check cannot fail)");
+    dsmm_mcl_result_free(&rt);
+    dsmm_mcl_result_free(&rh);
+    dsmm_mcl_result_free(&rn);
+    dsmm_dist_destroy(&G);
+    dsmm_dist_destroy(&H);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&B);
+    free(Wn);
+    free(En);
+    free(Kn);
+    free(tn);
+    free(cn);
+    free(W);
+    free(E);
+    free(W0);
+    free(E0);
+    free(K);
+    free(tmp);
+    CHECK_ALL_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
@@ -2307,6 +2488,7 @@ int main(int argc, char **argv)
         TEST(test_errors_and_edges),
         TEST(test_tf),
         TEST(test_tf_graph),
+        TEST(test_icl),
     };
     return dist_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

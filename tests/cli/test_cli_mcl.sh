@@ -437,6 +437,22 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc --analyze=maybe -o an.bad -q
 expect_grep "$tmp/err" "analyze: 'maybe' is not y or n"
 expect_none an.bad
 
+# --- -icl: subclustering (mcl's block partition; reference: mcl 22-282 on the same graph as
+# .mci with the I = 1.4 clustering as -icl, written with -use-tab labels)
+zcat "$md/collins.icl14-I4.gz" >ref.icl
+expect_rc 0 "$dsmm" mcl "$collins" --abc -icl ref.1.4 -I 4 -o icl.out -q
+if [ "$(sort icl.out)" = "$(sort ref.icl)" ]; then ok; else bad "-icl differs from mcl's"; fi
+expect_rc 0 "$dsmm" clm dist ref.icl icl.out
+expect_grep "$tmp/out" '^d=0	'
+expect_rc 0 "$dsmm" mcl "$collins" --abc -icl ref.1.4 -I 4 -az
+if [ "$(cat "$tmp/out")" = "ref.1.4.I40" ]; then ok; else bad "-icl -az: $(cat "$tmp/out")"; fi
+printf 'no-such-protein\n' >bad.icl
+expect_rc 1 "$dsmm" mcl "$collins" --abc -icl bad.icl -o icl.bad -q
+expect_grep "$tmp/err" "'no-such-protein' is not among the 1622 known nodes"
+expect_none icl.bad
+expect_rc 1 "$dsmm" mcl "$collins" --abc -icl no/such.file -o icl.bad -q
+expect_none icl.bad
+
 # --- several ranks, phases --------------------------------------------------------------------
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
@@ -460,6 +476,10 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same bip2.res "$md/bipartite.fc"
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$md/mixed.etc.gz" --etc --expect-values -I 1.4 -o etc3.out -q
     same etc3.out "$md/mixed.etc.I14"
+    # -icl's block partition with the rows on several ranks (the arcs' transposes exchanged)
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -icl ref.1.4 -I 4 -o icl3.out -q --expand dist
+    expect_rc 0 "$dsmm" clm dist ref.icl icl3.out
+    expect_grep "$tmp/out" '^d=0	'
     # --analyze with the start matrix's rows on several ranks (sums added over them)
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc --analyze=y -o an3.out -q
     analyzed an3.out "$md/collins.analyze"

@@ -77,8 +77,8 @@ cleanup:
 // The rows of T on this rank, from G.
 // ------------------------------------------------------------------------------------------
 
-static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize,
-                             const dsmm_mcl_tf *tf, dsmmi_mcl_mat *M, dsmm_idx *row0)
+static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_params *p,
+                             dsmmi_mcl_mat *M, dsmm_idx *row0)
 {
     dsmm_status st = DSMM_OK;
     dsmm_idx *r = NULL, *c = NULL, n = 0, *tr = NULL, *tc = NULL;
@@ -88,6 +88,8 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize,
     int P = dsmm_ctx_size(ctx);
     dsmm_idx N = G->nrows;
     dsmm_status bad = DSMM_OK;
+    int symmetrize = p->symmetrize;
+    const dsmm_mcl_tf *tf = p->tf;
 
     DSMM_TRY(dsmmi_dist_triples(ctx, G, &r, &c, &v, &n));
     for (dsmm_idx k = 0; k < n && v != NULL && bad == DSMM_OK; k++)
@@ -127,6 +129,8 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, int symmetrize,
     *row0 = T->rb[T->grid->myrow];
     DSMM_TRY(dsmmi_mcl_mat_from_tile(ctx, tile, M));
     dsmm_dist_destroy(&T);
+    // mcl's -icl, on the graph as read (mcl applies it before -tf).
+    if (p->icl != NULL) DSMM_TRY(dsmmi_mcl_icl(ctx, N, *row0, M, p->icl, p->icl_n));
     // mcl's -tf, on the graph as loaded (symmetric for abc), before the loops.
     if (tf != NULL) DSMM_TRY(dsmmi_mcl_tf_run(ctx, tf, N, *row0, M));
 cleanup:
@@ -554,21 +558,21 @@ static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
     if (p->resume_dir != NULL) {
         if (connect) { // the graph as the first run clustered it
             dsmm_idx g0 = 0;
-            st = load_rows(ctx, G, p->symmetrize, p->tf, &M, &g0);
+            st = load_rows(ctx, G, p, &M, &g0);
             if (st == DSMM_OK) st = pattern_of(ctx, &M, g0, &gp);
             dsmmi_mcl_mat_free(ctx, &M);
             DSMM_TRY(dsmmi_comm_agree(ctx, st));
         }
         if (p->analyze) { // the start matrix again, from the graph (as mcl re-reads it)
             dsmm_idx g0 = 0;
-            st = load_rows(ctx, G, p->symmetrize, p->tf, &start, &g0);
+            st = load_rows(ctx, G, p, &start, &g0);
             if (st == DSMM_OK) st = preprocess(ctx, p, &start, g0);
             start0 = g0;
             DSMM_TRY(dsmmi_comm_agree(ctx, st));
         }
         DSMM_TRY(dsmmi_mcl_checkpoint_read(ctx, p, N, &M, &row0, &loop));
     } else {
-        DSMM_TRY(load_rows(ctx, G, p->symmetrize, p->tf, &M, &row0));
+        DSMM_TRY(load_rows(ctx, G, p, &M, &row0));
         if (connect) DSMM_TRY(dsmmi_comm_agree(ctx, pattern_of(ctx, &M, row0, &gp)));
         DSMM_TRY(preprocess(ctx, p, &M, row0));
         start0 = row0;

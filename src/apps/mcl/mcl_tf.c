@@ -339,6 +339,144 @@ static dsmm_idx max_row(const dsmmi_mcl_mat *M)
     return m;
 }
 
+// How mutual() joins an arc (i, j) of M with the arc (j, i): kept only when both are in M, with
+// i's weight (mcl's #knn) or the smaller weight (mcl -icl's block partition), or kept when
+// either is, with the larger weight (#knnj).
+enum { JOIN_BOTH_OWN, JOIN_BOTH_MIN, JOIN_EITHER_MAX };
+
+// M joined with its transpose as mode says; the transpose comes as M's triples sent to the
+// owners of their columns' rows (what names them in messages). Collective; fails together.
+static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M, int mode,
+                          const char *what)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    int P = dsmm_ctx_size(ctx);
+    double *tv = NULL;
+    dsmm_idx *tr = NULL, *tc = NULL;
+    dsmm_dist *C = NULL;
+    dsmmi_mcl_mat out = {0};
+    // The arcs transposed: row j of C holds the columns whose rows hold j.
+    tr = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tr);
+    tc = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tc);
+    tv = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tv);
+    if (!tr || !tc || !tv)
+        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: %s: %lld entries", what,
+                            (long long)M->nnz);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    for (dsmm_idx i = 0; i < M->nrows; i++)
+        for (dsmm_idx e = M->rowptr[i]; e < M->rowptr[i + 1]; e++) {
+            tr[e] = M->col[e];
+            tc[e] = row0 + i;
+            tv[e] = (double)M->val[e];
+        }
+    DSMM_TRY(dsmmi_dist_from_triples(ctx, N, N, DSMM_DOUBLE, M->nnz, tr, tc, tv, DSMM_DOUBLE,
+                                     DSMM_DUP_ERROR, what, P, 1, &C));
+    tr = dsmmi_free(ctx, tr);
+    tc = dsmmi_free(ctx, tc);
+    tv = dsmmi_free(ctx, tv);
+    const dsmm_csr *t = C->tile;
+    const double *cv = t->val;
+    if (C->rb[C->grid->myrow] != row0 || t->nrows != M->nrows || !t->sorted)
+        local = dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__,
+                            "mcl: %s: the transposed arcs are not in the graph's rows", what);
+    if (local == DSMM_OK)
+        local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows,
+                                    mode == JOIN_EITHER_MAX ? M->nnz + t->nnz : M->nnz);
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    dsmm_idx q = 0;
+    for (dsmm_idx i = 0; i < M->nrows; i++) {
+        dsmm_idx e = M->rowptr[i], eb = M->rowptr[i + 1];
+        dsmm_idx f = t->rowptr[i], fb = t->rowptr[i + 1];
+        while (e < eb || f < fb) {
+            dsmm_idx ce = e < eb ? (dsmm_idx)M->col[e] : N, cf = f < fb ? dsmm_csr_col(t, f) : N;
+            if (ce == cf) { // in both directions
+                float w = M->val[e++], wt = (float)cv[f++];
+                out.col[q] = (int32_t)ce;
+                out.val[q++] = mode == JOIN_EITHER_MAX ? (wt > w ? wt : w)
+                               : mode == JOIN_BOTH_MIN ? (wt < w ? wt : w)
+                                                       : w;
+            } else if (ce < cf) {
+                if (mode == JOIN_EITHER_MAX) {
+                    out.col[q] = (int32_t)ce;
+                    out.val[q++] = M->val[e];
+                }
+                e++;
+            } else {
+                if (mode == JOIN_EITHER_MAX) {
+                    out.col[q] = (int32_t)cf;
+                    out.val[q++] = (float)cv[f];
+                }
+                f++;
+            }
+        }
+        out.rowptr[i + 1] = q;
+    }
+    out.nnz = q;
+    dsmmi_mcl_mat_free(ctx, M);
+    *M = out;
+    out = (dsmmi_mcl_mat){0};
+cleanup:
+    dsmm_dist_destroy(&C);
+    dsmmi_mcl_mat_free(ctx, &out);
+    dsmmi_free(ctx, tr);
+    dsmmi_free(ctx, tc);
+    dsmmi_free(ctx, tv);
+    return st;
+}
+
+static int cmp_float(const void *pa, const void *pb)
+{
+    float a = *(const float *)pa, b = *(const float *)pb;
+    return (a > b) - (a < b);
+}
+
+dsmm_status dsmmi_mcl_icl(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M,
+                          const int64_t *cluster, int64_t n)
+{
+    dsmm_status st = DSMM_OK, local = DSMM_OK;
+    float *x = dsmmi_malloc(ctx, (size_t)max_row(M) + 1, sizeof *x);
+    if (x == NULL) local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: -icl");
+    DSMM_TRY(dsmmi_comm_agree(ctx, local));
+    dsmm_idx q = 0, a = 0;
+    for (dsmm_idx i = 0; i < M->nrows; i++) {
+        dsmm_idx b = M->rowptr[i + 1], v = row0 + i; // (rowptr[i + 1] is rewritten below)
+        int64_t c = v < n ? cluster[v] : -1;
+        // The weights to other clusters (and to vertices in none): their median (the mean of
+        // the two middle ones for an even count), as mclxBlockPartition takes it.
+        dsmm_idx nx = 0;
+        float wmax = 0;
+        int any = 0;
+        for (dsmm_idx e = a; e < b; e++) {
+            int64_t cu = M->col[e] < n ? cluster[M->col[e]] : -1;
+            if (c >= 0 && cu == c) {
+                if (!any || M->val[e] > wmax) wmax = M->val[e];
+                any = 1;
+            } else {
+                x[nx++] = M->val[e];
+            }
+        }
+        double med = 0;
+        if (nx > 0) {
+            qsort(x, (size_t)nx, sizeof *x, cmp_float);
+            med = ((double)x[nx / 2] + (double)x[(nx - 1) / 2]) / 2.0;
+        }
+        int cut = med != 0 && any && med < (double)wmax;
+        for (dsmm_idx e = a; e < b && c >= 0; e++) {
+            int64_t cu = M->col[e] < n ? cluster[M->col[e]] : -1;
+            if (cu != c || (cut && !((double)M->val[e] > med))) continue;
+            M->col[q] = M->col[e];
+            M->val[q++] = M->val[e];
+        }
+        a = b;
+        M->rowptr[i + 1] = q;
+    }
+    M->nnz = q;
+    DSMM_TRY(mutual(ctx, N, row0, M, JOIN_BOTH_MIN, "-icl's blocks"));
+cleanup:
+    dsmmi_free(ctx, x);
+    return st;
+}
+
 // #knn(k) (join 0) and #knnj(k) (join 1), as mcl's k-NN: each column keeps its k highest
 // entries; then an arc stays when the other end chose it too (knn), or when either end chose
 // it, with the larger of the two weights (knnj). The other end's choices come as the transpose
@@ -347,12 +485,7 @@ static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl
                              int join)
 {
     dsmm_status st = DSMM_OK, local = DSMM_OK;
-    int P = dsmm_ctx_size(ctx);
     float *x = NULL;
-    double *tv = NULL;
-    dsmm_idx *tr = NULL, *tc = NULL;
-    dsmm_dist *C = NULL;
-    dsmmi_mcl_mat out = {0};
 
     x = dsmmi_malloc(ctx, (size_t)max_row(M) + 1, sizeof *x);
     if (x == NULL) local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: #knn");
@@ -375,70 +508,9 @@ static dsmm_status graph_knn(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl
     }
     M->nnz = q;
 
-    // The choices transposed: row j of C holds the columns that chose j.
-    tr = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tr);
-    tc = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tc);
-    tv = dsmmi_malloc(ctx, (size_t)M->nnz + 1, sizeof *tv);
-    if (!tr || !tc || !tv)
-        local = dsmmi_error(ctx, DSMM_ERR_NOMEM, __FILE__, __LINE__, "mcl: #knn of %lld entries",
-                            (long long)M->nnz);
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    for (dsmm_idx i = 0; i < M->nrows; i++)
-        for (dsmm_idx e = M->rowptr[i]; e < M->rowptr[i + 1]; e++) {
-            tr[e] = M->col[e];
-            tc[e] = row0 + i;
-            tv[e] = (double)M->val[e];
-        }
-    DSMM_TRY(dsmmi_dist_from_triples(ctx, N, N, DSMM_DOUBLE, M->nnz, tr, tc, tv, DSMM_DOUBLE,
-                                     DSMM_DUP_ERROR, "the k-NN choices", P, 1, &C));
-    tr = dsmmi_free(ctx, tr);
-    tc = dsmmi_free(ctx, tc);
-    tv = dsmmi_free(ctx, tv);
-    const dsmm_csr *t = C->tile;
-    const double *cv = t->val;
-    if (C->rb[C->grid->myrow] != row0 || t->nrows != M->nrows || !t->sorted)
-        local = dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__,
-                            "mcl: #knn: the transposed choices are not in the graph's rows");
-    if (local == DSMM_OK)
-        local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, join ? M->nnz + t->nnz : M->nnz);
-    DSMM_TRY(dsmmi_comm_agree(ctx, local));
-    q = 0;
-    for (dsmm_idx i = 0; i < M->nrows; i++) {
-        dsmm_idx e = M->rowptr[i], eb = M->rowptr[i + 1];
-        dsmm_idx f = t->rowptr[i], fb = t->rowptr[i + 1];
-        while (e < eb || f < fb) {
-            dsmm_idx ce = e < eb ? (dsmm_idx)M->col[e] : N, cf = f < fb ? dsmm_csr_col(t, f) : N;
-            if (ce == cf) { // chosen both ways
-                float w = M->val[e++], wt = (float)cv[f++];
-                out.col[q] = (int32_t)ce;
-                out.val[q++] = join && wt > w ? wt : w;
-            } else if (ce < cf) {
-                if (join) {
-                    out.col[q] = (int32_t)ce;
-                    out.val[q++] = M->val[e];
-                }
-                e++;
-            } else {
-                if (join) {
-                    out.col[q] = (int32_t)cf;
-                    out.val[q++] = (float)cv[f];
-                }
-                f++;
-            }
-        }
-        out.rowptr[i + 1] = q;
-    }
-    out.nnz = q;
-    dsmmi_mcl_mat_free(ctx, M);
-    *M = out;
-    out = (dsmmi_mcl_mat){0};
+    DSMM_TRY(mutual(ctx, N, row0, M, join ? JOIN_EITHER_MAX : JOIN_BOTH_OWN, "the k-NN choices"));
 cleanup:
-    dsmm_dist_destroy(&C);
-    dsmmi_mcl_mat_free(ctx, &out);
     dsmmi_free(ctx, x);
-    dsmmi_free(ctx, tr);
-    dsmmi_free(ctx, tc);
-    dsmmi_free(ctx, tv);
     return st;
 }
 
