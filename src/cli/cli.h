@@ -159,6 +159,9 @@ typedef struct cli_run {
     double seconds, io_seconds;
     dsmm_idx nnz_in, nnz_out;
 } cli_run;
+/* cli_dir_state: 0 when a file can be created at path ("-" and NULL too), 1 when the directory
+ * that would hold it does not exist, 2 when it is not writable; that directory in dir. */
+int cli_dir_state(const char *path, char *dir, size_t len);
 /* cli_dir_writable: CLI_OK if a file can be created at path ("-" and NULL pass), else a message
  * naming opt and CLI_FAIL. An early check before long work; the writes stay atomic. */
 int cli_dir_writable(const cli_cmd *cmd, const char *opt, const char *path);

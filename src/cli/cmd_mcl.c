@@ -216,17 +216,6 @@ static void drop_dots(const char *raw, char *out, size_t len)
     out[q] = '\0';
 }
 
-// Whether the directory that would hold path exists (the current one when path has no '/').
-static int dir_exists(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) return 1;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    struct stat sb;
-    return dir[0] == '\0' || (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
-}
-
 // mcl's suffix of automatic names: I<f> (+ l<n>i<f> when -l is not 0, pi<f>, c<f>), each
 // number with one decimal of its float value, '.' dropped, then -aa's text (mcl -ax prints it).
 static void auto_suffix(const mcl_args *a, double I, char *suf, size_t len)
@@ -897,7 +886,8 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
         // mcl writes to out.mcl when it cannot create the file it named, which happens with a
         // prefix whose '=' brings in an input path from elsewhere (-ap 'p=' with dir/g.abc
         // names pdir/g.abc.I20); dsmm does the same there, and refuses other unwritable paths.
-        if (!a.out && a.ap && strchr(a.ap, '=') && !dir_exists(paths[k])) {
+        char dir[4096];
+        if (!a.out && a.ap && strchr(a.ap, '=') && cli_dir_state(paths[k], dir, sizeof dir) == 1) {
             fprintf(stderr, "dsmm mcl: cannot create %s; writing to out.mcl instead (as mcl)\n",
                     paths[k]);
             snprintf(paths[k], sizeof paths[k], "out.mcl");

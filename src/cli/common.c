@@ -134,27 +134,32 @@ int cli_stdout_once(const cli_cmd *cmd, const cli_common *c, int other_on_stdout
     return CLI_OK;
 }
 
+int cli_dir_state(const char *path, char *dir, size_t len)
+{
+    if (path == NULL || strcmp(path, "-") == 0) return 0;
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        snprintf(dir, len, ".");
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        snprintf(dir, len, "%.*s", (int)(n < len ? n : len - 1), path);
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 1;
+    return access(dir, W_OK) != 0 ? 2 : 0;
+}
+
 // Can a file be created at path? Checked before the multiply, so a typo in -o does not cost
 // the whole run. The write itself stays atomic (dsmm_write), this is only an early message.
 int cli_dir_writable(const cli_cmd *c, const char *opt, const char *path)
 {
-    if (path == NULL || strcmp(path, "-") == 0) return CLI_OK;
-    const char *slash = strrchr(path, '/');
     char dir[4096];
-    if (slash == NULL) {
-        snprintf(dir, sizeof dir, ".");
-    } else {
-        size_t len = slash == path ? 1 : (size_t)(slash - path);
-        if (len >= sizeof dir) len = sizeof dir - 1;
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    int state = cli_dir_state(path, dir, sizeof dir);
+    if (state == 1) {
         fprintf(stderr, "dsmm %s: %s %s: directory '%s' does not exist\n", c->name, opt, path, dir);
         return CLI_FAIL;
     }
-    if (access(dir, W_OK) != 0) {
+    if (state == 2) {
         fprintf(stderr, "dsmm %s: %s %s: directory '%s' is not writable\n", c->name, opt, path,
                 dir);
         return CLI_FAIL;

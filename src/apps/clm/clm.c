@@ -784,7 +784,7 @@ dsmm_status dsmm_clm_info(dsmm_ctx *ctx, const dsmm_csr *G, const dsmm_clusterin
                (long long)G->nrows);
     dsmm_idx k = C->nclusters;
     DSMM_TRY(dsmmi_clm_sizes(ctx, C->cluster, C->n, k, &size));
-    // A partition's memberships: node v's cluster is cluster[vstart[v]], none when listed not
+    // A partition's memberships: node v's cluster is listed[vstart[v]] when it has one
     vstart = dsmmi_malloc(ctx, (size_t)C->n + 1, sizeof *vstart);
     s.win = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *s.win);
     s.deg = dsmmi_calloc(ctx, (size_t)k + 1, sizeof *s.deg);

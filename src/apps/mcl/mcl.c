@@ -432,7 +432,6 @@ static void pattern_free(dsmm_ctx *ctx, pattern *g)
     memset(g, 0, sizeof *g);
 }
 
-// own: G itself, destroyed as soon as the iterate is built (dsmm_mcl_run_consume), or NULL.
 // A copy of M's rows (mcl --analyze keeps the start matrix until the clustering is known).
 static dsmm_status mat_copy(dsmm_ctx *ctx, const dsmmi_mcl_mat *M, dsmmi_mcl_mat *out)
 {
@@ -501,6 +500,7 @@ cleanup:
     return st;
 }
 
+// own: G itself, destroyed as soon as the iterate is built (dsmm_mcl_run_consume), or NULL.
 static dsmm_status run_body(dsmm_ctx *ctx, const dsmm_dist *G, dsmm_dist **own,
                             const dsmm_mcl_params *p, dsmm_mcl_result *res)
 {

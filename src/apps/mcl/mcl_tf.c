@@ -424,12 +424,6 @@ cleanup:
     return st;
 }
 
-static int cmp_float(const void *pa, const void *pb)
-{
-    float a = *(const float *)pa, b = *(const float *)pb;
-    return (a > b) - (a < b);
-}
-
 dsmm_status dsmmi_mcl_icl(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M,
                           const int64_t *cluster, int64_t n)
 {
@@ -456,10 +450,10 @@ dsmm_status dsmmi_mcl_icl(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_ma
             }
         }
         double med = 0;
-        if (nx > 0) {
-            qsort(x, (size_t)nx, sizeof *x, cmp_float);
-            med = ((double)x[nx / 2] + (double)x[(nx - 1) / 2]) / 2.0;
-        }
+        if (nx > 0) // ascending positions nx / 2 and (nx - 1) / 2, as descending ranks
+            med = ((double)dsmmi_mcl_kth_largest(x, nx, nx - nx / 2) +
+                   (double)dsmmi_mcl_kth_largest(x, nx, nx - (nx - 1) / 2)) /
+                  2.0;
         int cut = med != 0 && any && med < (double)wmax;
         for (dsmm_idx e = a; e < b && c >= 0; e++) {
             int64_t cu = M->col[e] < n ? cluster[M->col[e]] : -1;
