@@ -1273,6 +1273,9 @@ typedef struct dsmm_mcl_params {
     int recover_pct;        // -pct 0..99 (-1: the scheme's)
     double loop_scale;      // -c: loops multiplied by |c| (1, the default: unchanged; 0: none)
     double pre_inflation;   // -pi (0: not set)
+    int keep_loops;         // 1: the input's loops kept as stored (times |c|) and none added
+                            // (mcl's --discard-loops=n); 0 (default): each column's loop set
+                            // to its largest other weight (1 if none) whatever was stored
     int symmetrize;         // 1: G := max(G, G^T) first (mcl's --abc reading); default 0
     const dsmm_mcl_tf *tf;  // mcl's -tf: applied to the graph's weights after symmetrize and
                             // before the loops (NULL: none); the caller keeps it

@@ -55,6 +55,7 @@ typedef struct mcl_args {
     const char *overlap, *sort;          // -overlap, -sort (mcl's names)
     const char *force_conn, *check_conn; // --force-connected=y|n, --check-connected=y|n
     const char *analyze;                 // --analyze=y|n
+    const char *discard_loops;           // --discard-loops=y|n
     const char *icl;                     // -icl FILE: subcluster this clustering
     int neg_log, neg_log10;              // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
@@ -527,6 +528,10 @@ int cli_mcl(int argc, char **argv)
          "lines (mcxload -write-tab)",
          K_STRING, &a.use_tab, 0, 0},
         {"c", "f", "multiply the loops by |f| (0: no loops)", K_DOUBLE, &a.c, -1e9, 1e9},
+        {"discard-loops", "y|n",
+         "y (default): the input's loops replaced by each vertex's largest weight; n: kept as "
+         "stored (times |c|), none added",
+         K_STRING, &a.discard_loops, 0, 0},
         {"overlap", "cut|keep|split",
          "a vertex reaching several clusters: in the first (cut, mcl's default), in all (keep), "
          "or taken out into clusters of its own (split)",
@@ -652,6 +657,10 @@ int cli_mcl(int argc, char **argv)
         return usage_err("--check-connected: '%s' is not y or n", a.check_conn);
     if (a.analyze && yes_no(a.analyze, &p.analyze) != 0)
         return usage_err("--analyze: '%s' is not y or n", a.analyze);
+    int discard = 1;
+    if (a.discard_loops && yes_no(a.discard_loops, &discard) != 0)
+        return usage_err("--discard-loops: '%s' is not y or n", a.discard_loops);
+    p.keep_loops = !discard;
     p.per_process_mem = a.mem;
     p.phases = a.phases;
     p.checkpoint_dir = a.checkpoint;

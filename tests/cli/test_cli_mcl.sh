@@ -437,6 +437,37 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc --analyze=maybe -o an.bad -q
 expect_grep "$tmp/err" "analyze: 'maybe' is not y or n"
 expect_none an.bad
 
+# --- --discard-loops: the input's loops replaced (y, mcl's default) or kept as stored, times
+# |c|, with none added (n); references: mcl 22-282 on collins with 672 loops appended
+zcat "$collins" "$md/collins.loops.gz" >loops.abc
+zcat "$md/collins-loops.dl-n.gz" >ref.dln
+zcat "$md/collins-loops.dl-n-c2-I4.gz" >ref.dlnc2
+zcat "$md/collins-loops.dl-y.gz" >ref.dly
+expect_rc 0 "$dsmm" mcl loops.abc --abc --discard-loops=n -o dl.n -q
+same dl.n ref.dln
+expect_rc 0 "$dsmm" mcl loops.abc --abc -discard-loops n -c 2 -I 4 -o dl.nc2 -q
+same dl.nc2 ref.dlnc2
+expect_rc 0 "$dsmm" mcl loops.abc --abc --discard-loops=y -o dl.y -q
+same dl.y ref.dly
+expect_rc 0 "$dsmm" mcl loops.abc --abc -o dl.default -q
+same dl.default ref.dly
+expect_rc 0 "$dsmm" mcl loops.abc --abc --discard-loops=n -c 0 -pi 1.5 --analyze=y -o dl.an -q
+analyzed dl.an "$md/collins-loops-c0-pi15.analyze"
+# vertices without a stored loop get none: e and f, joined by one edge, stay apart
+expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -o dl.small -q
+same dl.small "$md/loops.dl-n"
+expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -c 3 -o dl.small3 -q
+same dl.small3 "$md/loops.dl-n-c3"
+# a checkpoint made with n is not resumed with y (another start matrix)
+expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -L 1 --checkpoint dl.ck -o dl.ck.out -q
+expect_rc 1 "$dsmm" mcl "$md/loops.abc" --abc --resume dl.ck -o dl.rs.out -q
+expect_none dl.rs.out
+expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n --resume dl.ck -o dl.rs.out -q
+same dl.rs.out "$md/loops.dl-n"
+expect_rc 2 "$dsmm" mcl loops.abc --abc --discard-loops=maybe -o dl.bad -q
+expect_grep "$tmp/err" "discard-loops: 'maybe' is not y or n"
+expect_none dl.bad
+
 # --- -icl: subclustering (mcl's block partition; reference: mcl 22-282 on the same graph as
 # .mci with the I = 1.4 clustering as -icl, written with -use-tab labels)
 zcat "$md/collins.icl14-I4.gz" >ref.icl
@@ -480,6 +511,13 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -icl ref.1.4 -I 4 -o icl3.out -q --expand dist
     expect_rc 0 "$dsmm" clm dist ref.icl icl3.out
     expect_grep "$tmp/out" '^d=0	'
+    # --discard-loops=n with the rows on several ranks, replicated and distributed
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl loops.abc --abc --discard-loops=n -o dl2.n -q
+    same dl2.n ref.dln
+    expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl loops.abc --abc --discard-loops=n -c 2 -I 4 -o dl4.nc2 -q --expand dist
+    same dl4.nc2 ref.dlnc2
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl loops.abc --abc --discard-loops=n -c 0 -pi 1.5 --analyze=y -o dl3.an -q
+    analyzed dl3.an "$md/collins-loops-c0-pi15.analyze"
     # --analyze with the start matrix's rows on several ranks (sums added over them)
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc --analyze=y -o an3.out -q
     analyzed an3.out "$md/collins.analyze"

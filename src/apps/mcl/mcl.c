@@ -144,8 +144,49 @@ cleanup:
     return st;
 }
 
-// mcl's start: loops dropped, each column's loop set to its largest weight (1 if none), -c,
-// -pi, then columns made stochastic.
+// Row i of M (vertex gc) into out from q with mcl's loop, returning the next free slot: the
+// stored loop dropped and the largest other weight (1 if none) put in its place, times |c|;
+// with keep_loops (mcl's --discard-loops=n) a stored loop only multiplied by |c| (0 stays
+// stored, as mcl keeps it) and none added where none was stored.
+static dsmm_idx row_with_loop(const dsmm_mcl_params *p, const dsmmi_mcl_mat *M, dsmm_idx i,
+                              int32_t gc, dsmmi_mcl_mat *out, dsmm_idx q)
+{
+    double c = fabs(p->loop_scale);
+    if (p->keep_loops) {
+        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
+            out->col[q] = M->col[k];
+            out->val[q++] = M->col[k] == gc ? (float)((double)M->val[k] * c) : M->val[k];
+        }
+        return q;
+    }
+    float mx = -FLT_MAX;
+    dsmm_idx cnt = 0;
+    for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
+        if (M->col[k] != gc) {
+            cnt++;
+            if (M->val[k] > mx) mx = M->val[k];
+        }
+    float loop = (cnt == 0 || mx == 0.0f) ? 1.0f : mx;
+    loop = (float)((double)loop * c);
+    int placed = loop == 0.0f; // -c 0: no loop (mcl's zero loops, tested as the same clusters)
+    for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
+        if (M->col[k] == gc) continue;
+        if (!placed && M->col[k] > gc) {
+            out->col[q] = gc;
+            out->val[q++] = loop;
+            placed = 1;
+        }
+        out->col[q] = M->col[k];
+        out->val[q++] = M->val[k];
+    }
+    if (!placed) {
+        out->col[q] = gc;
+        out->val[q++] = loop;
+    }
+    return q;
+}
+
+// mcl's start: each column's loop (row_with_loop), -pi, then columns made stochastic.
 static dsmm_status preprocess(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl_mat *M,
                               dsmm_idx row0)
 {
@@ -154,31 +195,8 @@ static dsmm_status preprocess(dsmm_ctx *ctx, const dsmm_mcl_params *p, dsmmi_mcl
     DSMM_TRY(dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, M->nnz + M->nrows));
     dsmm_idx q = 0;
     for (dsmm_idx i = 0; i < M->nrows; i++) {
-        int32_t gc = (int32_t)(row0 + i);
-        float mx = -FLT_MAX;
-        dsmm_idx start = q, cnt = 0;
-        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++)
-            if (M->col[k] != gc) {
-                cnt++;
-                if (M->val[k] > mx) mx = M->val[k];
-            }
-        float loop = (cnt == 0 || mx == 0.0f) ? 1.0f : mx;
-        loop = (float)((double)loop * fabs(p->loop_scale));
-        int placed = loop == 0.0f; // -c 0: no loop (mcl's zero loops, tested as the same clusters)
-        for (dsmm_idx k = M->rowptr[i]; k < M->rowptr[i + 1]; k++) {
-            if (M->col[k] == gc) continue;
-            if (!placed && M->col[k] > gc) {
-                out.col[q] = gc;
-                out.val[q++] = loop;
-                placed = 1;
-            }
-            out.col[q] = M->col[k];
-            out.val[q++] = M->val[k];
-        }
-        if (!placed) {
-            out.col[q] = gc;
-            out.val[q++] = loop;
-        }
+        dsmm_idx start = q;
+        q = row_with_loop(p, M, i, (int32_t)(row0 + i), &out, q);
         dsmm_idx n = q - start;
         if (p->pre_inflation > 0.0) {
             if (dsmmi_mcl_inflate(out.val + start, n, (double)(float)p->pre_inflation) == 0) {

@@ -21,9 +21,12 @@ static void settings_line(const dsmm_mcl_params *p, const dsmmi_mcl_rules *r, ch
                      (double)(float)p->inflation, (double)(float)p->init_inflation, p->init_loop,
                      r->cut, (long long)r->S, (long long)r->R, r->pct, p->loop_scale,
                      p->pre_inflation, p->symmetrize);
-    // -tf changes the graph the iterate was made from (checkpoints without it read as before)
+    // -tf and --discard-loops=n change the matrix the iterate was made from (checkpoints
+    // without them read as before)
     if (p->tf != NULL && w > 0 && (size_t)w < len)
-        snprintf(buf + w, len - (size_t)w, " tf=%s", dsmm_mcl_tf_spec(p->tf));
+        w += snprintf(buf + w, len - (size_t)w, " tf=%s", dsmm_mcl_tf_spec(p->tf));
+    if (p->keep_loops && w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, " keep-loops=1");
 }
 
 dsmm_status dsmmi_mcl_graph_fp(dsmm_ctx *ctx, const dsmm_dist *G, uint64_t *fp)
