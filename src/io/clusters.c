@@ -88,8 +88,9 @@ static int write_native(FILE *f, const lists *l, const void *argp)
     for (dsmm_idx c = 0; c < l->nc && !bad; c++) {
         dsmm_idx lo = l->start[c], hi = l->start[c + 1];
         if (hi == lo) continue;
-        // mcl's layout, near enough for its readers: lines of at most 70 characters,
-        // continued after 6 spaces (mcl's own breaks fall a few characters earlier at times).
+        // mcl 22-282's layout, byte for byte (checked against its output for domains of 7 to
+        // 100000 vertices): a member starts a new line, indented by width + 3 spaces, when the
+        // line already holds 70 - width characters or more; the closing '$' never does.
         int len = fprintf(f, "%-*lld", width + 1, (long long)id++);
         bad = len < 0;
         for (dsmm_idx m = lo; m <= hi && !bad; m++) {
@@ -97,9 +98,9 @@ static int write_native(FILE *f, const lists *l, const void *argp)
             int w = m < hi ? snprintf(word, sizeof word, "%lld", (long long)l->members[m])
                            : snprintf(word, sizeof word, "$");
             int first = m == lo;
-            if (!first && len + 1 + w > 70) {
-                bad = fputs("\n      ", f) < 0;
-                len = 6;
+            if (!first && m < hi && len >= 70 - width) {
+                bad = fprintf(f, "\n%*s", width + 3, "") < 0;
+                len = width + 3;
                 first = 1;
             }
             bad = bad || fprintf(f, "%s%s", first ? "" : " ", word) < 0;

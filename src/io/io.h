@@ -189,7 +189,8 @@ int dsmmi_format_double(char *buf, double v);
 dsmm_status dsmmi_labels_read_tab(dsmm_ctx *ctx, const char *path, dsmm_idx n, dsmm_labels **L);
 /* dsmmi_write_clusters_native: the clustering in mcl's native format, as mcl writes it for
  * native (.mci) input: a header "dimensions NxK", then per cluster its 0-based index and its
- * members (0-based vertex numbers), "$" (mcl's layout; its line breaks may fall elsewhere).
+ * members (0-based vertex numbers), "$", with mcl 22-282's line breaks (mcl's "# cline"
+ * comment is not written).
  * Atomic, as dsmm_write_clusters.
  * Errors: DSMM_ERR_ARG (an id outside 0..n-1), DSMM_ERR_IO, DSMM_ERR_NOMEM. */
 dsmm_status dsmmi_write_clusters_native(dsmm_ctx *ctx, const char *path, dsmm_idx n,
