@@ -44,6 +44,8 @@ typedef struct mcl_args {
     int az, ax;           // -az, -ax: print the output name or suffix and exit
     int show_schemes;     // --show-schemes: print the -scheme table and exit
     int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
+    int64_t resource;     // -resource n: S = R = n where it stands (0: not given)
+    int threshold_set;    // -P, -p or -scheme given
     int pct, l, L, has_l, has_pi, has_c;
     double p, c, pi, i;
     double infl[MAX_INFL];
@@ -176,7 +178,22 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
         if (o->target == &a->l) a->has_l = 1;
         if (o->target == &a->pi) a->has_pi = 1;
         if (o->target == &a->c) a->has_c = 1;
+        // mcl takes the pruning settings in order, the last word on each standing: -scheme
+        // sets all four, -resource n S and R, -p and -P the same threshold. -resource n also
+        // sets P = 10 n unless -P, -p or -scheme is given anywhere (mcl 22-282's rule, found by
+        // comparing its clusterings; applied after parsing).
+        if (o->target == &a->scheme) {
+            a->P = a->S = a->R = -1;
+            a->pct = -1;
+            a->p = -1.0;
+        }
+        if (o->target == &a->resource) a->S = a->R = a->resource;
+        if (o->target == &a->P) a->p = -1.0;
+        if (o->target == &a->p) a->P = -1;
+        if (o->target == &a->scheme || o->target == &a->P || o->target == &a->p)
+            a->threshold_set = 1;
     }
+    if (a->resource > 0 && !a->threshold_set) a->P = 10 * a->resource;
     if (!*input && !a->z && a->ram < 0 && !a->show_schemes)
         return usage_err("%s", "no INPUT given");
     return CLI_OK;
@@ -508,13 +525,15 @@ int cli_mcl(int argc, char **argv)
         {"te", "N", "threads per rank (mcl's -te)", K_INT, &a.threads, 1, 4096},
         {"threads", "N", "the same as -te (dsmm's common option)", K_INT, &a.threads, 1, 4096},
         {"scheme", "k", "pruning scheme 1..7 (6): P, S, R, pct as mcl's", K_INT, &a.scheme, 1, 7},
-        {"p", "f", "prune threshold: entries below about f go (sets P = 1/f)", K_DOUBLE, &a.p, 0,
-         1},
+        {"p", "f", "prune threshold 0..0.1: entries below about f go (sets P = 1/f)", K_DOUBLE,
+         &a.p, 0, 0.1},
         {"P", "n", "prune number: threshold 0.99999/n (0: none)", K_INT, &a.P, 0, 1e15},
         {"S", "n", "selection number: keep the n largest per column (0: none)", K_INT, &a.S, 0,
          1e15},
         {"R", "n", "recovery number (0: none)", K_INT, &a.R, 0, 1e15},
         {"pct", "n", "recovery percentage 0..99", K_INT, &a.pct, 0, 99},
+        {"resource", "n", "the same as -P 10n -S n -R n (mcl's -resource)", K_INT, &a.resource, 1,
+         1e14},
         {"tf", "SPEC",
          "transform the graph, e.g. 'gq(0.3),add(-0.3)' or '#knn(50)' (mcl's -tf; docs/mcl.md)",
          K_STRING, &a.tf, 0, 0},

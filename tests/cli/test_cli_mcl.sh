@@ -98,7 +98,9 @@ expect_rc 0 "$dsmm" mcl "$collins" --abc -o - -q
 same "$tmp/out" ref.2.0
 if command -v mcl >/dev/null 2>&1; then
     zcat "$collins" >collins.abc
-    for args in "-scheme 1" "-P 300 -S 20 -R 30 -pct 80" "-P 50 -S 0 -R 100 -pct 99" "-p 0.01 -S 5 -R 0" "-I 3 -c 2.5" "-l 2 -i 1.5"; do
+    # the pruning options in mcl's order rules (-scheme and -resource against -P/-p/-S/-R)
+    for args in "-scheme 1" "-P 300 -S 20 -R 30 -pct 80" "-P 50 -S 0 -R 100 -pct 99" "-p 0.01 -S 5 -R 0" "-I 3 -c 2.5" "-l 2 -i 1.5" \
+        "-S 5 -R 5 -scheme 2" "-scheme 2 -resource 5 -R 3" "-P 10 -resource 5 -R 3" "-p 0.1 -resource 5 -R 3" "-resource 7 -R 2"; do
         # shellcheck disable=SC2086
         mcl collins.abc --abc $args -o mcl.out 2>/dev/null
         # shellcheck disable=SC2086
@@ -440,6 +442,34 @@ same an.n ref.2.0
 expect_rc 2 "$dsmm" mcl "$collins" --abc --analyze=maybe -o an.bad -q
 expect_grep "$tmp/err" "analyze: 'maybe' is not y or n"
 expect_none an.bad
+
+# --- the pruning options in order, as mcl takes them: the last word on each setting stands;
+# -scheme sets P, S, R and pct; -resource n sets S = R = n, and P = 10 n unless -P, -p or
+# -scheme is given (mcl 22-282, bundled: -resource 5 -R 3)
+zcat "$md/collins.resource5-R3.gz" >ref.res
+expect_rc 0 "$dsmm" mcl "$collins" --abc -resource 5 -R 3 -o res.a -q
+same res.a ref.res
+expect_rc 0 "$dsmm" mcl "$collins" --abc -S 5 -R 3 -P 50 -o res.b -q
+same res.b ref.res
+# with a threshold given, -resource leaves it (P = 4000 here clusters otherwise than 50)
+expect_rc 0 "$dsmm" mcl "$collins" --abc -scheme 2 -resource 5 -R 3 -o res.c -q
+expect_rc 0 "$dsmm" mcl "$collins" --abc -S 5 -R 3 -P 4000 -o res.d -q
+same res.c res.d
+if cmp -s res.c ref.res; then bad "-P 4000 and -P 50 gave the same clusters (the check above cannot fail)"; else ok; fi
+# -scheme after -S/-R replaces them; before, they replace its values
+expect_rc 0 "$dsmm" mcl "$collins" --abc -S 5 -R 3 -scheme 2 -o res.e -q
+expect_rc 0 "$dsmm" mcl "$collins" --abc -scheme 2 -o res.f -q
+same res.e res.f
+expect_rc 0 "$dsmm" mcl "$collins" --abc -scheme 2 -S 5 -R 3 -P 4000 -o res.g -q
+same res.g res.d
+# -p and -P: the later one
+expect_rc 0 "$dsmm" mcl "$collins" --abc -p 0.1 -P 50 -S 5 -R 3 -o res.h -q
+same res.h ref.res
+expect_rc 2 "$dsmm" mcl "$collins" --abc -resource 0 -o res.bad -q
+expect_grep "$tmp/err" "resource: '0' is not an integer"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -p 0.2 -o res.bad -q
+expect_grep "$tmp/err" "'0.2' is not a number in \\[0, 0.1\\]"
+expect_none res.bad
 
 # --- --discard-loops: the input's loops replaced (y, mcl's default) or kept as stored, times
 # |c|, with none added (n); references: mcl 22-282 on collins with 672 loops appended
