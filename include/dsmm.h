@@ -1241,7 +1241,8 @@ DSMM_API void dsmm_mcl_tf_destroy(dsmm_mcl_tf **tf);
 /* What becomes of a vertex whose DAG reaches several attractor systems (mcl's -overlap):
  * CUT (mcl's default) keeps it in the first system only; KEEP puts it in each of them (the
  * clusters overlap); SPLIT takes the vertices in overlap out and groups them in clusters of
- * their own, two vertices together when they reach the same systems. */
+ * their own, as mcl 22-282 does: two vertices together when they reach two systems in common,
+ * and so on transitively (a vertex reaching systems 1, 2, 3 joins one reaching 1 and 2). */
 typedef enum dsmm_mcl_overlap {
     DSMM_MCL_OVERLAP_CUT = 0,
     DSMM_MCL_OVERLAP_KEEP,

@@ -861,8 +861,9 @@ static int test_interpret_vs_reference(void)
 
 // The overlap and sort modes against a reference: each vertex's systems found by a search
 // from it, the clusters built for the mode (systems in the interpretation's order, the
-// unreached, then for SPLIT the vertices in overlap grouped by the systems they reach), then
-// put in order by an insertion sort with the rules of docs/mcl.md.
+// unreached, then for SPLIT the vertices in overlap grouped as mcl 22-282 groups them: two
+// go together when they reach two systems in common, transitively), then put in order by an
+// insertion sort with the rules of docs/mcl.md.
 typedef struct reflists {
     int nc;
     int *start, *members;
@@ -884,7 +885,10 @@ static int ref_before(int sort, const int *a, int na, const int *b, int nb)
     return 0; // NONE: as built
 }
 
-static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *out, int *noverlap)
+// *mixed (SPLIT): 1 when a group holds two vertices that reach different sets of systems
+// (where mcl's rule and "the same systems" part).
+static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *out, int *noverlap,
+                                int *mixed)
 {
     refmat D;
     ref_dag(L, &D);
@@ -964,6 +968,30 @@ static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *o
         }
         if (nreach[v] > 1) (*noverlap)++;
     }
+    // SPLIT's groups: group[v] the smallest vertex in overlap joined to v through pairs that
+    // reach two systems in common (a fixpoint of minimum labels, pair by pair).
+    int *group = malloc(sizeof(int) * (size_t)n);
+    for (int v = 0; v < n; v++) group[v] = v;
+    *mixed = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int u = 0; u < n; u++)
+            for (int v = u + 1; v < n; v++) {
+                if (nreach[u] < 2 || nreach[v] < 2) continue;
+                int common = 0;
+                for (int s = 0; s < nsys; s++)
+                    common += reach[(size_t)u * nsys + s] && reach[(size_t)v * nsys + s];
+                if (common < 2 || group[u] == group[v]) continue;
+                int g = group[u] < group[v] ? group[u] : group[v];
+                group[u] = group[v] = g;
+                changed = 1;
+            }
+    }
+    for (int u = 0; u < n; u++)
+        for (int v = u + 1; v < n; v++)
+            if (nreach[u] > 1 && nreach[v] > 1 && group[u] == group[v] &&
+                memcmp(reach + (size_t)u * nsys, reach + (size_t)v * nsys, (size_t)nsys) != 0)
+                *mixed = 1;
     // Slots: systems, the unreached, then one per vertex in overlap (SPLIT; merged below).
     int nslots = nsys + 1 + n;
     int *size = calloc((size_t)nslots, sizeof(int));
@@ -978,14 +1006,8 @@ static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *o
         } else if (mode == DSMM_MCL_OVERLAP_KEEP) {
             for (int s = 0; s < nsys; s++)
                 if (reach[(size_t)v * nsys + s]) lists[(size_t)s * n + size[s]++] = v;
-        } else { // SPLIT: with the earlier vertex in overlap that reaches the same systems
-            int slot = nsys + 1 + v;
-            for (int u = 0; u < v; u++)
-                if (nreach[u] > 1 &&
-                    memcmp(reach + (size_t)u * nsys, reach + (size_t)v * nsys, (size_t)nsys) == 0) {
-                    slot = nsys + 1 + u;
-                    break;
-                }
+        } else { // SPLIT: in its group's slot
+            int slot = nsys + 1 + group[v];
             lists[(size_t)slot * n + size[slot]++] = v;
         }
     }
@@ -1022,6 +1044,7 @@ static void ref_interpret_modes(const refmat *L, int mode, int sort, reflists *o
     free(rank);
     free(reach);
     free(nreach);
+    free(group);
     free(size);
     free(lists);
     free(order);
@@ -1056,7 +1079,7 @@ static int test_overlap_and_sort_modes(void)
 {
     dsmm_ctx *ctx = dist_ctx();
     CHECK_ALL(ctx != NULL);
-    int with_overlap = 0, with_groups = 0;
+    int with_overlap = 0, with_groups = 0, with_mixed = 0;
     for (int trial = 0; trial < 40; trial++) {
         int n = 1 + (int)(dsmm_rng_at(task_seed(21), 3, (uint64_t)trial) % 90);
         refmat L = {n, calloc((size_t)n + 1, sizeof(int)), malloc(sizeof(int) * (size_t)n * 4),
@@ -1095,8 +1118,9 @@ static int test_overlap_and_sort_modes(void)
         for (int mode = 0; mode < 3; mode++)
             for (int sort = 0; sort < 4; sort++) {
                 reflists want;
-                int nov = 0;
-                ref_interpret_modes(&L, mode, sort, &want, &nov);
+                int nov = 0, mixed = 0;
+                ref_interpret_modes(&L, mode, sort, &want, &nov, &mixed);
+                with_mixed += mixed && mode == DSMM_MCL_OVERLAP_SPLIT && sort == 0;
                 with_overlap += nov > 0 && mode == 0 && sort == 0;
                 dsmmi_mcl_mat M = {0};
                 CHECK_ALL_OK(ctx, ref_local_rows(ctx, &L, r0, r1, &M));
@@ -1124,9 +1148,11 @@ static int test_overlap_and_sort_modes(void)
         free(L.col);
         free(L.val);
     }
-    // The trials reach what they test: overlap, and split groups of several vertices.
-    CHECK_ALL_MSG(with_overlap >= 10 && with_groups >= 1, "%d trials with overlap, %d with groups",
-                  with_overlap, with_groups);
+    // The trials reach what they test: overlap, split groups of several vertices, and groups
+    // of vertices that reach different systems (mcl's rule, not "the same systems").
+    CHECK_ALL_MSG(with_overlap >= 10 && with_groups >= 1 && with_mixed >= 1,
+                  "%d trials with overlap, %d with groups, %d with mixed groups", with_overlap,
+                  with_groups, with_mixed);
     CHECK_ALL_NO_LEAK(ctx);
     return TEST_PASS;
 }

@@ -471,6 +471,15 @@ expect_rc 2 "$dsmm" mcl "$collins" --abc -p 0.2 -o res.bad -q
 expect_grep "$tmp/err" "'0.2' is not a number in \\[0, 0.1\\]"
 expect_none res.bad
 
+# --- -overlap split on an iterate far from its limit (-L 1, -L 4: many vertices in overlap),
+# as mcl 22-282 splits: vertices in overlap go together when two clusters both hold them,
+# transitively (at -L 4 a vertex reaching three systems joins one reaching two of them)
+for L in 1 4; do
+    zcat "$md/collins.L$L-split.gz" >"ref.L$L"
+    expect_rc 0 "$dsmm" mcl "$collins" --abc -L "$L" -overlap split -o "split.L$L" -q
+    same "split.L$L" "ref.L$L"
+done
+
 # --- --discard-loops: the input's loops replaced (y, mcl's default) or kept as stored, times
 # |c|, with none added (n); references: mcl 22-282 on collins with 672 loops appended
 zcat "$collins" "$md/collins.loops.gz" >loops.abc
@@ -492,6 +501,13 @@ expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -o dl.small -q
 same dl.small "$md/loops.dl-n"
 expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -c 3 -o dl.small3 -q
 same dl.small3 "$md/loops.dl-n-c3"
+# mcl drops the loops as it reads (y), before -tf: #knn(10) on the graph with loops is #knn(10)
+# on collins (bundled mcl reference); with n, #knn counts them (mcl 22-282, bundled)
+expect_rc 0 "$dsmm" mcl loops.abc --abc -tf '#knn(10)' -o dl.knn -q
+same dl.knn ref.knn
+zcat "$md/collins-loops.dl-n-knn5.gz" >ref.dlknn
+expect_rc 0 "$dsmm" mcl loops.abc --abc --discard-loops=n -tf '#knn(5)' -o dl.nknn -q
+same dl.nknn ref.dlknn
 # a checkpoint made with n is not resumed with y (another start matrix)
 expect_rc 0 "$dsmm" mcl "$md/loops.abc" --abc --discard-loops=n -L 1 --checkpoint dl.ck -o dl.ck.out -q
 expect_rc 1 "$dsmm" mcl "$md/loops.abc" --abc --resume dl.ck -o dl.rs.out -q
@@ -545,6 +561,11 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -icl ref.1.4 -I 4 -o icl3.out -q --expand dist
     expect_rc 0 "$dsmm" clm dist ref.icl icl3.out
     expect_grep "$tmp/out" '^d=0	'
+    # -overlap split far from the limit with the rows on several ranks
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -L 1 -overlap split -o split3.L1 -q
+    same split3.L1 ref.L1
+    expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl "$collins" --abc -L 4 -overlap split -o split2.L4 -q --expand dist
+    same split2.L4 ref.L4
     # --discard-loops=n with the rows on several ranks, replicated and distributed
     expect_rc 0 "${mpi[@]}" -n 2 "$dsmm" mcl loops.abc --abc --discard-loops=n -o dl2.n -q
     same dl2.n ref.dln

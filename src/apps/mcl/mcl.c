@@ -104,18 +104,23 @@ static dsmm_status load_rows(dsmm_ctx *ctx, const dsmm_dist *G, const dsmm_mcl_p
     tc = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tc);
     tv = dsmmi_malloc(ctx, (size_t)m + 1, sizeof *tv);
     DSMM_CHECK(ctx, tr && tc && tv, DSMM_ERR_NOMEM, "mcl: %lld input entries", (long long)m);
+    // mcl discards the input's loops as it reads the graph (unless --discard-loops=n), so
+    // -icl and -tf (#knn, #ceilnb count a vertex's edges) never see them.
+    dsmm_idx q = 0;
     for (dsmm_idx k = 0; k < n; k++) {
+        if (r[k] == c[k] && !p->keep_loops) continue;
         // Stored as floats, as mcl reads them; T(c, r) = G(r, c).
         double w = v ? (double)(float)v[k] : 1.0;
-        tr[k] = c[k];
-        tc[k] = r[k];
-        tv[k] = w;
+        tr[q] = c[k];
+        tc[q] = r[k];
+        tv[q++] = w;
         if (symmetrize) {
-            tr[n + k] = r[k];
-            tc[n + k] = c[k];
-            tv[n + k] = w;
+            tr[q] = r[k];
+            tc[q] = c[k];
+            tv[q++] = w;
         }
     }
+    m = q;
     r = dsmmi_free(ctx, r);
     c = dsmmi_free(ctx, c);
     v = dsmmi_free(ctx, v);

@@ -282,6 +282,74 @@ cleanup:
     return st;
 }
 
+// One pair of systems that a vertex in overlap reaches (a < b), for split_groups.
+typedef struct sys_pair {
+    int64_t a, b, o;
+} sys_pair;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const sys_pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+static int64_t uf_root(int64_t *up, int64_t o)
+{
+    while (up[o] != o) o = up[o] = up[up[o]];
+    return o;
+}
+
+// -overlap split as mcl 22-282 does it (clm's split of an overlapping clustering): the
+// vertices of a cluster that are in no other stay together, and two vertices in overlap go
+// together when some two clusters both hold them, joined transitively (the components of
+// those pairwise intersections). Not the manual's "always occur paired": a vertex reaching
+// systems 1, 2, 3 and one reaching 1, 2 share the intersection of 1 and 2, and mcl puts
+// them together. The vertices in overlap here are ov's non-attractors (an attractor stays
+// in its own system); gid[o] is the group of ov[o], groups numbered from 0 in order of their
+// first vertex, *ngroups their count. Every rank computes the same from the shared sets.
+static dsmm_status split_groups(dsmm_ctx *ctx, const int64_t *attr, const int64_t *ov, int64_t n_ov,
+                                const int64_t *sstart, const int64_t *set, int64_t *gid,
+                                int64_t *ngroups)
+{
+    dsmm_status st = DSMM_OK;
+    sys_pair *P = NULL;
+    int64_t *up = dsmmi_malloc(ctx, (size_t)n_ov, sizeof *up);
+    DSMM_CHECK(ctx, up != NULL, DSMM_ERR_NOMEM, "mcl: %lld vertices in overlap", (long long)n_ov);
+    size_t np = 0;
+    for (int64_t o = 0; o < n_ov; o++) {
+        up[o] = o;
+        size_t m = attr[ov[o]] ? 0 : (size_t)(sstart[o + 1] - sstart[o]);
+        np += m * (m - (m > 0)) / 2;
+    }
+    P = dsmmi_malloc(ctx, np > 0 ? np : 1, sizeof *P);
+    DSMM_CHECK(ctx, P != NULL, DSMM_ERR_NOMEM, "mcl: %lld pairs of systems in overlap",
+               (long long)np);
+    size_t k = 0;
+    for (int64_t o = 0; o < n_ov; o++)
+        if (!attr[ov[o]])
+            for (int64_t i = sstart[o]; i < sstart[o + 1]; i++)
+                for (int64_t j = i + 1; j < sstart[o + 1]; j++)
+                    P[k++] = (sys_pair){set[i], set[j], o};
+    qsort(P, np, sizeof *P, cmp_pair);
+    for (size_t i = 1; i < np; i++)
+        if (cmp_pair(&P[i - 1], &P[i]) == 0) {
+            int64_t r = uf_root(up, P[i - 1].o), s = uf_root(up, P[i].o);
+            if (r != s) up[r > s ? r : s] = r < s ? r : s; // the smaller index roots
+        }
+    *ngroups = 0;
+    for (int64_t o = 0; o < n_ov; o++) {
+        gid[o] = -1;
+        if (attr[ov[o]]) continue;
+        int64_t r = uf_root(up, o);
+        gid[o] = r == o ? (*ngroups)++ : gid[r]; // a root is the smallest of its group
+    }
+cleanup:
+    dsmmi_free(ctx, up);
+    dsmmi_free(ctx, P);
+    return st;
+}
+
 dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx row0, dsmm_idx N,
                                 dsmm_mcl_overlap mode, dsmm_mcl_sort sort, dsmm_mcl_result *res)
 {
@@ -413,26 +481,13 @@ dsmm_status dsmmi_mcl_interpret(dsmm_ctx *ctx, const dsmmi_mcl_mat *L, dsmm_idx 
     }
 
     // 6. The clusters in the order of the systems, then the vertices reaching none, then
-    // (SPLIT) the groups of vertices in overlap that reach the same systems.
+    // (SPLIT) the groups of vertices in overlap (split_groups).
     int64_t ngroups = 0;
     if (mode == DSMM_MCL_OVERLAP_SPLIT && n_split > 0) {
-        // Group the vertices in overlap by their sets: sort their indices by set.
-        clist *G = dsmmi_malloc(ctx, (size_t)n_split, sizeof *G);
         gid = dsmmi_malloc(ctx, (size_t)n_ov, sizeof *gid);
-        int got = G != NULL && gid != NULL;
-        if (got) {
-            int64_t g = 0;
-            for (int64_t o = 0; o < n_ov; o++)
-                if (!attr[ov[o]]) G[g++] = (clist){set + sstart[o], sstart[o + 1] - sstart[o], o};
-            qsort(G, (size_t)n_split, sizeof *G, cmp_lex);
-            for (g = 0; g < n_split; g++) {
-                if (g > 0 && cmp_lex(&G[g - 1], &G[g]) != 0) ngroups++;
-                gid[G[g].id] = ngroups;
-            }
-            ngroups++;
-        }
-        dsmmi_free(ctx, G);
-        DSMM_CHECK(ctx, got, DSMM_ERR_NOMEM, "mcl: %lld vertices in overlap", (long long)n_ov);
+        DSMM_CHECK(ctx, gid != NULL, DSMM_ERR_NOMEM, "mcl: %lld vertices in overlap",
+                   (long long)n_ov);
+        DSMM_TRY(split_groups(ctx, attr, ov, n_ov, sstart, set, gid, &ngroups));
     }
     int64_t nslots = ncomp + 1 + ngroups;
     start = dsmmi_calloc(NULL, (size_t)nslots + 1, sizeof *start);
