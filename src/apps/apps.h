@@ -35,6 +35,10 @@ typedef struct dsmmi_clm_sums {
     double eff, mf, total; // coverage and mass fraction over listed nodes; off-diagonal weight
     double *win, *deg;     // per cluster: off-diagonal weight inside it, weighted degree
 } dsmmi_clm_sums;
+/* dsmmi_clm_af_shown: the af that clm info and mcl --analyze print for s: s->areafrac, except
+ * that clm takes an area of 0 as -1 (no cluster of two or more nodes: -1 / (n (n - 1)); a
+ * graph of at most one node: 1). The statistics keep the true 0. */
+double dsmmi_clm_af_shown(const dsmm_clm_info_stats *s);
 /* dsmmi_clm_sizes: *size (new, k + 1 entries) = the nodes of each cluster of cluster[0..n)
  * (-1: none). Errors: DSMM_ERR_ARG (an id >= k); DSMM_ERR_NOMEM. */
 dsmm_status dsmmi_clm_sizes(dsmm_ctx *ctx, const dsmm_idx *cluster, dsmm_idx n, dsmm_idx k,

@@ -248,10 +248,10 @@ static void info_line(FILE *out, const dsmm_clm_info_stats *s, const char *src)
     fprintf(out,
             "eff=%.5f mod=%.5f mf=%.5f af=%.5f  src=%s ncl=%lld max=%lld  ctr=%.1f avg=%.1f "
             "min=%lld DGI=%lld TWI=%lld TWL=%lld sgl=%lld qrt=%lld\n",
-            s->efficiency, s->modularity, s->massfrac, s->areafrac, src, (long long)s->nclusters,
-            (long long)s->size_max, s->size_ctr, s->size_avg, (long long)s->size_min,
-            (long long)s->dgi, (long long)s->twi, (long long)s->twl, (long long)s->singletons,
-            (long long)s->qrt);
+            s->efficiency, s->modularity, s->massfrac, dsmmi_clm_af_shown(s), src,
+            (long long)s->nclusters, (long long)s->size_max, s->size_ctr, s->size_avg,
+            (long long)s->size_min, (long long)s->dgi, (long long)s->twi, (long long)s->twl,
+            (long long)s->singletons, (long long)s->qrt);
 }
 
 static int cmd_info(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "apps/apps.h"
 #include "cli/cli.h"
 #include "comm/comm.h"
 #include "dist/dist.h"
@@ -477,7 +478,7 @@ static char *analysis_text(const dsmm_clm_info_stats *s, const char *input, cons
     (long long)s->nclusters, (long long)s->size_max, s->size_ctr, s->size_avg,                     \
         (long long)s->size_min, (long long)s->dgi, (long long)s->twi, (long long)s->twl,           \
         (long long)s->singletons, (long long)s->qrt, s->efficiency, s->modularity, s->massfrac,    \
-        s->areafrac, input, output
+        dsmmi_clm_af_shown(s), input, output
     int n = snprintf(NULL, 0, fmt, ANALYSIS_ARGS);
     char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (t != NULL) snprintf(t, (size_t)n + 1, fmt, ANALYSIS_ARGS);

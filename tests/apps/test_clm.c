@@ -466,14 +466,16 @@ static int test_info_hand(void)
     CHECK_EQ_IDX(s.qrt, 2);
     dsmm_clustering_destroy(&C);
 
-    // Singletons: clm info prints eff=0.45370 mod=-0.28125 mf=0.43333 (af: -0.08333, a
-    // sentinel of clm's; dsmm 0), ncl=4 max=1 ctr=1.0 avg=1.0 min=1 DGI=1 TWI=2 TWL=1 sgl=4.
+    // Singletons: clm info prints eff=0.45370 mod=-0.28125 mf=0.43333 af=-0.08333 (a sentinel
+    // of clm's, which dsmm prints too; the statistic is 0), ncl=4 max=1 ctr=1.0 avg=1.0 min=1
+    // DGI=1 TWI=2 TWL=1 sgl=4.
     CHECK_OK(ctx, dsmm_clustering_read(ctx, scratch("sg.txt", "a\nb\nc\nd\n"), &L, 0, &C));
     CHECK_OK(ctx, dsmm_clm_info(ctx, G, C, &s));
     CHECK_NEAR(s.efficiency, 0.45370, 5e-6);
     CHECK_NEAR(s.modularity, -18.0 / 64.0, 1e-12);
     CHECK_NEAR(s.massfrac, 0.43333, 5e-6);
     CHECK(s.areafrac == 0.0);
+    CHECK_NEAR(dsmmi_clm_af_shown(&s), -1.0 / 12.0, 1e-15);
     CHECK_EQ_IDX(s.singletons, 4);
     CHECK_EQ_IDX(s.twi, 2);
     CHECK_EQ_IDX(s.twl, 1);

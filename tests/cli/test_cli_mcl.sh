@@ -430,6 +430,9 @@ expect_rc 0 "$dsmm" mcl "$collins" --abc -analyze y -c 0 -o an.c0 -q
 analyzed an.c0 "$md/collins-c0.analyze"
 expect_rc 0 "$dsmm" mcl "$collins" --abc --analyze=y -pi 2 -I 1.4 -o an.pi -q
 analyzed an.pi "$md/collins-pi2-I14.analyze"
+# singletons only: clm's af sentinel, -1 / (n (n - 1)), as mcl 22-282 prints it (55 vertices)
+expect_rc 0 "$dsmm" mcl "$md/bipartite.abc" --abc -tf 'lq(0.9)' --analyze=y -o an.sgl -q
+expect_grep an.sgl '^eff=1.00000 mod=0.00000 mf=1.00000 af=-0.00034 target-name='
 expect_rc 0 "$dsmm" mcl "$md/lines.abc" --abc --analyze=y -overlap keep -o an.keep -q
 analyzed an.keep "$md/lines-keep.analyze"
 if [ "$(head -n -4 an.keep)" = "$(cat "$md/lines.keep")" ]; then ok; else bad "--analyze changed the kept clusters"; fi

@@ -747,6 +747,13 @@ cleanup:
     return st;
 }
 
+double dsmmi_clm_af_shown(const dsmm_clm_info_stats *s)
+{
+    if (s->areafrac != 0.0) return s->areafrac;
+    double nn_area = (double)s->n * (double)(s->n - 1);
+    return nn_area != 0.0 ? -1.0 / nn_area : 1.0;
+}
+
 dsmm_status dsmmi_clm_sizes(dsmm_ctx *ctx, const dsmm_idx *cluster, dsmm_idx n, dsmm_idx k,
                             dsmm_idx **size)
 {
