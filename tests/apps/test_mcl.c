@@ -1937,7 +1937,7 @@ static int test_tf(void)
     CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "',' expected between steps at 'mul(2)'") !=
                       NULL,
                   "%s", dsmm_ctx_last_error(ctx));
-    static const char *unsupported[] = {"#arcmax()", "gt(1),#tug(10)", "acos()", "rand(0.5)"};
+    static const char *unsupported[] = {"#tug()", "gt(1),#tug(10)", "acos()", "rand(0.5)"};
     for (size_t b = 0; b < sizeof unsupported / sizeof unsupported[0]; b++) {
         CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, unsupported[b], 0.0, &tf), DSMM_ERR_UNSUPPORTED);
         CHECK_ALL(tf == NULL);
@@ -2211,21 +2211,66 @@ static int rows_match(const dsmmi_mcl_mat *M, const float *W, const unsigned cha
     return M->nnz == want;
 }
 
+// mcl's transpose joins on the dense graph (name: max, min, add, mul, arcmax, arcsub, tp):
+// entry (i, j) from w = W(i, j) and t = W(j, i) (0 where absent), all at once into T, F.
+static void ref_join(const char *name, float *W, unsigned char *E, int N, float *T,
+                     unsigned char *F)
+{
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int hw = E[i * N + j], ht = E[j * N + i];
+            float w = hw ? W[i * N + j] : 0.0f, t = ht ? W[j * N + i] : 0.0f, x = 0.0f;
+            int keep = 0;
+            if (strcmp(name, "max") == 0) {
+                keep = hw || ht;
+                x = w > t ? w : t;
+            } else if (strcmp(name, "min") == 0) {
+                keep = hw && ht;
+                x = w < t ? w : t;
+            } else if (strcmp(name, "add") == 0) {
+                x = w + t;
+                keep = (hw || ht) && x != 0.0f;
+            } else if (strcmp(name, "mul") == 0) {
+                x = w * t;
+                keep = hw && ht && x != 0.0f;
+            } else if (strcmp(name, "arcmax") == 0) {
+                keep = hw && !(t > w);
+                x = w;
+            } else if (strcmp(name, "arcsub") == 0) {
+                x = w - t;
+                keep = x != 0.0f;
+            } else { // tp
+                keep = ht;
+                x = t;
+            }
+            F[i * N + j] = (unsigned char)keep;
+            T[i * N + j] = keep ? x : 0.0f;
+        }
+    memcpy(W, T, (size_t)N * N * sizeof *W);
+    memcpy(E, F, (size_t)N * N);
+}
+
 // The spec's steps one at a time on the dense graph: value steps through dsmm_mcl_tf_apply
 // (each result a float; 0 leaves the graph), graph steps by the references above.
 static dsmm_status ref_tf(dsmm_ctx *ctx, const char *spec, float *W, unsigned char *E, int N)
 {
     dsmm_status st = DSMM_OK;
     unsigned char *C = malloc((size_t)N * N);
-    float *tmp = malloc((size_t)N * sizeof *tmp);
+    float *tmp = malloc((size_t)N * sizeof *tmp), *T = malloc((size_t)N * N * sizeof *T);
     ref_hub *h = malloc((size_t)N * sizeof *h);
     char *copy = strdup(spec);
-    if (!C || !tmp || !h || !copy) st = DSMM_ERR_NOMEM;
+    if (!C || !tmp || !T || !h || !copy) st = DSMM_ERR_NOMEM;
     for (char *tok = copy ? strtok(copy, ",") : NULL; tok != NULL && st == DSMM_OK;
          tok = strtok(NULL, ",")) {
         char name[16];
         double a;
-        if (sscanf(tok, " #%15[a-z] ( %lf )", name, &a) == 2) {
+        int got = sscanf(tok, " #%15[a-z] ( %lf )", name, &a);
+        if (got >= 1 && strcmp(name, "knn") != 0 && strcmp(name, "knnj") != 0 &&
+            strcmp(name, "ceilnb") != 0) {
+            ref_join(name, W, E, N, T, C);
+            continue;
+        }
+        if (got == 2) {
             int k = (int)(a + 0.5);
             if (strcmp(name, "ceilnb") == 0)
                 ref_ceilnb(W, E, N, k, tmp, h);
@@ -2244,6 +2289,7 @@ static dsmm_status ref_tf(dsmm_ctx *ctx, const char *spec, float *W, unsigned ch
     }
     free(C);
     free(tmp);
+    free(T);
     free(h);
     free(copy);
     return st;
@@ -2296,7 +2342,18 @@ static int test_tf_graph(void)
                                   "#ceilnb(2.6)",
                                   "gq(2),#knn(3),add(1)",
                                   "#ceilnb(6),#knn(4)",
-                                  "mul(0.5),#knnj(3),#ceilnb(4),pow(2)"};
+                                  "mul(0.5),#knnj(3),#ceilnb(4),pow(2)",
+                                  "#max()",
+                                  "#min()",
+                                  "#add()",
+                                  "#mul()",
+                                  "#arcmax()",
+                                  "#arcsub(),gt(0)",
+                                  "#arcsub(),abs()",
+                                  "#tp()",
+                                  "#tp(),#arcmax()",
+                                  "mul(2),#add(),#knn(3)",
+                                  "#max(7),#min()"};
     int changed = 0;
     for (int ties = 0; ties < 2; ties++)
         for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {

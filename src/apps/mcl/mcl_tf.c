@@ -1,8 +1,9 @@
 // src/apps/mcl/mcl_tf.c: mcl's transforms (-tf, -abc-tf, --abc-neg-log[10]): a list of steps
 // name(value) parsed once. Value steps are applied to each weight in double; the edge cases
 // follow mcl 22-282 as measured (docs/mcl.md, "Transforms"): the log of 0 is -FLT_MAX, and the
-// stream's negated log of 0 is FLT_MAX / ln(base). Graph-wide steps (#knn, #knnj, #ceilnb) act
-// on the whole graph, distributed by rows, in dsmmi_mcl_tf_run (below).
+// stream's negated log of 0 is FLT_MAX / ln(base). Graph-wide steps (#knn, #knnj, #ceilnb and
+// the transpose joins #max #min #add #mul #arcmax #arcsub #tp) act on the whole graph,
+// distributed by rows, in dsmmi_mcl_tf_run (below).
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -28,14 +29,21 @@ typedef enum {
     TF_NEGLOG, // a = ln(base), 1 for ln
     TF_EXP,    // a = the base, e for exp()
     TF_ABS,
-    TF_G_KNN,   // graph-wide (a = mcl's value): #knn(k) the k-NN graph, mutual
-    TF_G_KNNJ,  // #knnj(k): the k-NN graph, joined (either side's selection)
-    TF_G_CEILNB // #ceilnb(k): degrees capped at k, hubs first
+    TF_G_KNN,    // graph-wide (a = mcl's value): #knn(k) the k-NN graph, mutual
+    TF_G_KNNJ,   // #knnj(k): the k-NN graph, joined (either side's selection)
+    TF_G_CEILNB, // #ceilnb(k): degrees capped at k, hubs first
+    TF_G_MAX,    // the graph joined with its transpose (mutual's JOIN_* modes, same order):
+    TF_G_MIN,    // #max(), #min(), #add(), #mul() entry by entry (an absent arc counts 0),
+    TF_G_ADD,    // #arcmax() an arc kept when at least as heavy as its reverse, #arcsub()
+    TF_G_MUL,    // an arc minus its reverse, #tp() the transpose (a value is ignored, as
+    TF_G_ARCMAX, // mcl ignores it)
+    TF_G_ARCSUB,
+    TF_G_TP
 } tf_op;
 
 static int is_graph_op(tf_op op)
 {
-    return op == TF_G_KNN || op == TF_G_KNNJ || op == TF_G_CEILNB;
+    return op >= TF_G_KNN;
 }
 
 typedef struct {
@@ -63,7 +71,11 @@ static const struct {
 static const struct {
     const char *name;
     tf_op op;
-} known_graph[] = {{"knn", TF_G_KNN}, {"knnj", TF_G_KNNJ}, {"ceilnb", TF_G_CEILNB}};
+    int need;
+} known_graph[] = {{"knn", TF_G_KNN, 1}, {"knnj", TF_G_KNNJ, 1},     {"ceilnb", TF_G_CEILNB, 1},
+                   {"max", TF_G_MAX, 0}, {"min", TF_G_MIN, 0},       {"add", TF_G_ADD, 0},
+                   {"mul", TF_G_MUL, 0}, {"arcmax", TF_G_ARCMAX, 0}, {"arcsub", TF_G_ARCSUB, 0},
+                   {"tp", TF_G_TP, 0}};
 
 static const char *skip_space(const char *s)
 {
@@ -89,8 +101,8 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
                 k = i;
         DSMM_CHECK(ctx, k >= 0, DSMM_ERR_UNSUPPORTED,
                    "mcl transform: '%.*s': this graph-wide transform of mcl's is not supported by "
-                   "dsmm (graph-wide: #knn #knnj #ceilnb; value transforms: gt gq lt lq ceil floor "
-                   "add mul pow log neglog exp abs)",
+                   "dsmm (graph-wide: #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp; "
+                   "value transforms: gt gq lt lq ceil floor add mul pow log neglog exp abs)",
                    nlen, name);
     } else {
         for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
@@ -104,9 +116,9 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
                   name);
     DSMM_CHECK(ctx, k >= 0, DSMM_ERR_ARG,
                "mcl transform: unknown step '%.*s' (gt gq lt lq ceil floor add mul pow log neglog "
-               "exp abs; graph-wide #knn #knnj #ceilnb)",
+               "exp abs; graph-wide #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp)",
                nlen, name);
-    int need = graph ? 1 : known[k].need;
+    int need = graph ? known_graph[k].need : known[k].need;
     tf_op op = graph ? known_graph[k].op : known[k].op;
     s = skip_space(s);
     DSMM_CHECK(ctx, *s == '(', DSMM_ERR_ARG, "mcl transform: '%.*s' needs parentheses: %.*s(...)",
@@ -131,7 +143,7 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
     DSMM_CHECK(ctx, !has || need != -1, DSMM_ERR_ARG, "mcl transform: '%.*s' takes no value", nlen,
                name);
     // mcl rounds a graph step's count (k = a + 0.5, truncated); a negative one is refused.
-    DSMM_CHECK(ctx, !graph || (a >= 0.0 && a < 2147483647.0), DSMM_ERR_ARG,
+    DSMM_CHECK(ctx, need != 1 || !graph || (a >= 0.0 && a < 2147483647.0), DSMM_ERR_ARG,
                "mcl transform: '%.*s(%g)': the count must be in 0..2147483646", nlen, name, a);
     tf_step t = {op, a};
     if (t.op == TF_LOG || t.op == TF_NEGLOG) {
@@ -248,9 +260,7 @@ static double apply_steps(const dsmm_mcl_tf *tf, int from, int to, double w)
         case TF_ABS:
             w = fabs(w);
             break;
-        case TF_G_KNN:
-        case TF_G_KNNJ:
-        case TF_G_CEILNB:
+        default: // graph-wide steps
             break;
         }
     }
@@ -339,10 +349,56 @@ static dsmm_idx max_row(const dsmmi_mcl_mat *M)
     return m;
 }
 
-// How mutual() joins an arc (i, j) of M with the arc (j, i): kept only when both are in M, with
-// i's weight (mcl's #knn) or the smaller weight (mcl -icl's block partition), or kept when
-// either is, with the larger weight (#knnj).
-enum { JOIN_BOTH_OWN, JOIN_BOTH_MIN, JOIN_EITHER_MAX };
+// How mutual() joins an arc (i, j) of M, weight w, with the arc (j, i), weight t (0 when
+// absent): kept only when both are in M, with w (mcl's #knn) or min(w, t) (-icl's block
+// partition, #min), or w t (#mul); kept when either is, with max(w, t) (#knnj, #max) or w + t
+// (#add); w kept when w >= t (#arcmax); w - t, kept unless 0 (#arcsub); t (#tp). Float
+// arithmetic, as mcl's. JOIN_EITHER_MAX..JOIN_TP follow TF_G_MAX..TF_G_TP.
+enum {
+    JOIN_BOTH_OWN,
+    JOIN_EITHER_MAX,
+    JOIN_BOTH_MIN,
+    JOIN_EITHER_ADD,
+    JOIN_BOTH_MUL,
+    JOIN_ARCMAX,
+    JOIN_ARCSUB,
+    JOIN_TP
+};
+
+// The joined weight *x of an arc present in M (hw, weight w), in the transpose (ht, weight t)
+// or both, as mode says; returns whether the arc stays. The arithmetic modes drop a result of
+// 0 (#arcsub's ties), as mcl does; the others keep what they select whatever its weight.
+static int join_weight(int mode, int hw, float w, int ht, float t, float *x)
+{
+    if (!hw) w = 0.0f;
+    if (!ht) t = 0.0f;
+    switch (mode) {
+    case JOIN_BOTH_OWN:
+        *x = w;
+        return hw && ht;
+    case JOIN_EITHER_MAX:
+        *x = !ht || (hw && w > t) ? w : t;
+        return 1;
+    case JOIN_BOTH_MIN:
+        *x = w < t ? w : t;
+        return hw && ht;
+    case JOIN_EITHER_ADD:
+        *x = w + t;
+        return *x != 0.0f;
+    case JOIN_BOTH_MUL:
+        *x = w * t;
+        return hw && ht && *x != 0.0f;
+    case JOIN_ARCMAX:
+        *x = w;
+        return hw && w >= t;
+    case JOIN_ARCSUB:
+        *x = w - t;
+        return *x != 0.0f;
+    default: // JOIN_TP
+        *x = t;
+        return ht;
+    }
+}
 
 // M joined with its transpose as mode says; the transpose comes as M's triples sent to the
 // owners of their columns' rows (what names them in messages). Collective; fails together.
@@ -379,9 +435,7 @@ static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_ma
     if (C->rb[C->grid->myrow] != row0 || t->nrows != M->nrows || !t->sorted)
         local = dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__,
                             "mcl: %s: the transposed arcs are not in the graph's rows", what);
-    if (local == DSMM_OK)
-        local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows,
-                                    mode == JOIN_EITHER_MAX ? M->nnz + t->nnz : M->nnz);
+    if (local == DSMM_OK) local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, M->nnz + t->nnz);
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     dsmm_idx q = 0;
     for (dsmm_idx i = 0; i < M->nrows; i++) {
@@ -389,24 +443,16 @@ static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_ma
         dsmm_idx f = t->rowptr[i], fb = t->rowptr[i + 1];
         while (e < eb || f < fb) {
             dsmm_idx ce = e < eb ? (dsmm_idx)M->col[e] : N, cf = f < fb ? dsmm_csr_col(t, f) : N;
-            if (ce == cf) { // in both directions
-                float w = M->val[e++], wt = (float)cv[f++];
-                out.col[q] = (int32_t)ce;
-                out.val[q++] = mode == JOIN_EITHER_MAX ? (wt > w ? wt : w)
-                               : mode == JOIN_BOTH_MIN ? (wt < w ? wt : w)
-                                                       : w;
-            } else if (ce < cf) {
-                if (mode == JOIN_EITHER_MAX) {
-                    out.col[q] = (int32_t)ce;
-                    out.val[q++] = M->val[e];
-                }
-                e++;
-            } else {
-                if (mode == JOIN_EITHER_MAX) {
-                    out.col[q] = (int32_t)cf;
-                    out.val[q++] = (float)cv[f];
-                }
-                f++;
+            dsmm_idx c = ce < cf ? ce : cf;
+            int hw = ce == c, ht = cf == c;
+            float x;
+            int keep =
+                join_weight(mode, hw, hw ? M->val[e] : 0.0f, ht, ht ? (float)cv[f] : 0.0f, &x);
+            e += hw;
+            f += ht;
+            if (keep) {
+                out.col[q] = (int32_t)c;
+                out.val[q++] = x;
             }
         }
         out.rowptr[i + 1] = q;
@@ -746,7 +792,11 @@ dsmm_status dsmmi_mcl_tf_run(dsmm_ctx *ctx, const dsmm_mcl_tf *tf, dsmm_idx N, d
         from = i + 1;
         if (i == tf->n) break;
         dsmm_idx k = step_count(tf->step[i].a);
-        if (tf->step[i].op == TF_G_CEILNB)
+        tf_op op = tf->step[i].op;
+        if (op >= TF_G_MAX)
+            DSMM_TRY(mutual(ctx, N, row0, M, JOIN_EITHER_MAX + (int)(op - TF_G_MAX),
+                            "the -tf transpose join"));
+        else if (op == TF_G_CEILNB)
             DSMM_TRY(graph_ceilnb(ctx, N, row0, M, k));
         else if (tf->step[i].a != 0.0) // mcl: #knn(0) leaves the graph as it is
             DSMM_TRY(graph_knn(ctx, N, row0, M, k, tf->step[i].op == TF_G_KNNJ));
