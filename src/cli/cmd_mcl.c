@@ -44,6 +44,7 @@ typedef struct mcl_args {
     int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
     int az, ax;           // -az, -ax: print the output name or suffix and exit
     int show_schemes;     // --show-schemes: print the -scheme table and exit
+    int version;          // --version: dsmm's version and the mcl it follows, then exit
     int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
     int64_t resource;     // -resource n: S = R = n where it stands (0: not given)
     int threshold_set;    // -P, -p or -scheme given
@@ -195,7 +196,7 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
             a->threshold_set = 1;
     }
     if (a->resource > 0 && !a->threshold_set) a->P = 10 * a->resource;
-    if (!*input && !a->z && a->ram < 0 && !a->show_schemes)
+    if (!*input && !a->z && a->ram < 0 && !a->show_schemes && !a->version)
         return usage_err("%s", "no INPUT given");
     return CLI_OK;
 }
@@ -585,6 +586,8 @@ int cli_mcl(int argc, char **argv)
          &a.budget, 0, 0},
         {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
+        {"version", NULL, "print dsmm's version and the mcl release it follows, and exit", K_FLAG,
+         &a.version, 0, 0},
         {"show-schemes", NULL, "print the -scheme table (P, S, R, pct of 1..7) and exit", K_FLAG,
          &a.show_schemes, 0, 0},
         {"az", NULL, "print the output file name mcl would use (and exit)", K_FLAG, &a.az, 0, 0},
@@ -692,6 +695,10 @@ int cli_mcl(int argc, char **argv)
             snprintf(b, sizeof b, "%g", a.infl[k]);
             return usage_err("-I: %s is not in (0, 30]", b);
         }
+    if (a.version) { // no INPUT needed, as mcl --version
+        printf("dsmm mcl %s (the options, output and clusters of mcl 22-282)\n", dsmm_version());
+        return CLI_OK;
+    }
     if (a.show_schemes) { // mcl's table, in its layout
         printf("             Pruning      Selection       Recovery  Recover percentage\n");
         for (int k = 1; k <= 7; k++) {

@@ -33,6 +33,9 @@ expect_grep "$tmp/out" '^Recovery number +1400'
 expect_grep "$tmp/out" '^Main inflation +2.0'
 expect_rc 0 "$dsmm" mcl -scheme 2 -z
 expect_grep "$tmp/out" '^Prune number +4000'
+# --version: dsmm's version and the mcl it follows, no INPUT needed
+expect_rc 0 "$dsmm" mcl --version
+expect_grep "$tmp/out" '^dsmm mcl [0-9]+\.[0-9]+\.[0-9]+ \(the options, output and clusters of mcl 22-282\)$'
 # --show-schemes: mcl 22-282's table, byte for byte, no INPUT needed
 expect_rc 0 "$dsmm" mcl --show-schemes
 same "$tmp/out" "$md0/show-schemes.txt"
