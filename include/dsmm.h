@@ -1221,9 +1221,11 @@ typedef struct dsmm_mcl_iter {
  *   #max() #min() #add()     the graph and its transpose entry by entry (an absent arc is 0):
  *   #mul()                   max, min, sum, product of w and its reverse's weight t
  *   #arcmax()                an arc stays when w >= t
- *   #arcsub() #tp()          w - t (0 leaves); the transpose (a value given to these is ignored)
- * Spaces around names, parentheses and commas are allowed. mcl's other graph-wide steps (#tug,
- * #step, ...), acos and rand are not supported (DSMM_ERR_UNSUPPORTED, naming the step); a
+ *   #arcsub() #tp()          w - t (0 leaves); the transpose
+ *   #tug()                   mcl's by position: an arc above the diagonal (mcl's row < column)
+ *                            replaces its reverse (a value given to these 8 is ignored)
+ * Spaces around names, parentheses and commas are allowed. mcl's other graph-wide steps (#step,
+ * ...), acos and rand are not supported (DSMM_ERR_UNSUPPORTED, naming the step); a
  * negative count is DSMM_ERR_ARG. neg_log_base
  * > 0 puts mcl's --abc-neg-log (e) or --abc-neg-log10 (10) first: w -> -log_base(w), FLT_MAX /
  * ln(base) for w = 0 (mcl's value), NaN below 0. A weight of 0 after the steps is an entry the

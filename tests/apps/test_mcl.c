@@ -1937,7 +1937,7 @@ static int test_tf(void)
     CHECK_ALL_MSG(strstr(dsmm_ctx_last_error(ctx), "',' expected between steps at 'mul(2)'") !=
                       NULL,
                   "%s", dsmm_ctx_last_error(ctx));
-    static const char *unsupported[] = {"#tug()", "gt(1),#tug(10)", "acos()", "rand(0.5)"};
+    static const char *unsupported[] = {"#step()", "gt(1),#step(10)", "acos()", "rand(0.5)"};
     for (size_t b = 0; b < sizeof unsupported / sizeof unsupported[0]; b++) {
         CHECK_ALL_ST(ctx, dsmm_mcl_tf_parse(ctx, unsupported[b], 0.0, &tf), DSMM_ERR_UNSUPPORTED);
         CHECK_ALL(tf == NULL);
@@ -2211,7 +2211,7 @@ static int rows_match(const dsmmi_mcl_mat *M, const float *W, const unsigned cha
     return M->nnz == want;
 }
 
-// mcl's transpose joins on the dense graph (name: max, min, add, mul, arcmax, arcsub, tp):
+// mcl's transpose joins on the dense graph (name: max, min, add, mul, arcmax, arcsub, tp, tug):
 // entry (i, j) from w = W(i, j) and t = W(j, i) (0 where absent), all at once into T, F.
 static void ref_join(const char *name, float *W, unsigned char *E, int N, float *T,
                      unsigned char *F)
@@ -2239,9 +2239,12 @@ static void ref_join(const char *name, float *W, unsigned char *E, int N, float 
             } else if (strcmp(name, "arcsub") == 0) {
                 x = w - t;
                 keep = x != 0.0f;
-            } else { // tp
+            } else if (strcmp(name, "tp") == 0) {
                 keep = ht;
                 x = t;
+            } else { // tug: an entry above the diagonal of row i (j > i) replaced by its reverse
+                keep = hw || (j > i && ht);
+                x = j > i && ht ? t : w;
             }
             F[i * N + j] = (unsigned char)keep;
             T[i * N + j] = keep ? x : 0.0f;
@@ -2353,7 +2356,9 @@ static int test_tf_graph(void)
                                   "#tp()",
                                   "#tp(),#arcmax()",
                                   "mul(2),#add(),#knn(3)",
-                                  "#max(7),#min()"};
+                                  "#max(7),#min()",
+                                  "#tug()",
+                                  "#tp(),#tug(),#arcmax()"};
     int changed = 0;
     for (int ties = 0; ties < 2; ties++)
         for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {

@@ -162,8 +162,8 @@ expect_grep knn.json '"tf": ?"#knn\(10\)"'
 expect_rc 0 "$dsmm" mcl "$collins" --abc -tf 'gq(0.3), #ceilnb(20), #knnj(6)' -I 1.4 -o got.gtf
 same got.gtf ref.gtf
 if cmp -s got.knn ref.2.0; then bad "-tf '#knn(10)' clustered as no transform did"; else ok; fi
-expect_rc 2 "$dsmm" mcl "$collins" --abc -tf 'gt(1),#tug()' -o tf.bad
-expect_grep "$tmp/err" "'#tug': this graph-wide transform of mcl's is not supported"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -tf 'gt(1),#step()' -o tf.bad
+expect_grep "$tmp/err" "'#step': this graph-wide transform of mcl's is not supported"
 expect_rc 2 "$dsmm" mcl "$collins" --abc -tf '#knn(-3)' -o tf.bad
 expect_grep "$tmp/err" "the count must be in 0"
 expect_rc 2 "$dsmm" mcl "$collins" --abc -abc-tf '#knn(5)' -o tf.bad
@@ -480,7 +480,7 @@ expect_none res.bad
 # --- mcl's transpose joins (-tf '#max()', '#min()', '#tp()', '#arcsub()', ...) on a directed
 # graph in mcl's native format (200 vertices), against mcl 22-282 (bundled, native output)
 dg=$md/directed.mci.gz
-for c in "#max():max" "#tp():tp" "#min(),gq(1):mingq1" "#arcsub(),gt(0):arcsubgt0"; do
+for c in "#max():max" "#tp():tp" "#min(),gq(1):mingq1" "#arcsub(),gt(0):arcsubgt0" "#tug():tug"; do
     expect_rc 0 "$dsmm" mcl "$dg" -tf "${c%:*}" -o "dg.${c##*:}" -q
     same "dg.${c##*:}" "$md/directed.${c##*:}"
 done
@@ -491,9 +491,9 @@ same dg.aa "$md/directed.max"
 expect_rc 1 "$dsmm" mcl "$dg" -tf '#arcsub()' -o dg.neg -q
 expect_grep "$tmp/err" "has weight -[0-9.]+ after -tf '#arcsub\\(\\)' \\(weights must be finite and >= 0"
 expect_none dg.neg
-expect_rc 2 "$dsmm" mcl "$dg" -tf '#tug()' -o dg.tug -q
-expect_grep "$tmp/err" "'#tug': this graph-wide transform of mcl's is not supported"
-expect_none dg.tug
+expect_rc 2 "$dsmm" mcl "$dg" -tf '#step()' -o dg.step -q
+expect_grep "$tmp/err" "'#step': this graph-wide transform of mcl's is not supported"
+expect_none dg.step
 
 # --- -overlap split on an iterate far from its limit (-L 1, -L 4: many vertices in overlap),
 # as mcl 22-282 splits: vertices in overlap go together when two clusters both hold them,
@@ -590,6 +590,8 @@ if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     same dg3.max "$md/directed.max"
     expect_rc 0 "${mpi[@]}" -n 4 "$dsmm" mcl "$dg" -tf '#min(),gq(1)' -o dg4.min -q --expand dist
     same dg4.min "$md/directed.mingq1"
+    expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$dg" -tf '#tug()' -o dg3.tug -q
+    same dg3.tug "$md/directed.tug"
     # -overlap split far from the limit with the rows on several ranks
     expect_rc 0 "${mpi[@]}" -n 3 "$dsmm" mcl "$collins" --abc -L 1 -overlap split -o split3.L1 -q
     same split3.L1 ref.L1

@@ -2,7 +2,7 @@
 // name(value) parsed once. Value steps are applied to each weight in double; the edge cases
 // follow mcl 22-282 as measured (docs/mcl.md, "Transforms"): the log of 0 is -FLT_MAX, and the
 // stream's negated log of 0 is FLT_MAX / ln(base). Graph-wide steps (#knn, #knnj, #ceilnb and
-// the transpose joins #max #min #add #mul #arcmax #arcsub #tp) act on the whole graph,
+// the transpose joins #max #min #add #mul #arcmax #arcsub #tp #tug) act on the whole graph,
 // distributed by rows, in dsmmi_mcl_tf_run (below).
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +38,8 @@ typedef enum {
     TF_G_MUL,    // an arc minus its reverse, #tp() the transpose (a value is ignored, as
     TF_G_ARCMAX, // mcl ignores it)
     TF_G_ARCSUB,
-    TF_G_TP
+    TF_G_TP,
+    TF_G_TUG // #tug(): each arc (j, i) with j < i copied over its reverse (measured on mcl)
 } tf_op;
 
 static int is_graph_op(tf_op op)
@@ -75,7 +76,7 @@ static const struct {
 } known_graph[] = {{"knn", TF_G_KNN, 1}, {"knnj", TF_G_KNNJ, 1},     {"ceilnb", TF_G_CEILNB, 1},
                    {"max", TF_G_MAX, 0}, {"min", TF_G_MIN, 0},       {"add", TF_G_ADD, 0},
                    {"mul", TF_G_MUL, 0}, {"arcmax", TF_G_ARCMAX, 0}, {"arcsub", TF_G_ARCSUB, 0},
-                   {"tp", TF_G_TP, 0}};
+                   {"tp", TF_G_TP, 0},   {"tug", TF_G_TUG, 0}};
 
 static const char *skip_space(const char *s)
 {
@@ -99,11 +100,12 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
             if ((int)strlen(known_graph[i].name) == nlen - 1 &&
                 strncmp(known_graph[i].name, name + 1, (size_t)nlen - 1) == 0)
                 k = i;
-        DSMM_CHECK(ctx, k >= 0, DSMM_ERR_UNSUPPORTED,
-                   "mcl transform: '%.*s': this graph-wide transform of mcl's is not supported by "
-                   "dsmm (graph-wide: #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp; "
-                   "value transforms: gt gq lt lq ceil floor add mul pow log neglog exp abs)",
-                   nlen, name);
+        DSMM_CHECK(
+            ctx, k >= 0, DSMM_ERR_UNSUPPORTED,
+            "mcl transform: '%.*s': this graph-wide transform of mcl's is not supported by "
+            "dsmm (graph-wide: #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp #tug; "
+            "value transforms: gt gq lt lq ceil floor add mul pow log neglog exp abs)",
+            nlen, name);
     } else {
         for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
             if ((int)strlen(known[i].name) == nlen &&
@@ -114,10 +116,11 @@ static dsmm_status parse_step(dsmm_ctx *ctx, const char **sp, dsmm_mcl_tf *tf, s
                   (nlen == 4 && strncmp(name, "rand", 4) == 0)))
         DSMM_FAIL(ctx, DSMM_ERR_UNSUPPORTED, "mcl transform: '%.*s' is not supported by dsmm", nlen,
                   name);
-    DSMM_CHECK(ctx, k >= 0, DSMM_ERR_ARG,
-               "mcl transform: unknown step '%.*s' (gt gq lt lq ceil floor add mul pow log neglog "
-               "exp abs; graph-wide #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp)",
-               nlen, name);
+    DSMM_CHECK(
+        ctx, k >= 0, DSMM_ERR_ARG,
+        "mcl transform: unknown step '%.*s' (gt gq lt lq ceil floor add mul pow log neglog "
+        "exp abs; graph-wide #knn #knnj #ceilnb #max #min #add #mul #arcmax #arcsub #tp #tug)",
+        nlen, name);
     int need = graph ? known_graph[k].need : known[k].need;
     tf_op op = graph ? known_graph[k].op : known[k].op;
     s = skip_space(s);
@@ -352,8 +355,11 @@ static dsmm_idx max_row(const dsmmi_mcl_mat *M)
 // How mutual() joins an arc (i, j) of M, weight w, with the arc (j, i), weight t (0 when
 // absent): kept only when both are in M, with w (mcl's #knn) or min(w, t) (-icl's block
 // partition, #min), or w t (#mul); kept when either is, with max(w, t) (#knnj, #max) or w + t
-// (#add); w kept when w >= t (#arcmax); w - t, kept unless 0 (#arcsub); t (#tp). Float
-// arithmetic, as mcl's. JOIN_EITHER_MAX..JOIN_TP follow TF_G_MAX..TF_G_TP.
+// (#add); w kept when w >= t (#arcmax); w - t, kept unless 0 (#arcsub); t (#tp); by position
+// (#tug, as mcl 22-282 does it, measured with -write-graphx): in row i (mcl's column i) an
+// entry j < i stays as it is, and for j > i the reverse arc, when there is one, takes its
+// place (the arcs of the upper triangle in mcl's terms are mirrored over the lower one). Float
+// arithmetic, as mcl's. JOIN_EITHER_MAX..JOIN_TUG follow TF_G_MAX..TF_G_TUG.
 enum {
     JOIN_BOTH_OWN,
     JOIN_EITHER_MAX,
@@ -362,13 +368,14 @@ enum {
     JOIN_BOTH_MUL,
     JOIN_ARCMAX,
     JOIN_ARCSUB,
-    JOIN_TP
+    JOIN_TP,
+    JOIN_TUG
 };
 
-// The joined weight *x of an arc present in M (hw, weight w), in the transpose (ht, weight t)
-// or both, as mode says; returns whether the arc stays. The arithmetic modes drop a result of
-// 0 (#arcsub's ties), as mcl does; the others keep what they select whatever its weight.
-static int join_weight(int mode, int hw, float w, int ht, float t, float *x)
+// The joined weight *x of arc (i, j) present in M (hw, weight w), in the transpose (ht, weight
+// t) or both, as mode says; returns whether the arc stays. The arithmetic modes drop a result
+// of 0 (#arcsub's ties), as mcl does; the others keep what they select whatever its weight.
+static int join_weight(int mode, dsmm_idx i, dsmm_idx j, int hw, float w, int ht, float t, float *x)
 {
     if (!hw) w = 0.0f;
     if (!ht) t = 0.0f;
@@ -394,9 +401,12 @@ static int join_weight(int mode, int hw, float w, int ht, float t, float *x)
     case JOIN_ARCSUB:
         *x = w - t;
         return *x != 0.0f;
-    default: // JOIN_TP
+    case JOIN_TP:
         *x = t;
         return ht;
+    default: // JOIN_TUG
+        *x = j > i && ht ? t : w;
+        return hw || (j > i && ht);
     }
 }
 
@@ -446,8 +456,8 @@ static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_ma
             dsmm_idx c = ce < cf ? ce : cf;
             int hw = ce == c, ht = cf == c;
             float x;
-            int keep =
-                join_weight(mode, hw, hw ? M->val[e] : 0.0f, ht, ht ? (float)cv[f] : 0.0f, &x);
+            int keep = join_weight(mode, row0 + i, c, hw, hw ? M->val[e] : 0.0f, ht,
+                                   ht ? (float)cv[f] : 0.0f, &x);
             e += hw;
             f += ht;
             if (keep) {
