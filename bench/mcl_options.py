@@ -14,7 +14,8 @@ Left out of the pool, as documented differences (docs/mcl.md): -overlap keep wit
 (`--symmetric` says the graph is), transforms that leave negative weights (dsmm refuses them),
 and #step.
 
-usage: bench/mcl_options.py DSMM GRAPH [--format=--abc] [--cases N] [--seed S] [--symmetric]
+usage: bench/mcl_options.py DSMM GRAPH [--format="--abc"] [--cases N] [--seed S] [--symmetric]
+       (--format: the input's words for both, e.g. "--etc --expect-values")
 e.g.   bench/mcl_options.py build/release/bin/dsmm collins.abc --format=--abc --symmetric
 """
 import argparse
@@ -65,7 +66,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dsmm")
     ap.add_argument("graph")
-    ap.add_argument("--format", default="", help="input option for both, e.g. --abc")
+    ap.add_argument("--format", default="", help="input options for both, e.g. --abc (words)")
     ap.add_argument("--cases", type=int, default=150)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--symmetric", action="store_true",
@@ -74,9 +75,9 @@ def main():
     if shutil.which("mcl") is None:
         print("bench/mcl_options.py: SKIP: mcl is not installed (apt-get install mcl)")
         return 77
-    fmt = [a.format] if a.format else []
+    fmt = a.format.split()
     rng = random.Random(a.seed)
-    opts = pool(a.format in ("--abc", "--sif", "--etc"), a.symmetric)
+    opts = pool(any(f in ("--abc", "--sif", "--etc") for f in fmt), a.symmetric)
     ran = differ = 0
     for _ in range(a.cases):
         args = []
