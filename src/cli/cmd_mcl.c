@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "apps/apps.h"
@@ -42,7 +43,8 @@ typedef struct opt {
 
 typedef struct mcl_args {
     int abc, mm, base0, d, quiet, silent, verbose, z, threads, scheme, phases, expand_i;
-    int az, ax;           // -az, -ax: print the output name or suffix and exit
+    int vmode;  // -v WORD given (mcl's verbosity modes: accepted, dsmm prints its own progress)
+    int az, ax; // -az, -ax: print the output name or suffix and exit
     int show_schemes;     // --show-schemes: print the -scheme table and exit
     int version;          // --version: dsmm's version and the mcl it follows, then exit
     int64_t P, S, R, ram; // ram: -how-much-ram N (-1: not asked)
@@ -104,6 +106,45 @@ static int parse_list(const char *s, mcl_args *a)
     return 0;
 }
 
+// mcl's verbosity words: -v WORD and -V WORD take one of these.
+static int is_mode_word(const char *w)
+{
+    return strcmp(w, "all") == 0 || strcmp(w, "pruning") == 0 || strcmp(w, "explain") == 0 ||
+           strcmp(w, "cls") == 0;
+}
+
+// The value of mcl's -q SPEC (log levels), -V WORD and -v WORD after argv[*i], which dsmm's -q
+// and -V do without: taken (*i moves past it) when it is not an option and either INPUT came
+// already (mcl's INPUT comes first) or it is the option's kind of word (-q: a short spec such
+// as x that names no file; -V/-v: all, pruning, explain, cls). -V all is dsmm's -V; -V with a
+// single mode turns off a mode dsmm does not print (no effect); -v needs a word.
+static int verbosity_value(int argc, char **argv, int *i, char which, int have_input, mcl_args *a)
+{
+    const char *w = *i + 1 < argc ? argv[*i + 1] : NULL;
+    int take = 0;
+    if (w != NULL && w[0] != '-' && w[0] != '\0') {
+        if (which == 'q') {
+            size_t n = strlen(w);
+            take = have_input || (n <= 8 &&
+                                  strspn(w, "0123456789abcdefghijklmnopqrstuvwxyz"
+                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ#") == n &&
+                                  access(w, F_OK) != 0);
+        } else {
+            take = is_mode_word(w) || have_input;
+            if (take && !is_mode_word(w))
+                return usage_err(which == 'V' ? "-V: '%s' is not all, pruning, explain or cls"
+                                              : "-v: '%s' is not all, pruning, explain or cls",
+                                 w);
+        }
+    }
+    if (which == 'v' && !take)
+        return usage_err("%s", "-v needs a mode: pruning, explain, cls or all");
+    if (!take) return CLI_OK;
+    (*i)++;
+    if (which == 'V' && strcmp(w, "all") != 0) a->silent--; // one mode off: not silent
+    return CLI_OK;
+}
+
 static int parse(int argc, char **argv, const opt *table, mcl_args *a, const char **input)
 {
     *input = NULL;
@@ -128,6 +169,14 @@ static int parse(int argc, char **argv, const opt *table, mcl_args *a, const cha
         if (o->k == K_FLAG) {
             if (eq) return usage_err("%s takes no value", s);
             (*(int *)o->target)++;
+            if (o->target == &a->quiet || o->target == &a->silent || o->target == &a->vmode) {
+                int rc = verbosity_value(argc, argv, &i,
+                                         o->target == &a->quiet    ? 'q'
+                                         : o->target == &a->silent ? 'V'
+                                                                   : 'v',
+                                         *input != NULL, a);
+                if (rc != CLI_OK) return rc;
+            }
             continue;
         }
         if (!eq && i + 1 >= argc) return usage_err("%s needs an argument", s);
@@ -579,12 +628,20 @@ int cli_mcl(int argc, char **argv)
         {"i", "f", "initial inflation (2.0)", K_DOUBLE, &a.i, 0.1, 30},
         {"L", "n", "main loop length (10000)", K_INT, &a.L, 0, 1e9},
         {"pi", "f", "pre-inflation of the input", K_DOUBLE, &a.pi, 0.0001, 30},
-        {"q", NULL, "quiet: no progress (errors still shown)", K_FLAG, &a.quiet, 0, 0},
+        {"q", "[SPEC]", "quiet: no progress (errors still shown); mcl's -q SPEC (-q x) the same",
+         K_FLAG, &a.quiet, 0, 0},
         {"quiet", NULL, "the same as -q", K_FLAG, &a.quiet, 0, 0},
         {"verbose", NULL, "the library's debug log on stderr as well", K_FLAG, &a.verbose, 0, 0},
         {"mem", "SIZE", "hard cap on each rank's allocations (beyond it: exit 1)", K_SIZE,
          &a.budget, 0, 0},
-        {"V", NULL, "silent: nothing on stderr but errors", K_FLAG, &a.silent, 0, 0},
+        {"V", "[all]",
+         "silent: nothing on stderr but errors (mcl's -V all; -V pruning|explain|cls: modes dsmm "
+         "does not print, no effect)",
+         K_FLAG, &a.silent, 0, 0},
+        {"v", "WORD",
+         "mcl's verbosity modes (pruning, explain, cls, all): accepted; dsmm prints its own "
+         "progress, and --stats has the pruning figures",
+         K_FLAG, &a.vmode, 0, 0},
         {"z", NULL, "print the default settings and exit", K_FLAG, &a.z, 0, 0},
         {"version", NULL, "print dsmm's version and the mcl release it follows, and exit", K_FLAG,
          &a.version, 0, 0},

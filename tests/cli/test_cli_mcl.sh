@@ -33,6 +33,19 @@ expect_grep "$tmp/out" '^Recovery number +1400'
 expect_grep "$tmp/out" '^Main inflation +2.0'
 expect_rc 0 "$dsmm" mcl -scheme 2 -z
 expect_grep "$tmp/out" '^Prune number +4000'
+# mcl's verbosity words: -q x -V all (mcl's quietest), before or after INPUT; -V alone; -v WORD
+expect_rc 0 "$dsmm" mcl "$collins" --abc -q x -V all -o vq.a
+if [ -s "$tmp/err" ]; then bad "-q x -V all wrote to stderr: $(head -c 200 "$tmp/err")"; else ok; fi
+expect_rc 0 "$dsmm" mcl -q x -V all "$collins" --abc -o vq.b
+same vq.b vq.a
+expect_rc 0 "$dsmm" mcl "$collins" --abc -v all -V pruning -o vq.c
+same vq.c vq.a
+expect_grep "$tmp/err" '^ +1 +16\.07 '
+expect_rc 2 "$dsmm" mcl "$collins" --abc -v -o vq.bad
+expect_grep "$tmp/err" '-v needs a mode: pruning, explain, cls or all'
+expect_rc 2 "$dsmm" mcl "$collins" --abc -V loud -o vq.bad
+expect_grep "$tmp/err" "-V: 'loud' is not all, pruning, explain or cls"
+expect_none vq.bad
 # --version: dsmm's version and the mcl it follows, no INPUT needed
 expect_rc 0 "$dsmm" mcl --version
 expect_grep "$tmp/out" '^dsmm mcl [0-9]+\.[0-9]+\.[0-9]+ \(the options, output and clusters of mcl 22-282\)$'
