@@ -63,6 +63,7 @@ typedef struct mcl_args {
     const char *analyze;                 // --analyze=y|n
     const char *discard_loops;           // --discard-loops=y|n
     const char *icl;                     // -icl FILE: subcluster this clustering
+    const char *annot;                   // -annot STR: accepted (mcl copies it to its cline)
     int neg_log, neg_log10;              // --abc-neg-log, --abc-neg-log10
     size_t mem, budget, gpu_mem;         // --per-process-mem, --mem, --gpu-mem
     double gpu_flops;                    // --gpu-min-flops (-1: the library's default)
@@ -617,6 +618,10 @@ int cli_mcl(int argc, char **argv)
         {"check-connected", "y|n",
          "report on stderr whether every cluster is connected in the graph (output unchanged)",
          K_STRING, &a.check_conn, 0, 0},
+        {"annot", "STR",
+         "mcl's dummy annotation (mcl copies it into the '# cline' comment of its native output, "
+         "which dsmm does not write): accepted, no effect",
+         K_STRING, &a.annot, 0, 0},
         {"icl", "FILE",
          "subcluster this clustering (mcl's -icl): edges between its clusters go, weak ones "
          "inside too; the automatic output name starts with FILE",

@@ -41,6 +41,8 @@ same vq.b vq.a
 expect_rc 0 "$dsmm" mcl "$collins" --abc -v all -V pruning -o vq.c
 same vq.c vq.a
 expect_grep "$tmp/err" '^ +1 +16\.07 '
+expect_rc 0 "$dsmm" mcl "$collins" --abc -annot 'run 7' -q x -V all -o vq.d
+same vq.d vq.a
 expect_rc 2 "$dsmm" mcl "$collins" --abc -v -o vq.bad
 expect_grep "$tmp/err" '-v needs a mode: pruning, explain, cls or all'
 expect_rc 2 "$dsmm" mcl "$collins" --abc -V loud -o vq.bad
