@@ -147,7 +147,7 @@ static int put(dsmm_ctx *ctx, outbuf *b, const void *src, size_t len)
         b->p = q;
         b->cap = cap;
     }
-    memcpy(b->p + b->n, src, len);
+    if (len > 0) memcpy(b->p + b->n, src, len); // b->p may be NULL with nothing put yet
     b->n += len;
     return 1;
 }
@@ -465,8 +465,10 @@ dsmm_status dsmmi_mcl_iterate_dist(dsmm_ctx *ctx, const dsmm_mcl_params *p, cons
                 oval = v2;
                 ocap = nc;
             }
-            memcpy(ocol + on, tcol, (size_t)n * sizeof *ocol);
-            memcpy(oval + on, tval, (size_t)n * sizeof *oval);
+            if (n > 0) { // an empty column (no loop, no edges) adds nothing
+                memcpy(ocol + on, tcol, (size_t)n * sizeof *ocol);
+                memcpy(oval + on, tval, (size_t)n * sizeof *oval);
+            }
             on += n;
             out->rowptr[i + 1] = on;
         }

@@ -543,8 +543,10 @@ static int finish_col(dsmm_ctx *ctx, const dsmmi_mcl_rules *rules, double inflat
     if ((double)chaos > me->s.chaos) me->s.chaos = (double)chaos;
     if (inflation > 0.0) n = dsmmi_mcl_inflate(val, n, inflation);
     if (!block_reserve(ctx, bk, n)) return 1;
-    memcpy(bk->col + bk->n, idx, (size_t)n * sizeof(int32_t));
-    memcpy(bk->val + bk->n, val, (size_t)n * sizeof(float));
+    if (n > 0) { // an empty column (a vertex without loop and edges: --discard-loops=n) adds none
+        memcpy(bk->col + bk->n, idx, (size_t)n * sizeof(int32_t));
+        memcpy(bk->val + bk->n, val, (size_t)n * sizeof(float));
+    }
     bk->n += n;
     *count = n;
     return 0;
