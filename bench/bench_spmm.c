@@ -6,7 +6,7 @@
 // Usage:
 //   bench_spmm INPUT [--k K] [--type float|double] [--threads N] [--alg auto|row|col|ref]
 //              [--transpose] [--repeat R] [--warmup W] [--min-time S] [--symmetrize]
-//              [--name NAME] [--check FILE]
+//              [--name NAME] [--check FILE] [--col-tiles 0|1]
 //   bench_spmm --compare REF.chk OTHER.chk [--rtol R]
 // INPUT is read as bench_spgemm reads it (format in bench/bench_spgemm.c): a raw CSR file, as
 // bench_spgemm --export writes for every system of the runner, anything dsmm_read reads, or
@@ -16,7 +16,10 @@
 // The product is op(A) * B, op(A) = A (default) or A^T (--transpose), and each kernel is
 // handed the orientation it reads, prepared untimed: row (and auto, ref) gets the CSR of
 // op(A) with transpose_a = 0; col gets the CSR of op(A)^T with transpose_a = 1, so that row
-// and col time the same product with no transpose inside the call.
+// and col time the same product with no transpose inside the call. col then also prepares
+// op(A)^T in tiles (dsmm_spmm_tiles_create, untimed; its seconds are the JSON's prepare_s)
+// and passes them, as a caller repeating the product would; --col-tiles 0 times the plain
+// column-wise kernel on the CSR instead.
 // B(i, j) = bench_spmm_b(i, j) (bench/bench_common.h), the same in every system. C is
 // allocated and its pages written before timing (the library only writes it: beta = 0). One
 // warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone, or more
@@ -59,6 +62,7 @@ typedef struct bench_opts {
     int symmetrize, transpose, threads, repeat, warmup;
     double min_time;  // seconds of timed runs at least (0: just --repeat)
     dsmm_idx k_block; // opts.k_block: 0 auto, -1 one pass, > 0 slice width
+    int col_tiles;    // col: 1 prepares op(A)^T in tiles (dsmm_spmm_tiles_create) untimed
 } bench_opts;
 
 static int fail(dsmm_ctx *ctx, const char *what)
@@ -202,7 +206,8 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     dsmm_spmm_opts so;
     dsmm_spmm_info info;
     dsmm_dense *B = NULL, *C = NULL;
-    double *t = NULL, *y = NULL, *z = NULL;
+    dsmm_spmm_tiles *tiles = NULL;
+    double *t = NULL, *y = NULL, *z = NULL, prep = 0.0;
     int rc = 1;
     char host[256];
 
@@ -231,6 +236,15 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     // keeps first-touch page faults out of the timed runs, as in a real application's
     // reused output.
     if (m > 0 && k > 0) memset(C->val, 0, (size_t)m * (size_t)k * (is_float ? 4 : 8));
+    if (alg == DSMM_SPMM_COL && o->col_tiles) { // prepared once, as a caller repeating it would
+        double t0 = bench_now();
+        if (dsmm_spmm_tiles_create(ctx, H, trans, k, o->type, &tiles) != DSMM_OK) {
+            rc = fail(ctx, "spmm tiles");
+            goto done;
+        }
+        prep = bench_now() - t0;
+        so.tiles = tiles;
+    }
 
     double one = 0.0; // the last warm-up's seconds
     for (int w = 0; w < o->warmup; w++) {
@@ -280,16 +294,18 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"k\":%lld,\"type\":\"%s\",\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
            "\"times\":[%s],\"gflops\":%.6g,\"bytes\":%.0f,\"gbps\":%.6g,\"b_bytes\":%.0f,"
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
-           "\"peak_rss_kb\":%ld}\n",
+           "\"tiles\":%d,\"tiles_bytes\":%zu,\"prepare_s\":%.6g,\"peak_rss_kb\":%ld}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
            med > 0 ? flops / med / 1e9 : 0.0, bytes, med > 0 ? bytes / med / 1e9 : 0.0,
            (double)n * (double)k * w, (double)m * (double)k * w, info.workspace_bytes,
-           (long long)info.k_block, info.passes, bench_peak_rss_kb());
+           (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles), prep,
+           bench_peak_rss_kb());
     fflush(stdout);
     rc = 0;
 done:
+    dsmm_spmm_tiles_destroy(&tiles);
     dsmm_dense_destroy(&B);
     dsmm_dense_destroy(&C);
     free(t);
@@ -304,7 +320,9 @@ static void usage(void)
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
-            "                  [--k-block KB] [--col-split-bytes W] [--row-stream MIB]\n"
+            "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
+            "                  [--col-tile-prefetch D] [--col-split-bytes W]\n"
+            "                  [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
             "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
@@ -330,7 +348,8 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--compare") == 0) return compare_main(argc, argv);
-    bench_opts o = {.alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1};
+    bench_opts o = {.alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1,
+                    .col_tiles = 1};
     for (int a = 1; a < argc; a++) {
         const char *s = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -365,6 +384,17 @@ int main(int argc, char **argv)
             if (!bench_parse_min_time("bench_spmm", argv[++a], &o.min_time)) return 2;
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
+        } else if (v && strcmp(s, "--col-tiles") == 0) {
+            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
+            o.col_tiles = (int)x;
+        } else if (v && strcmp(s, "--col-tile-bytes") == 0) {
+            // dsmmi_spmm_tune.col_tile_bytes: bytes of C a tile covers
+            if (!parse_int(s, argv[++a], 1, INT32_MAX, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_bytes = (size_t)x;
+        } else if (v && strcmp(s, "--col-tile-prefetch") == 0) {
+            // dsmmi_spmm_tune.col_tile_prefetch: entries ahead (0 = none)
+            if (!parse_int(s, argv[++a], 0, 1000, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_prefetch = (dsmm_idx)x;
         } else if (v && strcmp(s, "--col-split-bytes") == 0) {
             // dsmmi_spmm_tune.col_split_bytes (docs/kernels.md): 0 never splits S's rows
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;

@@ -787,8 +787,16 @@ typedef enum dsmm_spmm_alg {
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_alg_from_name(const char *name, dsmm_spmm_alg *alg);
 DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
 
+/* A sparse operand prepared for column-wise SpMM (dsmm_spmm_tiles_create): the entries of
+ * S = op(A)^T, a copy, grouped into tiles of C's rows (32 KiB of C a tile) and, within a tile,
+ * in S's row order. The column-wise kernel then scatters into one tile of C at a time, which
+ * stays in the L1 cache, while B's rows stream in order (docs/kernels.md, "Column-wise on
+ * tiles"). Built once, for products repeated with the same A (CoLa's remote chunks, GNN
+ * layers and epochs); the result is bitwise that of the column-wise kernel on one thread. */
+typedef struct dsmm_spmm_tiles dsmm_spmm_tiles;
+
 /* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0,
- * k_block 0 (auto). */
+ * k_block 0 (auto), no tiles. */
 typedef struct dsmm_spmm_opts {
     dsmm_spmm_alg alg;
     int transpose_a; // 1: C = alpha * A^T * B + beta * C, A^T never formed by AUTO and COL
@@ -798,6 +806,9 @@ typedef struct dsmm_spmm_opts {
     dsmm_idx k_block; // columns per pass: 0 = auto and -1 = one pass (the same since slicing
                       // measured slower everywhere, docs/kernels.md); > 0 = passes of that
                       // many columns
+    const dsmm_spmm_tiles *tiles; // non-NULL: the column-wise kernel (alg COL or AUTO) reads
+                                  // these tiles, made from this A with this transpose_a,
+                                  // instead of A (A then only checks shapes and counts)
 } dsmm_spmm_opts;
 DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
 
@@ -825,11 +836,27 @@ typedef struct dsmm_spmm_info {
  * or double, with 32- or 64-bit columns; values of another type than B's are converted into
  * scratch. Shapes: op(A) is m x n, B n x k, C m x k. opts NULL = defaults; info may be NULL.
  * Errors: DSMM_ERR_DIM (shapes); DSMM_ERR_ARG (B and C of different or invalid types, C
- *         overlapping B, non-finite alpha or beta, unknown kernel); DSMM_ERR_UNSUPPORTED (GPU
- *         in a build without CUDA); DSMM_ERR_NOMEM. On error C's contents are undefined. */
+ *         overlapping B, non-finite alpha or beta, unknown kernel, opts->tiles not made
+ *         from this A, transpose_a and B's type, or with a kernel other than COL or AUTO);
+ *         DSMM_ERR_UNSUPPORTED (GPU in a build without CUDA); DSMM_ERR_NOMEM. On error C's
+ *         contents are undefined. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spmm(dsmm_ctx *ctx, const dsmm_csr *A,
                                                   const dsmm_dense *B, dsmm_dense *C,
                                                   const dsmm_spmm_opts *opts, dsmm_spmm_info *info);
+
+/* dsmm_spmm_tiles_create: A (transpose_a as the products will pass it) prepared for the
+ * column-wise kernel, for products with about k columns of `type` (FLOAT or DOUBLE) values:
+ * k and the type size the tiles (any k then works); A's values are converted to `type` (none
+ * kept for a pattern A). The tiles copy A's entries: later changes to A do not reach them.
+ * Errors: DSMM_ERR_ARG (invalid A, type or k < 1), DSMM_ERR_NOMEM. On error *tiles is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                           int transpose_a, dsmm_idx k,
+                                                           dsmm_type type,
+                                                           dsmm_spmm_tiles **tiles);
+/* dsmm_spmm_tiles_bytes: the memory the tiles hold (0 for NULL). */
+DSMM_API size_t dsmm_spmm_tiles_bytes(const dsmm_spmm_tiles *tiles);
+/* dsmm_spmm_tiles_destroy: frees the tiles and sets *tiles to NULL (NULL and *NULL ok). */
+DSMM_API void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles);
 
 /* dsmm_spmm_bytes: the compulsory traffic of C = alpha * op(A) * B + beta * C with k columns of
  * values of `type` (FLOAT or DOUBLE): A's row pointers, columns and values (none for pattern)

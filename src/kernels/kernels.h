@@ -405,7 +405,29 @@ typedef struct dsmmi_spmm_args {
     dsmm_idx ldc;
     double alpha, beta;
     int auto_chosen; // 1: the caller asked AUTO (a GPU entry may hand small products back)
+    const dsmm_spmm_tiles *tiles; // COL: the tiles to read instead of A (then av is unused)
 } dsmmi_spmm_args;
+
+/* A column-wise operand in tiles (spmm_tiles.c): the entries of S = op(A)^T whose column (row of
+ * C) falls in [t * height, (t + 1) * height) are entries ptr[t] .. ptr[t + 1] - 1, in S's row
+ * order; entry q adds val[q] * B(src[q], :) into row t * height + dst[q] of C. */
+struct dsmm_spmm_tiles {
+    dsmm_ctx *ctx;
+    dsmm_idx m, n, nnz;  // op(A) is m x n with nnz entries
+    int transpose_a;     // as given to dsmm_spmm_tiles_create
+    dsmm_type type;      // of val: FLOAT, DOUBLE, or PATTERN (val NULL, every value 1)
+    dsmm_idx height;     // rows of C a tile (at most 65536)
+    dsmm_idx ntiles;     // ceil(m / height)
+    dsmm_idx *ptr;       // ntiles + 1
+    int32_t *src32;      // rows of B when n fits 31 bits, else NULL and src holds them
+    dsmm_idx *src;
+    uint16_t *dst;       // rows of C within the tile
+    void *val;
+    size_t bytes;        // held by the arrays above
+};
+
+/* dsmmi_spmm_col_tiles: the column-wise product on a->tiles (threads take whole tiles). */
+dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
 
 /* A table entry; info (never NULL) gets threads and workspace_bytes. */
 typedef dsmm_status (*dsmmi_spmm_fn)(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info);
@@ -497,6 +519,11 @@ typedef struct dsmmi_spmm_tuning {
                             // threads split S's rows into private copies of C instead of
                             // owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
+    size_t col_tile_bytes;  // column-wise on tiles: bytes of C a tile covers (its height)
+    dsmm_idx col_tile_prefetch; // column-wise on tiles, rows of B of 256 bytes or more: entries
+                                // ahead whose row of B is prefetched (0 = none)
+    dsmm_idx col_tile_src32_max; // column-wise on tiles: rows of B up to which their indices
+                                 // are 32-bit (INT32_MAX; tests lower it for the 64-bit path)
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;

@@ -200,6 +200,28 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
 
     dsmm_idx k = B->ncols;
     dsmm_spmm_alg alg = opts->alg;
+    const dsmm_spmm_tiles *tl = opts->tiles;
+    if (tl != NULL) {
+        DSMM_CHECK(ctx, alg == DSMM_SPMM_AUTO || alg == DSMM_SPMM_COL, DSMM_ERR_ARG,
+                   "spmm: tiles are read by the column-wise kernel only, not by '%s'",
+                   spmm_alg_names[alg]);
+        DSMM_CHECK(ctx,
+                   tl->m == m && tl->n == n && tl->nnz == A->nnz && tl->transpose_a == trans,
+                   DSMM_ERR_ARG,
+                   "spmm: the tiles were made from a %lld x %lld operand with %lld entries%s, "
+                   "not from this A%s (%lld x %lld, %lld entries)",
+                   (long long)tl->m, (long long)tl->n, (long long)tl->nnz,
+                   tl->transpose_a ? " (transposed)" : "", trans ? "^T" : "", (long long)m,
+                   (long long)n, (long long)A->nnz);
+        DSMM_CHECK(ctx,
+                   tl->type == DSMM_PATTERN ? A->type == DSMM_PATTERN : tl->type == B->type,
+                   DSMM_ERR_ARG, "spmm: the tiles hold %s values but the product is in %s",
+                   tl->type == DSMM_PATTERN  ? "no"
+                   : tl->type == DSMM_DOUBLE ? "double"
+                                             : "float",
+                   B->type == DSMM_DOUBLE ? "double" : "float");
+        alg = DSMM_SPMM_COL;
+    }
     int on_device = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE;
     // AUTO with a device: the GPU entry decides (dsmmi_gpu_wants), handing small products to
     // the row-wise kernel; a transposed A stays on the CPU's column-wise kernel.
@@ -225,6 +247,24 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
         goto cleanup;
     }
 
+    if (tl != NULL) { // the tiles hold op(A)^T's entries in B's type: nothing to prepare
+        dsmmi_spmm_args a = {.A = A,
+                             .trans = 1,
+                             .type = B->type,
+                             .m = m,
+                             .n = n,
+                             .k = k,
+                             .B = B->val,
+                             .ldb = B->ld,
+                             .C = C->val,
+                             .ldc = C->ld,
+                             .alpha = opts->alpha,
+                             .beta = opts->beta,
+                             .tiles = tl};
+        DSMM_TRY(dsmmi_spmm_col_tiles(ctx, &a, info));
+        info->passes = 1;
+        goto cleanup;
+    }
     const dsmm_csr *S = A;
     if (((alg == DSMM_SPMM_ROW || gpu_alg) && trans) || (alg == DSMM_SPMM_COL && !trans)) {
         // The kernel reads the other orientation: A^T into scratch, counted as workspace.

@@ -181,6 +181,9 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .vec_bytes = 64,
     .col_split_bytes = 64.0,
     .col_private_max = (size_t)16 << 20,
+    .col_tile_bytes = (size_t)32 << 10,
+    .col_tile_prefetch = 2,
+    .col_tile_src32_max = INT32_MAX,
     .min_thread_work = 65536.0,
 };
 

@@ -6,7 +6,8 @@
 // generators, every value type and column width of A, unsorted rows with repeated columns;
 // results bitwise the same at every thread count; exact info counts; bad input, memory
 // budgets and allocation failures; the STREAM triad; kernel names; the 64-byte-vector (AVX-512)
-// instances against the 32-byte ones.
+// instances against the 32-byte ones; the column-wise kernel on tiles (dsmm_spmm_tiles_create)
+// in every case above, bitwise equal to the column-wise kernel on one thread.
 #define _DEFAULT_SOURCE // posix_memalign
 #include <math.h>
 #include <stdlib.h>
@@ -154,6 +155,9 @@ static void case_init(spmm_case *c, dsmm_type type, dsmm_idx k, double alpha, do
 
 static uint64_t case_counter;
 
+// Tiles for the product under test (dsmm_spmm_tiles_create), passed by run_checked; NULL: none.
+static const dsmm_spmm_tiles *use_tiles;
+
 /* got against the reference: every entry within
  *   max(base, 2 (terms + 3) u) * scale,
  * base 1e-5 (float) or 1e-12 (double), u the unit roundoff: a sum of `terms` products plus
@@ -188,6 +192,7 @@ static int check_values(const buf *got, const buf *before, const double *want, c
 static dsmm_spmm_alg resolved(dsmm_spmm_alg alg, int trans)
 {
     if (alg != DSMM_SPMM_AUTO) return alg;
+    if (use_tiles != NULL) return DSMM_SPMM_COL; // AUTO with tiles
     return trans ? DSMM_SPMM_COL : DSMM_SPMM_ROW;
 }
 
@@ -212,13 +217,14 @@ static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spm
     int runs = m > 0 && n > 0 && c->k > 0 && A->nnz > 0 && c->alpha != 0.0;
     int other = (info->alg == DSMM_SPMM_ROW && trans) || (info->alg == DSMM_SPMM_COL && !trans);
     int convert = A->type != DSMM_PATTERN && A->type != c->type;
-    if (runs && (other || convert))
+    if (runs && (other || convert) && use_tiles == NULL) // tiles hold op(A)^T in C's type
         CHECK_MSG(info->workspace_bytes > 0, "%s: no workspace reported for a %s", what,
                   other ? "transpose" : "value conversion");
     // Passes over the sparse operand: ceil(k / k_block) when the kernel runs at all.
     if (runs) {
         dsmm_idx kb = c->k_block > 0 && c->k_block < c->k ? c->k_block : c->k;
         if (c->k_block <= 0 && info->alg != DSMM_SPMM_REF) kb = info->k_block; // auto
+        if (use_tiles != NULL) kb = c->k; // tiles take all of k in one pass
         CHECK_MSG(kb >= 1 && info->k_block == kb && info->passes == (int)((c->k + kb - 1) / kb),
                   "%s: info.k_block %lld, passes %d (k %lld, asked %lld)", what,
                   (long long)info->k_block, info->passes, (long long)c->k, (long long)c->k_block);
@@ -266,6 +272,7 @@ static int run_checked(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, int
     o.alpha = c->alpha;
     o.beta = c->beta;
     o.k_block = c->k_block;
+    o.tiles = use_tiles;
     dsmm_spmm_info info;
     memset(&info, 0x5a, sizeof info); // every field must be written
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, threads));
@@ -352,6 +359,46 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
             buf_free(&got);
         }
     }
+    // Tiles (docs/kernels.md, "Column-wise on tiles"): the column-wise kernel's 1-thread bits at
+    // every thread count, with the default height, one row a tile, a few rows a tile, and the
+    // rows of B as 64-bit indices; AUTO with tiles runs them too.
+    CHECK(algs[2] == DSMM_SPMM_COL);
+    static const size_t tile_bytes[] = {0, 1, 200, 0};
+    for (int v = 0; v < (int)(sizeof tile_bytes / sizeof tile_bytes[0]); v++) {
+        dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
+        if (tile_bytes[v] > 0) dsmmi_spmm_tune.col_tile_bytes = tile_bytes[v];
+        if (v == 3) dsmmi_spmm_tune.col_tile_src32_max = -1;
+        dsmm_spmm_tiles *tl = NULL;
+        dsmm_status st = dsmm_spmm_tiles_create(ctx, A, trans, k > 0 ? k : 1, c->type, &tl);
+        dsmmi_spmm_tune = keep;
+        CHECK_MSG(st == DSMM_OK, "%s: tiles: %s", what, dsmm_ctx_last_error(ctx));
+        CHECK(dsmm_spmm_tiles_bytes(tl) > 0 && (v != 3 || tl->src != NULL));
+        if (tile_bytes[v] == 1) CHECK(tl->height == 1);
+        use_tiles = tl;
+        for (int t = 1; t <= max_t; t++) {
+            char label[320];
+            snprintf(label, sizeof label,
+                     "%s [tiles %d of height %lld, %s%s, %s, k %lld, alpha %g, beta %g, %d "
+                     "thread%s]",
+                     what, v, (long long)tl->height, t == 2 ? "auto" : "col", trans ? ", A^T" : "",
+                     dsmm_type_name(c->type), (long long)k, c->alpha, c->beta, t,
+                     t > 1 ? "s" : "");
+            dsmm_spmm_alg alg = t == 2 ? DSMM_SPMM_AUTO : DSMM_SPMM_COL;
+            if (run_checked(ctx, A, c, trans, alg, t, Bd, &c0, want, scale, terms, &got, NULL,
+                            label) != TEST_PASS) {
+                use_tiles = NULL;
+                dsmm_spmm_tiles_destroy(&tl);
+                return TEST_FAIL;
+            }
+            CHECK_MSG(buf_same_bits(&got, &first[2]),
+                      "%s: C differs bitwise from the column-wise kernel's 1-thread result", label);
+            buf_free(&got);
+        }
+        use_tiles = NULL;
+        dsmm_spmm_tiles_destroy(&tl);
+        CHECK(tl == NULL);
+    }
+
     // AUTO runs the kernel it names, so it gives that kernel's bits.
     int r = trans ? 2 : 1;
     CHECK(algs[0] == DSMM_SPMM_AUTO && algs[r] == resolved(DSMM_SPMM_AUTO, trans));
@@ -1559,6 +1606,168 @@ static int test_budget(void)
     return TEST_PASS;
 }
 
+/* ---- tiles ------------------------------------------------------------------------------- */
+
+// dsmm_spmm_tiles_create and the checks of dsmm_csr_spmm on tiles: bad arguments, tiles of
+// another A, orientation or type, a kernel that does not read tiles, every allocation failing
+// in turn; the tile height (col_tile_bytes of C, at least 4 tiles a thread, at most 65536
+// rows) on a tall matrix against the reference.
+static int test_tiles(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 30, 20, 0.2, seed_at(900));
+    dsmm_csr *A = NULL, *A2 = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    test_mat_init(&ma, 30, 20, 0.3, seed_at(901)); // same shape, other entry count
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A2));
+    CHECK(A2->nnz != A->nnz);
+    dsmm_spmm_tiles *tl = NULL, *tf = NULL, *tt = NULL;
+    CHECK_ST(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 8, DSMM_DOUBLE, NULL), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_tiles_create(ctx, NULL, 0, 8, DSMM_DOUBLE, &tl), DSMM_ERR_ARG);
+    CHECK(tl == NULL);
+    CHECK_ST(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 0, DSMM_DOUBLE, &tl), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 8, DSMM_PATTERN, &tl), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_tiles_create(NULL, A, 0, 8, DSMM_DOUBLE, &tl), DSMM_ERR_ARG);
+    CHECK(tl == NULL && dsmm_spmm_tiles_bytes(NULL) == 0);
+    dsmm_spmm_tiles_destroy(NULL);
+    dsmm_spmm_tiles_destroy(&tl);
+
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 8, DSMM_DOUBLE, &tl));
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 8, DSMM_FLOAT, &tf));
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, A, 1, 8, DSMM_DOUBLE, &tt));
+    CHECK(tl->m == 30 && tl->n == 20 && tt->m == 20 && tt->n == 30 && tl->nnz == A->nnz);
+    static double bd[30 * 8], cd[30 * 8];
+    static float bf[30 * 8], cf[30 * 8];
+    dsmm_dense *B = NULL, *C = NULL, *Bf = NULL, *Cf = NULL;
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, bd, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, cd, DSMM_DOUBLE, &C));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, bf, DSMM_FLOAT, &Bf));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, cf, DSMM_FLOAT, &Cf));
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    CHECK(o.tiles == NULL);
+    o.tiles = tl;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
+    o.alg = DSMM_SPMM_COL;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
+    dsmm_ctx_clear_error(ctx);
+    o.alg = DSMM_SPMM_ROW; // a kernel that does not read tiles
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
+    CHECK_MSG(strstr(dsmm_ctx_last_error(ctx), "column-wise") != NULL, "%s", dsmm_ctx_last_error(ctx));
+    o.alg = DSMM_SPMM_REF;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
+    dsmm_ctx_clear_error(ctx);
+    o.alg = DSMM_SPMM_AUTO;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A2, B, C, &o, NULL), DSMM_ERR_ARG); // another A
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "not from this A") != NULL);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, Bf, Cf, &o, NULL), DSMM_ERR_ARG); // double tiles
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "double") != NULL);
+    o.tiles = tf;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, Bf, Cf, &o, NULL));
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
+    o.tiles = tt; // made for A^T * B
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG); // A * B: not transposed
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "(transposed)") != NULL);
+    dsmm_dense *B30 = NULL, *C20 = NULL;
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, bd, DSMM_DOUBLE, &B30));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, cd, DSMM_DOUBLE, &C20));
+    o.transpose_a = 1;
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A2, B30, C20, &o, NULL), DSMM_ERR_ARG); // another A
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B30, C20, &o, NULL));
+    dsmm_dense_destroy(&B30);
+    dsmm_dense_destroy(&C20);
+
+    // Every allocation of the creation failing in turn: a clean DSMM_ERR_NOMEM, nothing kept.
+    size_t base = dsmm_ctx_mem_in_use(ctx);
+    for (int trans = 0; trans <= 1; trans++) {
+        long fail_at = 0;
+        dsmm_spmm_tiles *tx = NULL;
+        for (;; fail_at++) {
+            CHECK(fail_at < 100);
+            dsmm_ctx_fail_alloc_at(ctx, fail_at);
+            dsmm_status st = dsmm_spmm_tiles_create(ctx, A, trans, 8, DSMM_DOUBLE, &tx);
+            dsmm_ctx_fail_alloc_at(ctx, -1);
+            if (st == DSMM_OK) break;
+            CHECK_MSG(st == DSMM_ERR_NOMEM && tx == NULL, "allocation %ld failing: %s", fail_at,
+                      dsmm_status_name(st));
+            CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+        }
+        CHECK(fail_at >= 5);
+        dsmm_spmm_tiles_destroy(&tx);
+        CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+    }
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    dsmm_dense_destroy(&Bf);
+    dsmm_dense_destroy(&Cf);
+    dsmm_spmm_tiles_destroy(&tl);
+    dsmm_spmm_tiles_destroy(&tf);
+    dsmm_spmm_tiles_destroy(&tt);
+
+    // Tile heights: col_tile_bytes / (k * value size), at most 65536 rows, and fewer where C
+    // has too few rows for 4 tiles a thread. A tall A^T * B (300000 rows of C, k = 1, one
+    // thread, 16 MiB a tile): 65536 rows a tile, 5 tiles, against the reference.
+    test_mat_init(&ma, 40, 300000, 0.0001, seed_at(902));
+    ma.empty_rows = 0.2;
+    dsmm_csr *T = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &T));
+    dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
+    dsmmi_spmm_tune.col_tile_bytes = (size_t)16 << 20;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 1));
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, T, 1, 1, DSMM_DOUBLE, &tl));
+    dsmmi_spmm_tune = keep;
+    CHECK_EQ_IDX(tl->height, 65536);
+    CHECK_EQ_IDX(tl->ntiles, 5);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 2)); // 16 MiB, 2 threads: 300000 / 8 rows a tile
+    dsmmi_spmm_tune.col_tile_bytes = (size_t)16 << 20;
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, T, 1, 1, DSMM_DOUBLE, &tt));
+    dsmmi_spmm_tune = keep;
+    CHECK_EQ_IDX(tt->height, 37500);
+    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, T, 1, 64, DSMM_FLOAT, &tf)); // 32 KiB: 128 rows
+    CHECK_EQ_IDX(tf->height, 128);
+    dsmm_spmm_tiles_destroy(&tt);
+    dsmm_spmm_tiles_destroy(&tf);
+    spmm_case c;
+    case_init(&c, DSMM_DOUBLE, 1, 1.5, 0.5);
+    c.max_threads = 1;
+    buf b, c0, got;
+    dsmm_dense *Bd = NULL, *C0d = NULL;
+    dsmm_rng g;
+    dsmm_rng_init(&g, seed_at(903), 1);
+    CHECK(buf_make(&b, 40, 1, 1, 0, DSMM_DOUBLE) == TEST_PASS);
+    CHECK(buf_make(&c0, 300000, 1, 1, 0, DSMM_DOUBLE) == TEST_PASS);
+    buf_fill(&b, &g, 0, 0);
+    buf_fill(&c0, &g, 0, 0);
+    double *want = malloc(300000 * sizeof *want), *scale = malloc(300000 * sizeof *scale);
+    dsmm_idx *terms = malloc(300000 * sizeof *terms);
+    CHECK(want != NULL && scale != NULL && terms != NULL);
+    CHECK(buf_wrap(ctx, &b, &Bd) == TEST_PASS && buf_wrap(ctx, &c0, &C0d) == TEST_PASS);
+    CHECK_OK(ctx, ref_spmm(T, 1, c.alpha, Bd, c.beta, C0d, want, scale, terms));
+    use_tiles = tl;
+    int rc = run_checked(ctx, T, &c, 1, DSMM_SPMM_COL, 1, Bd, &c0, want, scale, terms, &got, NULL,
+                         "tall A^T * B on 65536-row tiles");
+    use_tiles = NULL;
+    CHECK(rc == TEST_PASS);
+    buf_free(&got);
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_spmm_tiles_destroy(&tl);
+    dsmm_dense_destroy(&Bd);
+    dsmm_dense_destroy(&C0d);
+    buf_free(&b);
+    buf_free(&c0);
+    free(want);
+    free(scale);
+    free(terms);
+    dsmm_csr_destroy(&T);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&A2);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- STREAM triad ------------------------------------------------------------------------ */
 
 static int test_stream_triad(void)
@@ -1666,6 +1875,7 @@ int main(int argc, char **argv)
         TEST(test_bad_input),
         TEST(test_names),
         TEST(test_budget),
+        TEST(test_tiles),
         TEST(test_stream_triad),
         TEST(test_checks_catch_errors),
     };

@@ -1,0 +1,77 @@
+// src/kernels/spmm_tile_tmpl.h: the column-wise SpMM inner loop on tiles, instantiated by
+// spmm_tiles.c once per (value type T with its vector V of VL lanes, 32 or 64 bytes by
+// SPMM_WIDE, type CI of the B-row indices, pattern PAT) under the name NAME. Not a header of
+// its own: no include guard, included only there.
+//
+// Tile t holds the entries of S = op(A)^T whose row of C lies in the tile, in S's row order:
+// entry q adds alpha * val[q] * B(src[q], :) into row dst[q] of the tile (C points at the
+// tile's first row). The tile's rows of C (32 KiB) stay in the L1 cache through the
+// read-modify-writes, and B's rows come in increasing order. The arithmetic is
+// spmm_col_tmpl.h's, entry for entry, so each row of C gets the same sums in the same order.
+
+#define AVAL(q) (PAT ? (T)1 : av[q])
+
+#define TILE_ENTRIES(KC)                                                                           \
+    for (dsmm_idx q = q0; q < q1; q++) {                                                           \
+        const T *b = B + (dsmm_idx)src[q] * ldb;                                                   \
+        T *cr = C + (dsmm_idx)dst[q] * ldc;                                                        \
+        T s = alpha * AVAL(q);                                                                     \
+        V vs = VSPLAT(s);                                                                          \
+        const T *bn = pfd > 0 ? B + (dsmm_idx)src[q + pfd < q1 ? q + pfd : q] * ldb : NULL;        \
+        dsmm_idx j = 0;                                                                            \
+        for (; j + VL <= (KC); j += VL) {                                                          \
+            if (bn && (j * (dsmm_idx)sizeof(T)) % 64 == 0) __builtin_prefetch(bn + j, 0, 3);       \
+            V x, y;                                                                                \
+            memcpy(&x, b + j, sizeof x);                                                           \
+            memcpy(&y, cr + j, sizeof y);                                                          \
+            y += vs * x;                                                                           \
+            memcpy(cr + j, &y, sizeof y);                                                          \
+        }                                                                                          \
+        for (; j < (KC); j++) cr[j] += s * b[j];                                                   \
+    }
+
+#if PAT
+#define TILE_CONTRACT      DSMMI_PAT_CONTRACT_OFF
+#define TILE_CONTRACT_BODY DSMMI_PAT_CONTRACT_OFF_BODY
+#else
+#define TILE_CONTRACT
+#define TILE_CONTRACT_BODY
+#endif
+SPMM_ATTR TILE_CONTRACT static void NAME(dsmm_idx q0, dsmm_idx q1, const CI *restrict src,
+                                         const uint16_t *restrict dst, const T *restrict av,
+                                         const T *restrict B, dsmm_idx ldb, T *restrict C,
+                                         dsmm_idx ldc, dsmm_idx k, T alpha)
+{
+    TILE_CONTRACT_BODY
+    (void)av;
+    // B's row pfd entries ahead fetched a line at a time, on rows of 256 bytes or more
+    dsmm_idx pfd = k * (dsmm_idx)sizeof(T) >= 256 ? dsmmi_spmm_tune.col_tile_prefetch : 0;
+    // k as a constant where it is a common width, so the loops unroll into straight vector code
+    switch (k) {
+    case 1:
+        TILE_ENTRIES(1) break;
+    case 2:
+        TILE_ENTRIES(2) break;
+    case 4:
+        TILE_ENTRIES(4) break;
+    case 8:
+        TILE_ENTRIES(8) break;
+    case 16:
+        TILE_ENTRIES(16) break;
+    case 32:
+        TILE_ENTRIES(32) break;
+    case 64:
+        TILE_ENTRIES(64) break;
+    case 128:
+        TILE_ENTRIES(128) break;
+    case 256:
+        TILE_ENTRIES(256) break;
+    default:
+        TILE_ENTRIES(k) break;
+    }
+}
+
+#undef TILE_CONTRACT
+#undef TILE_CONTRACT_BODY
+#undef TILE_ENTRIES
+#undef AVAL

@@ -1,0 +1,189 @@
+// src/kernels/spmm_tiles.c: column-wise SpMM on tiles. The column-wise kernel (spmm_col.c)
+// reads and writes a row of C for every entry of S = op(A)^T, at random over all of C: one
+// load and one store of C's row from the L2 or beyond against the row-wise kernel's one load
+// of B's row, which kept it at 1.6-2.4x the row-wise time. Here S's entries are grouped once,
+// before the products, into tiles of C's rows (col_tile_bytes = 32 KiB of C a tile), S's row
+// order kept within a tile; a thread takes a whole tile, clears or scales its rows of C, and
+// scatters into them while they stay in the L1 cache, B's rows coming in increasing order.
+// Each row of C receives its updates in S's row order, with the column-wise kernel's
+// arithmetic: the result is bitwise that of the column-wise kernel on one thread, at any
+// thread count (docs/kernels.md, "Column-wise on tiles").
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define SPMM_TMPL       "kernels/spmm_tile_tmpl.h"
+#define SPMM_FN(suffix) tile_##suffix
+#include "kernels/spmm_instances.h"
+#undef SPMM_TMPL
+
+// The most rows a tile may have: rows within a tile are 16-bit.
+#define TILE_HEIGHT_MAX 65536
+// Tiles a thread should get at least, where C has the rows, so that dynamic scheduling evens
+// out tiles of unequal entry counts.
+#define TILES_PER_THREAD 4
+
+size_t dsmm_spmm_tiles_bytes(const dsmm_spmm_tiles *tiles)
+{
+    return tiles == NULL ? 0 : tiles->bytes;
+}
+
+void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles)
+{
+    if (tiles == NULL || *tiles == NULL) return;
+    dsmm_spmm_tiles *t = *tiles;
+    dsmm_ctx *ctx = t->ctx;
+    dsmmi_free(ctx, t->ptr);
+    dsmmi_free(ctx, t->src32);
+    dsmmi_free(ctx, t->src);
+    dsmmi_free(ctx, t->dst);
+    dsmmi_free(ctx, t->val);
+    dsmmi_free(ctx, t);
+    *tiles = NULL;
+}
+
+/* The tile height for C's m rows of k values of w bytes with `threads` threads: col_tile_bytes
+ * of C, fewer rows where C has too few for TILES_PER_THREAD tiles a thread. */
+static dsmm_idx tile_height(dsmm_idx m, dsmm_idx k, size_t w, int threads)
+{
+    double rows = (double)dsmmi_spmm_tune.col_tile_bytes / ((double)k * (double)w);
+    dsmm_idx h = rows >= TILE_HEIGHT_MAX ? TILE_HEIGHT_MAX : rows < 1 ? 1 : (dsmm_idx)rows;
+    dsmm_idx want = (dsmm_idx)threads * TILES_PER_THREAD;
+    dsmm_idx even = (m + want - 1) / want; // the height that gives `want` tiles
+    if (even < h) h = even;
+    return h < 1 ? 1 : h;
+}
+
+dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpose_a, dsmm_idx k,
+                                   dsmm_type type, dsmm_spmm_tiles **tiles)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_csr *At = NULL;
+    dsmm_spmm_tiles *t = NULL;
+    dsmm_idx *fill = NULL;
+    DSMM_CHECK(ctx, dsmmi_ctx_ok(ctx), DSMM_ERR_ARG, "spmm tiles: invalid or destroyed context");
+    DSMM_CHECK(ctx, tiles != NULL, DSMM_ERR_ARG, "spmm tiles: NULL result pointer");
+    *tiles = NULL;
+    DSMM_CHECK(ctx, A != NULL && dsmmi_type_ok(A->type), DSMM_ERR_ARG,
+               "spmm tiles: A is NULL or has an invalid value type");
+    DSMM_CHECK(ctx, type == DSMM_FLOAT || type == DSMM_DOUBLE, DSMM_ERR_ARG,
+               "spmm tiles: the product's values must be float or double");
+    DSMM_CHECK(ctx, k >= 1, DSMM_ERR_ARG, "spmm tiles: k = %lld (at least 1)", (long long)k);
+
+    // S = op(A)^T: A itself for A^T * B, A's transpose for A * B.
+    const dsmm_csr *S = A;
+    if (!transpose_a) {
+        DSMM_TRY(dsmm_csr_transpose(ctx, A, &At));
+        S = At;
+    }
+    dsmm_idx m = S->ncols, n = S->nrows, nnz = S->nnz;
+    size_t w = dsmmi_type_size(type);
+    dsmm_idx h = tile_height(m, k, w, dsmmi_threads(ctx));
+    dsmm_idx nt = m == 0 ? 0 : (m - 1) / h + 1;
+    int narrow = n <= dsmmi_spmm_tune.col_tile_src32_max;
+    int pat = S->type == DSMM_PATTERN;
+
+    t = dsmmi_calloc(ctx, 1, sizeof *t);
+    DSMM_CHECK(ctx, t != NULL, DSMM_ERR_NOMEM, "spmm tiles: no memory");
+    t->ctx = ctx;
+    t->m = m;
+    t->n = n;
+    t->nnz = nnz;
+    t->transpose_a = transpose_a != 0;
+    t->type = pat ? DSMM_PATTERN : type;
+    t->height = h;
+    t->ntiles = nt;
+    t->ptr = dsmmi_calloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+    fill = dsmmi_malloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+    if (narrow) {
+        t->src32 = dsmmi_malloc(ctx, (size_t)nnz, sizeof(int32_t));
+    } else {
+        t->src = dsmmi_malloc(ctx, (size_t)nnz, sizeof(dsmm_idx));
+    }
+    t->dst = dsmmi_malloc(ctx, (size_t)nnz, sizeof(uint16_t));
+    if (!pat) t->val = dsmmi_malloc(ctx, (size_t)nnz, w);
+    DSMM_CHECK(ctx,
+               t->ptr != NULL && fill != NULL && (t->src32 != NULL || t->src != NULL) &&
+                   t->dst != NULL && (pat || t->val != NULL),
+               DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld entries in %lld tiles",
+               (long long)nnz, (long long)nt);
+    t->bytes = sizeof *t + ((size_t)nt + 1) * sizeof(dsmm_idx) +
+               (size_t)nnz * ((narrow ? sizeof(int32_t) : sizeof(dsmm_idx)) + sizeof(uint16_t) +
+                              (pat ? 0 : w));
+
+    // Entries a tile, then each entry to its tile's next place, walking S's rows in order.
+    for (dsmm_idx p = 0; p < nnz; p++) t->ptr[dsmm_csr_col(S, p) / h + 1]++;
+    for (dsmm_idx i = 0; i < nt; i++) t->ptr[i + 1] += t->ptr[i];
+    memcpy(fill, t->ptr, ((size_t)nt + 1) * sizeof(dsmm_idx));
+    for (dsmm_idx r = 0; r < n; r++) {
+        for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
+            dsmm_idx c = dsmm_csr_col(S, p), tile = c / h;
+            dsmm_idx q = fill[tile]++;
+            if (narrow) {
+                t->src32[q] = (int32_t)r;
+            } else {
+                t->src[q] = r;
+            }
+            t->dst[q] = (uint16_t)(c - tile * h);
+            if (pat) continue;
+            double v = S->type == DSMM_DOUBLE ? ((const double *)S->val)[p]
+                                              : (double)((const float *)S->val)[p];
+            if (type == DSMM_DOUBLE) {
+                ((double *)t->val)[q] = v;
+            } else {
+                ((float *)t->val)[q] = (float)v;
+            }
+        }
+    }
+    *tiles = t;
+    t = NULL;
+cleanup:
+    dsmm_spmm_tiles_destroy(&t);
+    dsmmi_free(ctx, fill);
+    dsmm_csr_destroy(&At);
+    return st;
+}
+
+// The instance for value type TY and index width CW (SPMM_PICK), on tile i's entries into its
+// rows of C.
+#define TILE_RUN(TY, CW, SRC, T)                                                                   \
+    SPMM_PICK(TY, CW)                                                                              \
+    (tl->ptr[i], tl->ptr[i + 1], tl->SRC, tl->dst, (const T *)tl->val, (const T *)a->B, a->ldb,   \
+     (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha)
+
+dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
+{
+    const dsmm_spmm_tiles *tl = a->tiles;
+    int threads = dsmmi_spmm_threads(ctx, a);
+    if ((dsmm_idx)threads > tl->ntiles) threads = tl->ntiles < 1 ? 1 : (int)tl->ntiles;
+    info->threads = threads;
+    info->workspace_bytes = 0;
+    int pat = tl->type == DSMM_PATTERN, wide = dsmmi_spmm_wide(a, 64);
+    (void)wide;
+    int narrow = tl->src32 != NULL;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (dsmm_idx i = 0; i < tl->ntiles; i++) {
+        dsmm_idx r0 = i * tl->height, r1 = r0 + tl->height < a->m ? r0 + tl->height : a->m;
+        dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, r0, r1, a->k, a->beta);
+        if (a->type == DSMM_DOUBLE) {
+            if (narrow) {
+                TILE_RUN(d, 32, src32, double);
+            } else {
+                TILE_RUN(d, 64, src, double);
+            }
+        } else {
+            if (narrow) {
+                TILE_RUN(f, 32, src32, float);
+            } else {
+                TILE_RUN(f, 64, src, float);
+            }
+        }
+    }
+    return DSMM_OK;
+}
