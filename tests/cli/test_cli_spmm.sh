@@ -202,15 +202,17 @@ w = 8 if d["type"] == "double" else 4
 if sys.argv[2] == "fb":  # pattern A: row pointers and columns only; B and C once
     assert d["algo"] == "row" and d["layout"] == "row" and d["kernel_asked"] == "auto", d
     assert d["k"] == 64 and d["nnz_a"] == 176468 and d["repeat"] == 3 and d["b"] == "random", d
-    assert d["bandwidth_measured"] == 1 and d["prep_transpose"] == 0, d
+    assert d["bandwidth_measured"] == 1 and d["prep_transpose"] == 0 and d["prep_tiles"] == 0, d
     assert d["bytes_min"] == 4040 * 8 + 176468 * 8 + 2 * 4039 * 64 * 8, d
-elif sys.argv[2] == "col":  # col without --transpose: A^T formed beforehand, outside the timing
-    assert d["algo"] == "col" and d["layout"] == "col" and d["prep_transpose"] == 1, d
+elif sys.argv[2] == "col":  # col without --transpose: A in tiles beforehand, outside the timing
+    assert d["algo"] == "col" and d["layout"] == "col" and d["prep_transpose"] == 0, d
+    assert d["prep_tiles"] == 1 and d["tiles_bytes"] > 31502 * 6, d
     assert d["bandwidth_measured"] == 0 and d["bandwidth_gbps"] == 12.5 and d["k"] == 8, d
     assert d["nnz_a"] == 31502 and d["bytes_min"] == 8362 * 8 + 31502 * 16 + 2 * 8361 * 8 * 8, d
 else:
     assert d["type"] == "float" and d["transpose"] == 1 and d["layout"] == "col", d
     assert d["algo"] == "col" and d["prep_transpose"] == 0 and d["nrows"] == 30 and d["k"] == 7, d
+    assert d["prep_tiles"] == 1, d
 EOF
 done
 
