@@ -294,13 +294,15 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"k\":%lld,\"type\":\"%s\",\"repeats\":%d,\"median_s\":%.6g,\"min_s\":%.6g,"
            "\"times\":[%s],\"gflops\":%.6g,\"bytes\":%.0f,\"gbps\":%.6g,\"b_bytes\":%.0f,"
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
-           "\"tiles\":%d,\"tiles_bytes\":%zu,\"prepare_s\":%.6g,\"peak_rss_kb\":%ld}\n",
+           "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
+           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
            med > 0 ? flops / med / 1e9 : 0.0, bytes, med > 0 ? bytes / med / 1e9 : 0.0,
            (double)n * (double)k * w, (double)m * (double)k * w, info.workspace_bytes,
-           (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles), prep,
+           (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
+           (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0), prep,
            bench_peak_rss_kb());
     fflush(stdout);
     rc = 0;
@@ -321,7 +323,8 @@ static void usage(void)
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
-            "                  [--col-tile-prefetch D] [--col-split-bytes W]\n"
+            "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
+            "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
             "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
@@ -391,6 +394,10 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.col_tile_bytes: bytes of C a tile covers
             if (!parse_int(s, argv[++a], 1, INT32_MAX, &x)) return 2;
             dsmmi_spmm_tune.col_tile_bytes = (size_t)x;
+        } else if (v && strcmp(s, "--col-tile-runs") == 0) {
+            // dsmmi_spmm_tune.col_tile_runs: segmented tiles -1 by run length, 0 never, 1 always
+            if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_runs = (int)x;
         } else if (v && strcmp(s, "--col-tile-prefetch") == 0) {
             // dsmmi_spmm_tune.col_tile_prefetch: entries ahead (0 = none)
             if (!parse_int(s, argv[++a], 0, 1000, &x)) return 2;

@@ -410,7 +410,9 @@ typedef struct dsmmi_spmm_args {
 
 /* A column-wise operand in tiles (spmm_tiles.c): the entries of S = op(A)^T whose column (row of
  * C) falls in [t * height, (t + 1) * height) are entries ptr[t] .. ptr[t + 1] - 1, in S's row
- * order; entry q adds val[q] * B(src[q], :) into row t * height + dst[q] of C. */
+ * order; entry q adds val[q] * B(r, :) into row t * height + dst[q] of C, r = src[q]. In the
+ * segmented layout (nseg > 0) src names segments instead: tile t's segments are sptr[t] ..
+ * sptr[t + 1] - 1, segment s the entries beg[s] .. beg[s + 1] - 1, all from row src[s] of S. */
 struct dsmm_spmm_tiles {
     dsmm_ctx *ctx;
     dsmm_idx m, n, nnz;  // op(A) is m x n with nnz entries
@@ -421,6 +423,9 @@ struct dsmm_spmm_tiles {
     dsmm_idx *ptr;       // ntiles + 1
     int32_t *src32;      // rows of B when n fits 31 bits, else NULL and src holds them
     dsmm_idx *src;
+    dsmm_idx nseg;       // segments (0: entries stand alone, src is per entry)
+    dsmm_idx *sptr;      // ntiles + 1, when segmented
+    dsmm_idx *beg;       // nseg + 1, when segmented
     uint16_t *dst;       // rows of C within the tile
     void *val;
     size_t bytes;        // held by the arrays above
@@ -524,6 +529,10 @@ typedef struct dsmmi_spmm_tuning {
                                 // ahead whose row of B is prefetched (0 = none)
     dsmm_idx col_tile_src32_max; // column-wise on tiles: rows of B up to which their indices
                                  // are 32-bit (INT32_MAX; tests lower it for the 64-bit path)
+    int col_tile_runs;           // column-wise on tiles, segmented layout: 1 always, 0 never,
+                                 // -1 when a row of B takes 256 bytes to 8 vectors and
+                                 // entries / segments >= col_tile_runs_min
+    double col_tile_runs_min;
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;

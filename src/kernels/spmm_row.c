@@ -184,6 +184,8 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_bytes = (size_t)32 << 10,
     .col_tile_prefetch = 2,
     .col_tile_src32_max = INT32_MAX,
+    .col_tile_runs = -1,
+    .col_tile_runs_min = 2.0,
     .min_thread_work = 65536.0,
 };
 

@@ -8,6 +8,9 @@
 // tile's first row). The tile's rows of C (32 KiB) stay in the L1 cache through the
 // read-modify-writes, and B's rows come in increasing order. The arithmetic is
 // spmm_col_tmpl.h's, entry for entry, so each row of C gets the same sums in the same order.
+// NAME_seg (TILE_CAT(NAME, _seg)) reads the segmented layout instead: segment s is the run of
+// a tile's entries beg[s] .. beg[s + 1] - 1 from one row src[s] of S, whose row of B is read
+// once for the run (in registers where k allows) as in the column-wise kernel.
 
 #define AVAL(q) (PAT ? (T)1 : av[q])
 
@@ -71,6 +74,62 @@ SPMM_ATTR TILE_CONTRACT static void NAME(dsmm_idx q0, dsmm_idx q1, const CI *res
     }
 }
 
+// One segment's entries, B's row b fixed: the column-wise kernel's COL_ENTRY.
+#define SEG_ENTRIES(KC)                                                                            \
+    for (dsmm_idx s = s0; s < s1; s++) {                                                           \
+        const T *b = B + (dsmm_idx)src[s] * ldb;                                                   \
+        for (dsmm_idx q = beg[s]; q < beg[s + 1]; q++) {                                           \
+            T *cr = C + (dsmm_idx)dst[q] * ldc;                                                    \
+            T sv = alpha * AVAL(q);                                                                \
+            V vs = VSPLAT(sv);                                                                     \
+            dsmm_idx j = 0;                                                                        \
+            for (; j + VL <= (KC); j += VL) {                                                      \
+                V x, y;                                                                            \
+                memcpy(&x, b + j, sizeof x);                                                       \
+                memcpy(&y, cr + j, sizeof y);                                                      \
+                y += vs * x;                                                                       \
+                memcpy(cr + j, &y, sizeof y);                                                      \
+            }                                                                                      \
+            for (; j < (KC); j++) cr[j] += sv * b[j];                                              \
+        }                                                                                          \
+    }
+
+#ifndef TILE_CAT
+#define TILE_CAT_(a, b) a##b
+#define TILE_CAT(a, b)  TILE_CAT_(a, b)
+#endif
+SPMM_ATTR TILE_CONTRACT static void TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1,
+                                                         const dsmm_idx *restrict beg,
+                                                         const CI *restrict src,
+                                                         const uint16_t *restrict dst,
+                                                         const T *restrict av,
+                                                         const T *restrict B, dsmm_idx ldb,
+                                                         T *restrict C, dsmm_idx ldc, dsmm_idx k,
+                                                         T alpha)
+{
+    TILE_CONTRACT_BODY
+    (void)av;
+    switch (k) {
+    case 1:
+        SEG_ENTRIES(1) break;
+    case 2:
+        SEG_ENTRIES(2) break;
+    case 4:
+        SEG_ENTRIES(4) break;
+    case 8:
+        SEG_ENTRIES(8) break;
+    case 16:
+        SEG_ENTRIES(16) break;
+    case 32:
+        SEG_ENTRIES(32) break;
+    case 64:
+        SEG_ENTRIES(64) break;
+    default:
+        SEG_ENTRIES(k) break;
+    }
+}
+
+#undef SEG_ENTRIES
 #undef TILE_CONTRACT
 #undef TILE_CONTRACT_BODY
 #undef TILE_ENTRIES

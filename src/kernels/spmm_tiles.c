@@ -41,9 +41,21 @@ void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles)
     dsmmi_free(ctx, t->src32);
     dsmmi_free(ctx, t->src);
     dsmmi_free(ctx, t->dst);
+    dsmmi_free(ctx, t->sptr);
+    dsmmi_free(ctx, t->beg);
     dsmmi_free(ctx, t->val);
     dsmmi_free(ctx, t);
     *tiles = NULL;
+}
+
+/* The widest row of B (bytes) that the segmented layout takes: 8 vectors of the widest the
+ * CPU runs (64 bytes with AVX-512, else 32), which the compiler keeps in registers. */
+static double seg_max_bytes(void)
+{
+#if DSMMI_HAVE_WIDE
+    if (dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4")) return 512;
+#endif
+    return 256;
 }
 
 /* The tile height for C's m rows of k values of w bytes with `threads` threads: col_tile_bytes
@@ -98,35 +110,94 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
     t->height = h;
     t->ntiles = nt;
     t->ptr = dsmmi_calloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
-    fill = dsmmi_malloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+    // scratch: the next entry, the next segment and the last row of S of each tile
+    fill = dsmmi_malloc(ctx, 3 * ((size_t)nt + 1), sizeof(dsmm_idx));
+    DSMM_CHECK(ctx, t->ptr != NULL && fill != NULL, DSMM_ERR_NOMEM,
+               "spmm tiles: no memory for %lld tiles", (long long)nt);
+    dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
+
+    // Entries and segments (runs of one row of S) a tile, walking S's rows in order.
+    dsmm_idx nseg = 0;
+    for (dsmm_idx i = 0; i < nt; i++) last[i] = -1;
+    for (dsmm_idx r = 0; r < n; r++) {
+        for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
+            dsmm_idx tile = dsmm_csr_col(S, p) / h;
+            t->ptr[tile + 1]++;
+            if (last[tile] != r) {
+                last[tile] = r;
+                nseg++;
+            }
+        }
+    }
+    // Segments read B's row once a run, into registers: a gain where a row of B takes 4 to 8
+    // vectors and runs are long (docs/kernels.md, "Segments"); shorter rows of B gained nothing
+    // and longer ones lost, as did runs of under 2 entries on average.
+    int runs = dsmmi_spmm_tune.col_tile_runs;
+    double rowb = (double)k * (double)w;
+    int seg = nnz > 0 && (runs > 0 || (runs < 0 && rowb >= 256 && rowb <= seg_max_bytes() &&
+                                       (double)nnz >= dsmmi_spmm_tune.col_tile_runs_min *
+                                                          (double)nseg));
+    size_t nsrc = seg ? (size_t)nseg : (size_t)nnz;
     if (narrow) {
-        t->src32 = dsmmi_malloc(ctx, (size_t)nnz, sizeof(int32_t));
+        t->src32 = dsmmi_malloc(ctx, nsrc, sizeof(int32_t));
     } else {
-        t->src = dsmmi_malloc(ctx, (size_t)nnz, sizeof(dsmm_idx));
+        t->src = dsmmi_malloc(ctx, nsrc, sizeof(dsmm_idx));
     }
     t->dst = dsmmi_malloc(ctx, (size_t)nnz, sizeof(uint16_t));
     if (!pat) t->val = dsmmi_malloc(ctx, (size_t)nnz, w);
+    if (seg) {
+        t->nseg = nseg;
+        t->sptr = dsmmi_calloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+        t->beg = dsmmi_malloc(ctx, nsrc + 1, sizeof(dsmm_idx));
+    }
     DSMM_CHECK(ctx,
-               t->ptr != NULL && fill != NULL && (t->src32 != NULL || t->src != NULL) &&
-                   t->dst != NULL && (pat || t->val != NULL),
+               (t->src32 != NULL || t->src != NULL) && t->dst != NULL && (pat || t->val != NULL) &&
+                   (!seg || (t->sptr != NULL && t->beg != NULL)),
                DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld entries in %lld tiles",
                (long long)nnz, (long long)nt);
     t->bytes = sizeof *t + ((size_t)nt + 1) * sizeof(dsmm_idx) +
-               (size_t)nnz * ((narrow ? sizeof(int32_t) : sizeof(dsmm_idx)) + sizeof(uint16_t) +
-                              (pat ? 0 : w));
+               nsrc * (narrow ? sizeof(int32_t) : sizeof(dsmm_idx)) +
+               (size_t)nnz * (sizeof(uint16_t) + (pat ? 0 : w)) +
+               (seg ? ((size_t)nt + 1 + nsrc + 1) * sizeof(dsmm_idx) : 0);
 
-    // Entries a tile, then each entry to its tile's next place, walking S's rows in order.
-    for (dsmm_idx p = 0; p < nnz; p++) t->ptr[dsmm_csr_col(S, p) / h + 1]++;
+    // Segments a tile (a second walk of the counts), then each entry to its tile's next place.
+    if (seg) {
+        for (dsmm_idx i = 0; i < nt; i++) last[i] = -1;
+        for (dsmm_idx r = 0; r < n; r++) {
+            for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
+                dsmm_idx tile = dsmm_csr_col(S, p) / h;
+                if (last[tile] != r) {
+                    last[tile] = r;
+                    t->sptr[tile + 1]++;
+                }
+            }
+        }
+        for (dsmm_idx i = 0; i < nt; i++) t->sptr[i + 1] += t->sptr[i];
+        memcpy(sfill, t->sptr, ((size_t)nt + 1) * sizeof(dsmm_idx));
+        t->beg[nseg] = nnz;
+    }
     for (dsmm_idx i = 0; i < nt; i++) t->ptr[i + 1] += t->ptr[i];
     memcpy(fill, t->ptr, ((size_t)nt + 1) * sizeof(dsmm_idx));
+    for (dsmm_idx i = 0; i < nt; i++) last[i] = -1;
     for (dsmm_idx r = 0; r < n; r++) {
         for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
             dsmm_idx c = dsmm_csr_col(S, p), tile = c / h;
-            dsmm_idx q = fill[tile]++;
-            if (narrow) {
-                t->src32[q] = (int32_t)r;
-            } else {
-                t->src[q] = r;
+            dsmm_idx q = fill[tile]++, at = q;
+            if (seg) {
+                if (last[tile] == r) {
+                    at = -1; // the row's segment in this tile is open
+                } else {
+                    last[tile] = r;
+                    at = sfill[tile]++;
+                    t->beg[at] = q;
+                }
+            }
+            if (at >= 0) {
+                if (narrow) {
+                    t->src32[at] = (int32_t)r;
+                } else {
+                    t->src[at] = r;
+                }
             }
             t->dst[q] = (uint16_t)(c - tile * h);
             if (pat) continue;
@@ -150,10 +221,23 @@ cleanup:
 
 // The instance for value type TY and index width CW (SPMM_PICK), on tile i's entries into its
 // rows of C.
+#if DSMMI_HAVE_WIDE
+#define SEG_PICK(TY, CW)                                                                           \
+    (wide ? (pat ? tile_##TY##CW##p_w_seg : tile_##TY##CW##_w_seg)                                 \
+          : (pat ? tile_##TY##CW##p_seg : tile_##TY##CW##_seg))
+#else
+#define SEG_PICK(TY, CW) (pat ? tile_##TY##CW##p_seg : tile_##TY##CW##_seg)
+#endif
 #define TILE_RUN(TY, CW, SRC, T)                                                                   \
-    SPMM_PICK(TY, CW)                                                                              \
-    (tl->ptr[i], tl->ptr[i + 1], tl->SRC, tl->dst, (const T *)tl->val, (const T *)a->B, a->ldb,   \
-     (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha)
+    if (tl->nseg > 0) {                                                                            \
+        SEG_PICK(TY, CW)                                                                           \
+        (tl->sptr[i], tl->sptr[i + 1], tl->beg, tl->SRC, tl->dst, (const T *)tl->val,              \
+         (const T *)a->B, a->ldb, (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha);             \
+    } else {                                                                                       \
+        SPMM_PICK(TY, CW)                                                                          \
+        (tl->ptr[i], tl->ptr[i + 1], tl->SRC, tl->dst, (const T *)tl->val, (const T *)a->B,        \
+         a->ldb, (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha);                              \
+    }
 
 dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {

@@ -360,20 +360,28 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
         }
     }
     // Tiles (docs/kernels.md, "Column-wise on tiles"): the column-wise kernel's 1-thread bits at
-    // every thread count, with the default height, one row a tile, a few rows a tile, and the
-    // rows of B as 64-bit indices; AUTO with tiles runs them too.
+    // every thread count, with the default height, one row a tile, a few rows a tile, the rows
+    // of B as 64-bit indices, entries standing alone or in segments (runs of one row of S);
+    // AUTO with tiles runs them too.
     CHECK(algs[2] == DSMM_SPMM_COL);
-    static const size_t tile_bytes[] = {0, 1, 200, 0};
-    for (int v = 0; v < (int)(sizeof tile_bytes / sizeof tile_bytes[0]); v++) {
+    static const struct {
+        size_t bytes; // col_tile_bytes (0: default)
+        int src64;    // rows of B as 64-bit indices
+        int runs;     // col_tile_runs
+    } tv[] = {{0, 0, -1}, {1, 0, 0}, {200, 0, 0}, {0, 1, 0}, {0, 0, 1}, {200, 1, 1}, {1, 0, 1}};
+    for (int v = 0; v < (int)(sizeof tv / sizeof tv[0]); v++) {
         dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
-        if (tile_bytes[v] > 0) dsmmi_spmm_tune.col_tile_bytes = tile_bytes[v];
-        if (v == 3) dsmmi_spmm_tune.col_tile_src32_max = -1;
+        if (tv[v].bytes > 0) dsmmi_spmm_tune.col_tile_bytes = tv[v].bytes;
+        if (tv[v].src64) dsmmi_spmm_tune.col_tile_src32_max = -1;
+        dsmmi_spmm_tune.col_tile_runs = tv[v].runs;
         dsmm_spmm_tiles *tl = NULL;
         dsmm_status st = dsmm_spmm_tiles_create(ctx, A, trans, k > 0 ? k : 1, c->type, &tl);
         dsmmi_spmm_tune = keep;
         CHECK_MSG(st == DSMM_OK, "%s: tiles: %s", what, dsmm_ctx_last_error(ctx));
-        CHECK(dsmm_spmm_tiles_bytes(tl) > 0 && (v != 3 || tl->src != NULL));
-        if (tile_bytes[v] == 1) CHECK(tl->height == 1);
+        CHECK(dsmm_spmm_tiles_bytes(tl) > 0 && (!tv[v].src64 || tl->src != NULL));
+        CHECK(tv[v].runs != 0 || tl->nseg == 0);
+        CHECK(tv[v].runs != 1 || tl->nseg > 0 || A->nnz == 0);
+        if (tv[v].bytes == 1) CHECK(tl->height == 1);
         use_tiles = tl;
         for (int t = 1; t <= max_t; t++) {
             char label[320];
@@ -1706,6 +1714,38 @@ static int test_tiles(void)
     dsmm_spmm_tiles_destroy(&tl);
     dsmm_spmm_tiles_destroy(&tf);
     dsmm_spmm_tiles_destroy(&tt);
+
+    // Segments by default only where a row of B takes 256 bytes to 8 vectors and runs average
+    // 2 entries: a tridiagonal A^T * B with k = 32 doubles (256 bytes), 2 threads (heights of
+    // 1000 / 8 = 125 rows), has one segment a row of S and two for the 14 rows that straddle a
+    // tile's edge: 1014 segments for 2998 entries; k = 1 and k = 256 take none.
+    {
+        static dsmm_idx rp[1001], ci[2998];
+        dsmm_idx q = 0;
+        for (dsmm_idx r = 0; r < 1000; r++) {
+            rp[r] = q;
+            for (dsmm_idx c = r - 1; c <= r + 1; c++)
+                if (c >= 0 && c < 1000) ci[q++] = c;
+        }
+        rp[1000] = q;
+        CHECK_EQ_IDX(q, 2998);
+        dsmm_csr *D = NULL;
+        CHECK_OK(ctx, dsmm_csr_wrap(ctx, 1000, 1000, rp, ci, NULL, DSMM_PATTERN, &D));
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 2));
+        CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, D, 1, 32, DSMM_DOUBLE, &tl));
+        CHECK_EQ_IDX(tl->height, 125);
+        CHECK_EQ_IDX(tl->nseg, 1014);
+        CHECK(tl->sptr[8] == 1014 && tl->beg[1014] == 2998 && tl->beg[0] == 0 && tl->src32[0] == 0);
+        dsmm_spmm_tiles_destroy(&tl);
+        static const dsmm_idx ks[] = {1, 256};
+        for (int i = 0; i < 2; i++) {
+            CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, D, 1, ks[i], DSMM_DOUBLE, &tl));
+            CHECK_EQ_IDX(tl->nseg, 0);
+            dsmm_spmm_tiles_destroy(&tl);
+        }
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+        dsmm_csr_destroy(&D);
+    }
 
     // Tile heights: col_tile_bytes / (k * value size), at most 65536 rows, and fewer where C
     // has too few rows for 4 tiles a thread. A tall A^T * B (300000 rows of C, k = 1, one
