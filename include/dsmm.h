@@ -1619,6 +1619,8 @@ typedef struct dsmm_cola_info {
                                     // dsmm_cola_opts says)
     int64_t products, products_gpu; // this rank's local products, and those run on the GPU
     int gpu_resident;               // C's panel was on the device (dsmm_cola_opts)
+    size_t tiles_bytes; // the remote pieces the plan holds in tiles for the column-wise kernel
+                        // (made on the first column-wise multiply of each value type)
 } dsmm_cola_info;
 
 /* dsmm_cola_spmm: C = A * B in the plan's numbering; B and C are this rank's panels (nrows

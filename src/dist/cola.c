@@ -78,6 +78,11 @@ void dsmm_cola_destroy(dsmm_cola **plan)
     dsmm_ctx *ctx = p->ctx;
     mats_free(p, &p->mats[0]);
     mats_free(p, &p->mats[1]);
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; p->tiles[t] && i < DSMMI_COLA_TILE_SLOTS(p->P); i++)
+            dsmm_spmm_tiles_destroy(&p->tiles[t][i]);
+        p->tiles[t] = dsmmi_free(ctx, p->tiles[t]);
+    }
     void **arrays[] = {(void **)&p->rb,        (void **)&p->perm,      (void **)&p->vertex,
                        (void **)&p->need_ptr,  (void **)&p->need_idx,  (void **)&p->serve_ptr,
                        (void **)&p->serve_idx, (void **)&p->put_disp,  (void **)&p->wg_of,

@@ -60,7 +60,16 @@ struct dsmm_cola {
     dsmmi_nbr *nbr;
     void *sbuf, *rbuf;
     size_t sbuf_bytes, rbuf_bytes;
+    // The remote pieces prepared for the column-wise kernel (dsmm_spmm_tiles_create), by value
+    // type ([0] DOUBLE, [1] FLOAT) and slot (dsmmi_cola_tiles_slot), made on the first
+    // column-wise multiply that reads them and kept (NULL: not made, or no room for them).
+    dsmm_spmm_tiles **tiles[2];
+    size_t tiles_bytes;
 };
+
+/* The slot of p->tiles[t] for a matrix of the plan: piece s (0 <= s < P), fpiece s (P + s),
+ * the RSC (2P). */
+#define DSMMI_COLA_TILE_SLOTS(P) (2 * (P) + 1)
 
 /* dsmmi_cola_mats_get: the plan's matrices in `type` (built from the DOUBLE ones on first use). */
 dsmm_status dsmmi_cola_mats_get(dsmm_ctx *ctx, dsmm_cola *p, dsmm_type type,

@@ -54,8 +54,39 @@ static dsmm_spmm_alg rsc_alg(const run *r)
     return kernel_of(r, r->p->opts.rsc_alg, DSMM_SPMM_COL);
 }
 
-// C += X * B, B the X->ncols x k rows at b with leading dimension ld.
-static dsmm_status mul_ld(run *r, const dsmm_csr *X, const void *b, dsmm_idx ld, dsmm_spmm_alg alg)
+// X prepared in tiles for the column-wise kernel, from the plan's slot (made on first use and
+// kept there; docs/cola.md, "Tiles"); NULL when there is no room in the memory budget for them
+// (the kernel then reads X).
+static dsmm_status tiles_of(run *r, const dsmm_csr *X, int slot, const dsmm_spmm_tiles **out)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_cola *p = r->p;
+    dsmm_ctx *ctx = r->ctx;
+    int t = r->type == DSMM_FLOAT;
+    *out = NULL;
+    if (p->tiles[t] == NULL) {
+        p->tiles[t] = dsmmi_calloc(ctx, (size_t)DSMMI_COLA_TILE_SLOTS(p->P), sizeof *p->tiles[t]);
+        DSMM_CHECK(ctx, p->tiles[t] != NULL, DSMM_ERR_NOMEM, "cola: no memory for tile slots");
+    }
+    dsmm_spmm_tiles **tl = &p->tiles[t][slot];
+    if (*tl == NULL) {
+        // about a copy of X^T (index, row in tile, value an entry), plus the transpose made
+        // on the way
+        double need = (double)X->nnz * (2.0 * (double)r->elem + 26.0) +
+                      16.0 * ((double)X->nrows + (double)X->ncols + 2.0);
+        if (!dsmmi_budget_room(ctx, (size_t)need)) return DSMM_OK;
+        DSMM_TRY(dsmm_spmm_tiles_create(ctx, X, 0, r->k, r->type, tl));
+        p->tiles_bytes += dsmm_spmm_tiles_bytes(*tl);
+    }
+    *out = *tl;
+cleanup:
+    return st;
+}
+
+// C += X * B, B the X->ncols x k rows at b with leading dimension ld; slot: X's tile slot in the
+// plan (-1: none, the local part).
+static dsmm_status mul_ld(run *r, const dsmm_csr *X, int slot, const void *b, dsmm_idx ld,
+                          dsmm_spmm_alg alg)
 {
     dsmm_status st = DSMM_OK;
     if (X == NULL || X->nnz == 0) return DSMM_OK;
@@ -65,6 +96,7 @@ static dsmm_status mul_ld(run *r, const dsmm_csr *X, const void *b, dsmm_idx ld,
     dsmm_spmm_opts_init(&so);
     so.alg = alg;
     so.beta = 1.0;
+    if (alg == DSMM_SPMM_COL && slot >= 0 && !r->dacc) DSMM_TRY(tiles_of(r, X, slot, &so.tiles));
     dsmm_spmm_info info;
     if (r->dacc)
         DSMM_TRY(dsmmi_gpu_dacc_multiply(r->ctx, r->dacc, X, 0, &Bd, 0, &info));
@@ -78,9 +110,9 @@ cleanup:
 }
 
 // C += X * B, B packed (ld k).
-static dsmm_status mul(run *r, const dsmm_csr *X, const void *b, dsmm_spmm_alg alg)
+static dsmm_status mul(run *r, const dsmm_csr *X, int slot, const void *b, dsmm_spmm_alg alg)
 {
-    return mul_ld(r, X, b, r->k, alg);
+    return mul_ld(r, X, slot, b, r->k, alg);
 }
 
 // Rows idx[0..n) of B (ld ldb) packed into dst.
@@ -137,7 +169,8 @@ static dsmm_status run_bcast(run *r, const dsmm_dense *B)
         double t0 = dsmmi_wtime();
         DSMM_TRY(dsmmi_bcast(ctx, g, DSMMI_ALONG_COL, s, p->rbuf, bytes));
         r->comm += dsmmi_wtime() - t0;
-        DSMM_TRY(mul(r, r->m->piece[s], p->rbuf, s == p->me ? lsc_alg(r) : rsc_alg(r)));
+        DSMM_TRY(mul(r, r->m->piece[s], s == p->me ? -1 : s, p->rbuf,
+                     s == p->me ? lsc_alg(r) : rsc_alg(r)));
     }
 cleanup:
     return st;
@@ -206,8 +239,8 @@ static dsmm_status run_nofusion(run *r, const dsmm_dense *B)
         recv = p->win_base;
     }
     r->comm += dsmmi_wtime() - t0;
-    DSMM_TRY(mul_ld(r, r->m->piece[p->me], B->val, B->ld, lsc_alg(r)));
-    DSMM_TRY(mul(r, r->m->rsc, recv, rsc_alg(r)));
+    DSMM_TRY(mul_ld(r, r->m->piece[p->me], -1, B->val, B->ld, lsc_alg(r)));
+    DSMM_TRY(mul(r, r->m->rsc, 2 * p->P, recv, rsc_alg(r)));
 cleanup:
     dsmmi_free(ctx, cnt);
     dsmmi_free(ctx, nodes);
@@ -279,7 +312,8 @@ static dsmm_status compute_stage(run *r, int j, dsmmi_req *req)
         if (j == 0) { // my group: panels straight from the members' copies of B
             const char *b = dsmmi_shm_base(p->shm, s, NULL);
             if (s != p->me) r->shared_read += (int64_t)nneed * (int64_t)r->row;
-            DSMM_TRY(mul(r, r->m->piece[s], b, s == p->me ? lsc_alg(r) : rsc_alg(r)));
+            DSMM_TRY(mul(r, r->m->piece[s], s == p->me ? -1 : s, b,
+                         s == p->me ? lsc_alg(r) : rsc_alg(r)));
             DSMM_TRY(progress(r, req));
         } else if (r->m->fpiece[s]) {
             int t = p->holder[s];
@@ -287,7 +321,7 @@ static dsmm_status compute_stage(run *r, int j, dsmmi_req *req)
                 (const char *)dsmmi_shm_base(p->shm, t, NULL) +
                 (buf_at(p, t, j % 2, r->k) + (size_t)p->hoff[s] * (size_t)r->k) * r->elem;
             if (t != p->me) r->shared_read += (int64_t)nneed * (int64_t)r->row;
-            DSMM_TRY(mul(r, r->m->fpiece[s], b, rsc_alg(r)));
+            DSMM_TRY(mul(r, r->m->fpiece[s], p->P + s, b, rsc_alg(r)));
             DSMM_TRY(progress(r, req));
         }
     }
@@ -385,7 +419,7 @@ static dsmm_status run_rowwise(run *r, const dsmm_dense *B)
     copy_rows(r, B, p->win_base);
     DSMM_TRY(dsmmi_barrier(ctx, NULL));
     r->comm += dsmmi_wtime() - t0;
-    DSMM_TRY(mul(r, r->m->piece[p->me], p->win_base, lsc_alg(r)));
+    DSMM_TRY(mul(r, r->m->piece[p->me], -1, p->win_base, lsc_alg(r)));
     // Rows in batches of at most GET_SLOTS remote nonzeros: issue the gets, wait, accumulate.
     const dsmmi_cola_mats *m = r->m;
     dsmm_idx i0 = 0;
@@ -506,7 +540,7 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
     if (p->opts.gpu_resident)
         DSMM_TRY(dsmmi_comm_agree(ctx, dsmmi_gpu_dacc_create(ctx, C->nrows, r.k, r.type, &r.dacc)));
     if (p->P == 1) {
-        local = mul_ld(&r, r.m->piece[0], B->val, B->ld, lsc_alg(&r));
+        local = mul_ld(&r, r.m->piece[0], -1, B->val, B->ld, lsc_alg(&r));
     } else {
         switch (p->opts.alg) {
         case DSMM_COLA:
@@ -558,6 +592,7 @@ dsmm_status dsmm_cola_spmm(dsmm_ctx *ctx, dsmm_cola *p, const dsmm_dense *B, dsm
         info->rsc_alg = rsc_alg(&r);
         info->products = r.products;
         info->products_gpu = r.products_gpu;
+        info->tiles_bytes = p->tiles_bytes;
     }
 cleanup:
     dsmmi_gpu_dacc_free(ctx, &r.dacc);

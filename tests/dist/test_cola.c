@@ -203,9 +203,23 @@ static int check_all(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dist *D, const
             dsmm_traffic t0, t1;
             dsmm_ctx_traffic(ctx, &t0);
             dsmm_cola_info info;
-            // Twice: the second multiply reuses the plan's buffers and windows.
+            // Twice: the second multiply reuses the plan's buffers and windows, and its tiles
+            // of the remote pieces (made by the first): the same bits.
             CHECK_ALL_OK(ctx, dsmm_cola_spmm(ctx, p, B, C, &info));
+            size_t cbytes = (size_t)C->nrows * (size_t)k * elem;
+            char *first = malloc(cbytes + 1);
+            CHECK_ALL(first != NULL);
+            if (cbytes) memcpy(first, C->val, cbytes);
+            size_t tiles_first = info.tiles_bytes;
             CHECK_ALL_OK(ctx, dsmm_cola_spmm(ctx, p, B, C, &info));
+            CHECK_ALL(cbytes == 0 || memcmp(first, C->val, cbytes) == 0);
+            free(first);
+            CHECK_ALL(info.tiles_bytes == tiles_first);
+            // Tiles for the column-wise kernel on remote pieces it reads (bcast, cola,
+            // cola-nofusion), none otherwise.
+            int col_remote = info.rsc_alg == DSMM_SPMM_COL && o.alg != DSMM_COLA_ROWWISE &&
+                             g_size > 1 && c.er > 0;
+            CHECK_ALL(col_remote ? info.tiles_bytes > 0 : info.tiles_bytes == 0);
             dsmm_ctx_traffic(ctx, &t1);
             char what[160];
             snprintf(what, sizeof what, "%s %s/%s pipeline %d wg %d reorder %s k %lld", name,
