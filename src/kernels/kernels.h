@@ -508,6 +508,24 @@ typedef float dsmmi_v8f __attribute__((vector_size(32)));
 typedef double dsmmi_v8d __attribute__((vector_size(64)));
 typedef float dsmmi_v16f __attribute__((vector_size(64)));
 
+/* The column-wise scatter of one entry, shared by spmm_col_tmpl.h and spmm_tile_tmpl.h (it
+ * expands there, with their T, V and VL): cr[0:KC) += s * b[0:KC), vs = s in every lane, in
+ * vectors and then a scalar tail; bn (NULL: none) a row of B whose lines are prefetched one per
+ * 64 bytes on the way. The same operations in every kernel, so their results agree bitwise. */
+#define DSMMI_COL_AXPY(cr, b, vs, s, KC, bn)                                                      \
+    {                                                                                              \
+        dsmm_idx j_ = 0;                                                                           \
+        for (; j_ + VL <= (KC); j_ += VL) {                                                        \
+            if ((bn) && (j_ * (dsmm_idx)sizeof(T)) % 64 == 0) __builtin_prefetch((bn) + j_, 0, 3); \
+            V x_, y_;                                                                              \
+            memcpy(&x_, (b) + j_, sizeof x_);                                                      \
+            memcpy(&y_, (cr) + j_, sizeof y_);                                                     \
+            y_ += (vs) * x_;                                                                       \
+            memcpy((cr) + j_, &y_, sizeof y_);                                                     \
+        }                                                                                          \
+        for (; j_ < (KC); j_++) (cr)[j_] += (s) * (b)[j_];                                         \
+    }
+
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
     dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never,

@@ -247,20 +247,22 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
         goto cleanup;
     }
 
+    dsmmi_spmm_args a = {.A = A,
+                         .trans = trans,
+                         .type = B->type,
+                         .m = m,
+                         .n = n,
+                         .k = k,
+                         .B = B->val,
+                         .ldb = B->ld,
+                         .C = C->val,
+                         .ldc = C->ld,
+                         .alpha = opts->alpha,
+                         .beta = opts->beta,
+                         .auto_chosen = opts->alg == DSMM_SPMM_AUTO,
+                         .tiles = tl};
     if (tl != NULL) { // the tiles hold op(A)^T's entries in B's type: nothing to prepare
-        dsmmi_spmm_args a = {.A = A,
-                             .trans = 1,
-                             .type = B->type,
-                             .m = m,
-                             .n = n,
-                             .k = k,
-                             .B = B->val,
-                             .ldb = B->ld,
-                             .C = C->val,
-                             .ldc = C->ld,
-                             .alpha = opts->alpha,
-                             .beta = opts->beta,
-                             .tiles = tl};
+        a.trans = 1;
         DSMM_TRY(dsmmi_spmm_col_tiles(ctx, &a, info));
         info->passes = 1;
         goto cleanup;
@@ -277,20 +279,9 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
     DSMM_TRY(convert_values(ctx, S, B->type, &conv, &av));
     if (conv) info->workspace_bytes += (size_t)S->nnz * dsmmi_type_size(B->type);
 
-    dsmmi_spmm_args a = {.A = S,
-                         .trans = trans,
-                         .av = av,
-                         .type = B->type,
-                         .m = m,
-                         .n = n,
-                         .k = k,
-                         .B = B->val,
-                         .ldb = B->ld,
-                         .C = C->val,
-                         .ldc = C->ld,
-                         .alpha = opts->alpha,
-                         .beta = opts->beta,
-                         .auto_chosen = opts->alg == DSMM_SPMM_AUTO};
+    a.A = S;
+    a.trans = trans;
+    a.av = av;
     // k in slices of kb columns, one kernel call (one pass over S) each.
     size_t elem = dsmmi_type_size(B->type);
     // AUTO (0) is one pass: slicing where B or C overflowed the last-level cache, as a

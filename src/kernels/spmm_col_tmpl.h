@@ -28,15 +28,7 @@
         T s = alpha * AVAL(p);                                                                     \
         T *cr = C + c * ldc;                                                                       \
         V vs = VSPLAT(s);                                                                          \
-        dsmm_idx j = 0;                                                                            \
-        for (; j + VL <= (KC); j += VL) {                                                          \
-            V x, y;                                                                                \
-            memcpy(&x, b + j, sizeof x);                                                           \
-            memcpy(&y, cr + j, sizeof y);                                                          \
-            y += vs * x;                                                                           \
-            memcpy(cr + j, &y, sizeof y);                                                          \
-        }                                                                                          \
-        for (; j < (KC); j++) cr[j] += s * b[j];                                                   \
+        DSMMI_COL_AXPY(cr, b, vs, s, KC, (const T *)NULL)                                          \
     }
 #define COL_SCATTER(KC, FULL)                                                                      \
     for (; p < p1; p++) {                                                                          \

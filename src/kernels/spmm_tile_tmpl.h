@@ -21,16 +21,7 @@
         T s = alpha * AVAL(q);                                                                     \
         V vs = VSPLAT(s);                                                                          \
         const T *bn = pfd > 0 ? B + (dsmm_idx)src[q + pfd < q1 ? q + pfd : q] * ldb : NULL;        \
-        dsmm_idx j = 0;                                                                            \
-        for (; j + VL <= (KC); j += VL) {                                                          \
-            if (bn && (j * (dsmm_idx)sizeof(T)) % 64 == 0) __builtin_prefetch(bn + j, 0, 3);       \
-            V x, y;                                                                                \
-            memcpy(&x, b + j, sizeof x);                                                           \
-            memcpy(&y, cr + j, sizeof y);                                                          \
-            y += vs * x;                                                                           \
-            memcpy(cr + j, &y, sizeof y);                                                          \
-        }                                                                                          \
-        for (; j < (KC); j++) cr[j] += s * b[j];                                                   \
+        DSMMI_COL_AXPY(cr, b, vs, s, KC, bn)                                                       \
     }
 
 #if PAT
@@ -74,7 +65,7 @@ SPMM_ATTR TILE_CONTRACT static void NAME(dsmm_idx q0, dsmm_idx q1, const CI *res
     }
 }
 
-// One segment's entries, B's row b fixed: the column-wise kernel's COL_ENTRY.
+// A segment's entries, B's row b fixed for the run: the column-wise kernel's COL_ENTRY.
 #define SEG_ENTRIES(KC)                                                                            \
     for (dsmm_idx s = s0; s < s1; s++) {                                                           \
         const T *b = B + (dsmm_idx)src[s] * ldb;                                                   \
@@ -82,15 +73,7 @@ SPMM_ATTR TILE_CONTRACT static void NAME(dsmm_idx q0, dsmm_idx q1, const CI *res
             T *cr = C + (dsmm_idx)dst[q] * ldc;                                                    \
             T sv = alpha * AVAL(q);                                                                \
             V vs = VSPLAT(sv);                                                                     \
-            dsmm_idx j = 0;                                                                        \
-            for (; j + VL <= (KC); j += VL) {                                                      \
-                V x, y;                                                                            \
-                memcpy(&x, b + j, sizeof x);                                                       \
-                memcpy(&y, cr + j, sizeof y);                                                      \
-                y += vs * x;                                                                       \
-                memcpy(cr + j, &y, sizeof y);                                                      \
-            }                                                                                      \
-            for (; j < (KC); j++) cr[j] += sv * b[j];                                              \
+            DSMMI_COL_AXPY(cr, b, vs, sv, KC, (const T *)NULL)                                     \
         }                                                                                          \
     }
 
