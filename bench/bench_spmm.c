@@ -324,6 +324,7 @@ static void usage(void)
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
             "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
+            "                  [--col-tile-stream 0|1]\n"
             "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
@@ -351,8 +352,8 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--compare") == 0) return compare_main(argc, argv);
-    bench_opts o = {.alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1,
-                    .col_tiles = 1};
+    bench_opts o = {
+        .alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1, .col_tiles = 1};
     for (int a = 1; a < argc; a++) {
         const char *s = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -398,6 +399,10 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.col_tile_runs: segmented tiles -1 by run length, 0 never, 1 always
             if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_runs = (int)x;
+        } else if (v && strcmp(s, "--col-tile-stream") == 0) {
+            // dsmmi_spmm_tune.col_tile_stream: tiles built in buffers and streamed out (0 = no)
+            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_stream = (int)x;
         } else if (v && strcmp(s, "--col-tile-prefetch") == 0) {
             // dsmmi_spmm_tune.col_tile_prefetch: entries ahead (0 = none)
             if (!parse_int(s, argv[++a], 0, 1000, &x)) return 2;

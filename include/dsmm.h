@@ -851,8 +851,7 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spmm(dsmm_ctx *ctx, const dsmm_csr 
  * Errors: DSMM_ERR_ARG (invalid A, type or k < 1), DSMM_ERR_NOMEM. On error *tiles is NULL. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A,
                                                            int transpose_a, dsmm_idx k,
-                                                           dsmm_type type,
-                                                           dsmm_spmm_tiles **tiles);
+                                                           dsmm_type type, dsmm_spmm_tiles **tiles);
 /* dsmm_spmm_tiles_bytes: the memory the tiles hold (0 for NULL). */
 DSMM_API size_t dsmm_spmm_tiles_bytes(const dsmm_spmm_tiles *tiles);
 /* dsmm_spmm_tiles_destroy: frees the tiles and sets *tiles to NULL (NULL and *NULL ok). */

@@ -418,7 +418,8 @@ int cli_spmm(int argc, char **argv)
         }
         r.tiles_bytes = dsmm_spmm_tiles_bytes(tiles);
         if (c.verbose)
-            fprintf(stderr, "dsmm spmm: A prepared in tiles for the col kernel (untimed, %zu bytes)\n",
+            fprintf(stderr,
+                    "dsmm spmm: A prepared in tiles for the col kernel (untimed, %zu bytes)\n",
                     r.tiles_bytes);
     } else if (alg == DSMM_SPMM_ROW && transpose) {
         if (dsmm_csr_transpose(ctx, A, &At) != DSMM_OK) {

@@ -844,7 +844,7 @@ dsmm_status dsmmi_rdma_spmm(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_d
     e.g = A->grid;
     e.ctype = B->type;
     e.mlo = o->spmm;
-    e.mlo.beta = 1.0; // partials and the C tile start at zero and accumulate
+    e.mlo.beta = 1.0;   // partials and the C tile start at zero and accumulate
     e.mlo.tiles = NULL; // tiles describe one local A; the blocks here are others
     DSMM_TRY(dsmmi_dense_new(ctx, A->nrows, B->ncols, B->type, e.g->pr, e.g->pc, &e.Cd));
     DSMM_TRY(setup(&e, o));

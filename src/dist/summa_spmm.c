@@ -150,7 +150,7 @@ dsmm_status dsmm_spmm_ex(dsmm_ctx *ctx, const dsmm_dist *A, const dsmm_dist_dens
 
     dsmm_spmm_opts lo = o.spmm;
     lo.tiles = NULL; // tiles describe one local A; the blocks here are others
-    lo.beta = 1.0; // C's tile starts at zero and accumulates every stage
+    lo.beta = 1.0;   // C's tile starts at zero and accumulates every stage
     double t = dsmmi_wtime();
     if (prefetch && S > 0) DSMM_TRY(post(ctx, A, B, &r, 0, 0, 1));
     for (int s = 0; s < S; s++) {

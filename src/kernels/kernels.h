@@ -415,20 +415,20 @@ typedef struct dsmmi_spmm_args {
  * sptr[t + 1] - 1, segment s the entries beg[s] .. beg[s + 1] - 1, all from row src[s] of S. */
 struct dsmm_spmm_tiles {
     dsmm_ctx *ctx;
-    dsmm_idx m, n, nnz;  // op(A) is m x n with nnz entries
-    int transpose_a;     // as given to dsmm_spmm_tiles_create
-    dsmm_type type;      // of val: FLOAT, DOUBLE, or PATTERN (val NULL, every value 1)
-    dsmm_idx height;     // rows of C a tile (at most 65536)
-    dsmm_idx ntiles;     // ceil(m / height)
-    dsmm_idx *ptr;       // ntiles + 1
-    int32_t *src32;      // rows of B when n fits 31 bits, else NULL and src holds them
+    dsmm_idx m, n, nnz; // op(A) is m x n with nnz entries
+    int transpose_a;    // as given to dsmm_spmm_tiles_create
+    dsmm_type type;     // of val: FLOAT, DOUBLE, or PATTERN (val NULL, every value 1)
+    dsmm_idx height;    // rows of C a tile (at most 65536)
+    dsmm_idx ntiles;    // ceil(m / height)
+    dsmm_idx *ptr;      // ntiles + 1
+    int32_t *src32;     // rows of B when n fits 31 bits, else NULL and src holds them
     dsmm_idx *src;
-    dsmm_idx nseg;       // segments (0: entries stand alone, src is per entry)
-    dsmm_idx *sptr;      // ntiles + 1, when segmented
-    dsmm_idx *beg;       // nseg + 1, when segmented
-    uint16_t *dst;       // rows of C within the tile
+    dsmm_idx nseg;  // segments (0: entries stand alone, src is per entry)
+    dsmm_idx *sptr; // ntiles + 1, when segmented
+    dsmm_idx *beg;  // nseg + 1, when segmented
+    uint16_t *dst;  // rows of C within the tile
     void *val;
-    size_t bytes;        // held by the arrays above
+    size_t bytes; // held by the arrays above
 };
 
 /* dsmmi_spmm_col_tiles: the column-wise product on a->tiles (threads take whole tiles). */
@@ -512,7 +512,7 @@ typedef float dsmmi_v16f __attribute__((vector_size(64)));
  * expands there, with their T, V and VL): cr[0:KC) += s * b[0:KC), vs = s in every lane, in
  * vectors and then a scalar tail; bn (NULL: none) a row of B whose lines are prefetched one per
  * 64 bytes on the way. The same operations in every kernel, so their results agree bitwise. */
-#define DSMMI_COL_AXPY(cr, b, vs, s, KC, bn)                                                      \
+#define DSMMI_COL_AXPY(cr, b, vs, s, KC, bn)                                                       \
     {                                                                                              \
         dsmm_idx j_ = 0;                                                                           \
         for (; j_ + VL <= (KC); j_ += VL) {                                                        \
@@ -520,7 +520,7 @@ typedef float dsmmi_v16f __attribute__((vector_size(64)));
             V x_, y_;                                                                              \
             memcpy(&x_, (b) + j_, sizeof x_);                                                      \
             memcpy(&y_, (cr) + j_, sizeof y_);                                                     \
-            y_ += (vs) * x_;                                                                       \
+            y_ += (vs)*x_;                                                                         \
             memcpy((cr) + j_, &y_, sizeof y_);                                                     \
         }                                                                                          \
         for (; j_ < (KC); j_++) (cr)[j_] += (s) * (b)[j_];                                         \
@@ -543,14 +543,18 @@ typedef struct dsmmi_spmm_tuning {
                             // owning C's rows
     size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
     size_t col_tile_bytes;  // column-wise on tiles: bytes of C a tile covers (its height)
-    dsmm_idx col_tile_prefetch; // column-wise on tiles, rows of B of 256 bytes or more: entries
-                                // ahead whose row of B is prefetched (0 = none)
+    dsmm_idx col_tile_prefetch;  // column-wise on tiles, rows of B of 256 bytes or more: entries
+                                 // ahead whose row of B is prefetched (0 = none)
     dsmm_idx col_tile_src32_max; // column-wise on tiles: rows of B up to which their indices
                                  // are 32-bit (INT32_MAX; tests lower it for the 64-bit path)
     int col_tile_runs;           // column-wise on tiles, segmented layout: 1 always, 0 never,
                                  // -1 when a row of B takes 256 bytes to 8 vectors and
                                  // entries / segments >= col_tile_runs_min
     double col_tile_runs_min;
+    int col_tile_stream; // column-wise on tiles: C of row_stream_min bytes or more, with
+                         // rows of col_tile_stream_row bytes or more, built in
+                         // per-thread tile buffers and streamed out (0 = in place)
+    double col_tile_stream_row;
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;

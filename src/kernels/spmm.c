@@ -205,16 +205,14 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
         DSMM_CHECK(ctx, alg == DSMM_SPMM_AUTO || alg == DSMM_SPMM_COL, DSMM_ERR_ARG,
                    "spmm: tiles are read by the column-wise kernel only, not by '%s'",
                    spmm_alg_names[alg]);
-        DSMM_CHECK(ctx,
-                   tl->m == m && tl->n == n && tl->nnz == A->nnz && tl->transpose_a == trans,
+        DSMM_CHECK(ctx, tl->m == m && tl->n == n && tl->nnz == A->nnz && tl->transpose_a == trans,
                    DSMM_ERR_ARG,
                    "spmm: the tiles were made from a %lld x %lld operand with %lld entries%s, "
                    "not from this A%s (%lld x %lld, %lld entries)",
                    (long long)tl->m, (long long)tl->n, (long long)tl->nnz,
                    tl->transpose_a ? " (transposed)" : "", trans ? "^T" : "", (long long)m,
                    (long long)n, (long long)A->nnz);
-        DSMM_CHECK(ctx,
-                   tl->type == DSMM_PATTERN ? A->type == DSMM_PATTERN : tl->type == B->type,
+        DSMM_CHECK(ctx, tl->type == DSMM_PATTERN ? A->type == DSMM_PATTERN : tl->type == B->type,
                    DSMM_ERR_ARG, "spmm: the tiles hold %s values but the product is in %s",
                    tl->type == DSMM_PATTERN  ? "no"
                    : tl->type == DSMM_DOUBLE ? "double"

@@ -186,6 +186,8 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_src32_max = INT32_MAX,
     .col_tile_runs = -1,
     .col_tile_runs_min = 2.0,
+    .col_tile_stream = 1,
+    .col_tile_stream_row = 1024.0,
     .min_thread_work = 65536.0,
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/stream.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -134,9 +135,9 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
     // and longer ones lost, as did runs of under 2 entries on average.
     int runs = dsmmi_spmm_tune.col_tile_runs;
     double rowb = (double)k * (double)w;
-    int seg = nnz > 0 && (runs > 0 || (runs < 0 && rowb >= 256 && rowb <= seg_max_bytes() &&
-                                       (double)nnz >= dsmmi_spmm_tune.col_tile_runs_min *
-                                                          (double)nseg));
+    int seg =
+        nnz > 0 && (runs > 0 || (runs < 0 && rowb >= 256 && rowb <= seg_max_bytes() &&
+                                 (double)nnz >= dsmmi_spmm_tune.col_tile_runs_min * (double)nseg));
     size_t nsrc = seg ? (size_t)nseg : (size_t)nnz;
     if (narrow) {
         t->src32 = dsmmi_malloc(ctx, nsrc, sizeof(int32_t));
@@ -232,42 +233,118 @@ cleanup:
     if (tl->nseg > 0) {                                                                            \
         SEG_PICK(TY, CW)                                                                           \
         (tl->sptr[i], tl->sptr[i + 1], tl->beg, tl->SRC, tl->dst, (const T *)tl->val,              \
-         (const T *)a->B, a->ldb, (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha);             \
+         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha);                                \
     } else {                                                                                       \
         SPMM_PICK(TY, CW)                                                                          \
         (tl->ptr[i], tl->ptr[i + 1], tl->SRC, tl->dst, (const T *)tl->val, (const T *)a->B,        \
-         a->ldb, (T *)a->C + r0 * a->ldc, a->ldc, a->k, (T)a->alpha);                              \
+         a->ldb, (T *)ct, ldt, a->k, (T)a->alpha);                                                 \
     }
+
+/* Rows [r0, r1) of C (ldc) into buf (ldb = k), times beta: what the tile starts from. */
+static void tile_load(const dsmmi_spmm_args *a, void *buf, dsmm_idx r0, dsmm_idx r1)
+{
+    size_t w = dsmmi_type_size(a->type), row = (size_t)a->k * w;
+    if (a->beta == 0.0) {
+        memset(buf, 0, (size_t)(r1 - r0) * row);
+        return;
+    }
+    for (dsmm_idx i = r0; i < r1; i++)
+        memcpy((char *)buf + (size_t)(i - r0) * row, (const char *)a->C + (size_t)(i * a->ldc) * w,
+               row);
+    dsmmi_spmm_scale_rows(buf, a->type, a->k, 0, r1 - r0, a->k, a->beta);
+}
+
+/* buf's rows (ldb = k) written to rows [r0, r1) of C with streaming stores (unfenced: the
+ * thread fences once after its last tile). */
+static void tile_store(const dsmmi_spmm_args *a, const void *buf, dsmm_idx r0, dsmm_idx r1)
+{
+    size_t w = dsmmi_type_size(a->type), row = (size_t)a->k * w;
+    if (a->ldc == a->k) {
+        dsmmi_stream_copy_unfenced((char *)a->C + (size_t)(r0 * a->ldc) * w, buf,
+                                   (size_t)(r1 - r0) * row);
+        return;
+    }
+    for (dsmm_idx i = r0; i < r1; i++)
+        dsmmi_stream_copy_unfenced((char *)a->C + (size_t)(i * a->ldc) * w,
+                                   (const char *)buf + (size_t)(i - r0) * row, row);
+}
 
 dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {
+    dsmm_status st = DSMM_OK;
     const dsmm_spmm_tiles *tl = a->tiles;
     int threads = dsmmi_spmm_threads(ctx, a);
     if ((dsmm_idx)threads > tl->ntiles) threads = tl->ntiles < 1 ? 1 : (int)tl->ntiles;
     info->threads = threads;
     info->workspace_bytes = 0;
-    int pat = tl->type == DSMM_PATTERN, wide = dsmmi_spmm_wide(a, 64);
-    (void)wide;
-    int narrow = tl->src32 != NULL;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (dsmm_idx i = 0; i < tl->ntiles; i++) {
-        dsmm_idx r0 = i * tl->height, r1 = r0 + tl->height < a->m ? r0 + tl->height : a->m;
-        dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, r0, r1, a->k, a->beta);
-        if (a->type == DSMM_DOUBLE) {
-            if (narrow) {
-                TILE_RUN(d, 32, src32, double);
-            } else {
-                TILE_RUN(d, 64, src, double);
-            }
-        } else {
-            if (narrow) {
-                TILE_RUN(f, 32, src32, float);
-            } else {
-                TILE_RUN(f, 64, src, float);
-            }
-        }
+    int pat = tl->type == DSMM_PATTERN, narrow = tl->src32 != NULL;
+    // A C of row_stream_min bytes or more (8 MiB) with rows of col_tile_stream_row (1 KiB) or
+    // more is written with streaming stores, as the row-wise kernel writes it: each tile is
+    // built in a thread's buffer (C's rows read once when beta != 0, never when 0) and streamed
+    // out, so C's lines are not read for ownership and written back. Measured a gain at k =
+    // 128 and 256 doubles, a loss at 64 (docs/kernels.md, "Column-wise on tiles").
+    size_t w = dsmmi_type_size(a->type);
+    double cbytes = (double)a->m * (double)a->k * (double)w;
+    size_t tbytes = ((size_t)tl->height * (size_t)a->k * w + 63) / 64 * 64;
+    void *bufs = NULL;
+    if (DSMMI_HAVE_STREAM && dsmmi_spmm_tune.col_tile_stream &&
+        dsmmi_spmm_tune.row_stream_min > 0 && cbytes >= (double)dsmmi_spmm_tune.row_stream_min &&
+        (double)a->k * (double)w >= dsmmi_spmm_tune.col_tile_stream_row) {
+        bufs = dsmmi_malloc(ctx, (size_t)threads, tbytes);
+        DSMM_CHECK(ctx, bufs != NULL, DSMM_ERR_NOMEM,
+                   "spmm tiles: no memory for %d tile buffers of %zu bytes", threads, tbytes);
+        info->workspace_bytes = (size_t)threads * tbytes;
     }
-    return DSMM_OK;
+    // The buffers' rows hold k values back to back: the 64-byte vectors where those rows allow.
+    dsmmi_spmm_args into = *a;
+    if (bufs) {
+        into.C = bufs;
+        into.ldc = a->k;
+    }
+    int wide = dsmmi_spmm_wide(&into, 64);
+    (void)wide;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+        for (dsmm_idx i = 0; i < tl->ntiles; i++) {
+            dsmm_idx r0 = i * tl->height, r1 = r0 + tl->height < a->m ? r0 + tl->height : a->m;
+            void *ct;
+            dsmm_idx ldt;
+            if (bufs) {
+                int t = 0;
+#ifdef _OPENMP
+                t = omp_get_thread_num();
+#endif
+                ct = (char *)bufs + (size_t)t * tbytes;
+                ldt = a->k;
+                tile_load(a, ct, r0, r1);
+            } else {
+                ct = (char *)a->C + (size_t)(r0 * a->ldc) * w;
+                ldt = a->ldc;
+                dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, r0, r1, a->k, a->beta);
+            }
+            if (a->type == DSMM_DOUBLE) {
+                if (narrow) {
+                    TILE_RUN(d, 32, src32, double);
+                } else {
+                    TILE_RUN(d, 64, src, double);
+                }
+            } else {
+                if (narrow) {
+                    TILE_RUN(f, 32, src32, float);
+                } else {
+                    TILE_RUN(f, 64, src, float);
+                }
+            }
+            if (bufs) tile_store(a, ct, r0, r1);
+        }
+        if (bufs) dsmmi_stream_fence(); // this thread's streamed tiles, before the region ends
+    }
+cleanup:
+    dsmmi_free(ctx, bufs);
+    return st;
 }

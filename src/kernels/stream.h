@@ -38,8 +38,9 @@ static inline void dsmmi_stream_fence(void)
 #endif
 }
 
-/* memcpy of n bytes with streaming stores for the 16-byte-aligned middle; fenced. */
-static inline void dsmmi_stream_copy(void *dst, const void *src, size_t n)
+/* memcpy of n bytes with streaming stores for the 16-byte-aligned middle, not fenced: the
+ * caller runs dsmmi_stream_fence before another thread may read dst. */
+static inline void dsmmi_stream_copy_unfenced(void *dst, const void *src, size_t n)
 {
 #if DSMMI_HAVE_STREAM
     char *d = dst;
@@ -64,10 +65,16 @@ static inline void dsmmi_stream_copy(void *dst, const void *src, size_t n)
         _mm_stream_si128((__m128i *)d + 3, x3);
     }
     memcpy(d, s, n);
-    _mm_sfence();
 #else
     memcpy(dst, src, n);
 #endif
+}
+
+/* memcpy of n bytes with streaming stores for the 16-byte-aligned middle; fenced. */
+static inline void dsmmi_stream_copy(void *dst, const void *src, size_t n)
+{
+    dsmmi_stream_copy_unfenced(dst, src, n);
+    dsmmi_stream_fence();
 }
 
 #endif

@@ -361,14 +361,16 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
     }
     // Tiles (docs/kernels.md, "Column-wise on tiles"): the column-wise kernel's 1-thread bits at
     // every thread count, with the default height, one row a tile, a few rows a tile, the rows
-    // of B as 64-bit indices, entries standing alone or in segments (runs of one row of S);
-    // AUTO with tiles runs them too.
+    // of B as 64-bit indices, entries standing alone or in segments (runs of one row of S),
+    // C built in place or in tile buffers streamed out; AUTO with tiles runs them too.
     CHECK(algs[2] == DSMM_SPMM_COL);
     static const struct {
         size_t bytes; // col_tile_bytes (0: default)
         int src64;    // rows of B as 64-bit indices
         int runs;     // col_tile_runs
-    } tv[] = {{0, 0, -1}, {1, 0, 0}, {200, 0, 0}, {0, 1, 0}, {0, 0, 1}, {200, 1, 1}, {1, 0, 1}};
+        int stream;   // tile buffers streamed out, whatever C's size (row_stream_min 1)
+    } tv[] = {{0, 0, -1, 0},  {1, 0, 0, 0}, {200, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0},
+              {200, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, -1, 1},  {1, 0, 0, 1}, {200, 0, 1, 1}};
     for (int v = 0; v < (int)(sizeof tv / sizeof tv[0]); v++) {
         dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
         if (tv[v].bytes > 0) dsmmi_spmm_tune.col_tile_bytes = tv[v].bytes;
@@ -377,6 +379,12 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
         dsmm_spmm_tiles *tl = NULL;
         dsmm_status st = dsmm_spmm_tiles_create(ctx, A, trans, k > 0 ? k : 1, c->type, &tl);
         dsmmi_spmm_tune = keep;
+        size_t keep_stream = dsmmi_spmm_tune.row_stream_min;
+        double keep_stream_row = dsmmi_spmm_tune.col_tile_stream_row;
+        if (tv[v].stream) {
+            dsmmi_spmm_tune.row_stream_min = 1;
+            dsmmi_spmm_tune.col_tile_stream_row = 0;
+        }
         CHECK_MSG(st == DSMM_OK, "%s: tiles: %s", what, dsmm_ctx_last_error(ctx));
         CHECK(dsmm_spmm_tiles_bytes(tl) > 0 && (!tv[v].src64 || tl->src != NULL));
         CHECK(tv[v].runs != 0 || tl->nseg == 0);
@@ -389,12 +397,13 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
                      "%s [tiles %d of height %lld, %s%s, %s, k %lld, alpha %g, beta %g, %d "
                      "thread%s]",
                      what, v, (long long)tl->height, t == 2 ? "auto" : "col", trans ? ", A^T" : "",
-                     dsmm_type_name(c->type), (long long)k, c->alpha, c->beta, t,
-                     t > 1 ? "s" : "");
+                     dsmm_type_name(c->type), (long long)k, c->alpha, c->beta, t, t > 1 ? "s" : "");
             dsmm_spmm_alg alg = t == 2 ? DSMM_SPMM_AUTO : DSMM_SPMM_COL;
             if (run_checked(ctx, A, c, trans, alg, t, Bd, &c0, want, scale, terms, &got, NULL,
                             label) != TEST_PASS) {
                 use_tiles = NULL;
+                dsmmi_spmm_tune.row_stream_min = keep_stream;
+                dsmmi_spmm_tune.col_tile_stream_row = keep_stream_row;
                 dsmm_spmm_tiles_destroy(&tl);
                 return TEST_FAIL;
             }
@@ -403,6 +412,8 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
             buf_free(&got);
         }
         use_tiles = NULL;
+        dsmmi_spmm_tune.row_stream_min = keep_stream;
+        dsmmi_spmm_tune.col_tile_stream_row = keep_stream_row;
         dsmm_spmm_tiles_destroy(&tl);
         CHECK(tl == NULL);
     }
@@ -1659,10 +1670,27 @@ static int test_tiles(void)
     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
     o.alg = DSMM_SPMM_COL;
     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
+    {
+        // C streamed out of tile buffers: the buffers are workspace, and their allocation
+        // failing is a clean DSMM_ERR_NOMEM.
+        dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
+        dsmmi_spmm_tune.row_stream_min = 1;
+        dsmmi_spmm_tune.col_tile_stream_row = 0;
+        dsmm_spmm_info info;
+        size_t before = dsmm_ctx_mem_in_use(ctx);
+        dsmm_ctx_fail_alloc_at(ctx, 0);
+        dsmm_status st = dsmm_csr_spmm(ctx, A, B, C, &o, &info);
+        dsmm_ctx_fail_alloc_at(ctx, -1);
+        int ok = st == DSMM_ERR_NOMEM && dsmm_ctx_mem_in_use(ctx) == before;
+        ok = ok && dsmm_csr_spmm(ctx, A, B, C, &o, &info) == DSMM_OK && info.workspace_bytes > 0;
+        dsmmi_spmm_tune = keep;
+        CHECK_MSG(ok, "streamed tiles: %s", dsmm_ctx_last_error(ctx));
+    }
     dsmm_ctx_clear_error(ctx);
     o.alg = DSMM_SPMM_ROW; // a kernel that does not read tiles
     CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
-    CHECK_MSG(strstr(dsmm_ctx_last_error(ctx), "column-wise") != NULL, "%s", dsmm_ctx_last_error(ctx));
+    CHECK_MSG(strstr(dsmm_ctx_last_error(ctx), "column-wise") != NULL, "%s",
+              dsmm_ctx_last_error(ctx));
     o.alg = DSMM_SPMM_REF;
     CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
     dsmm_ctx_clear_error(ctx);
@@ -1898,26 +1926,16 @@ static int test_checks_catch_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),
-        TEST(test_k_block),
-        TEST(test_alpha_beta),
-        TEST(test_shapes),
-        TEST(test_generators),
-        TEST(test_value_types),
-        TEST(test_leading_dims),
-        TEST(test_streaming_stores),
-        TEST(test_odd_entry),
-        TEST(test_gather),
-        TEST(test_wide_vectors),
-        TEST(test_row_prefetch),
-        TEST(test_threads),
-        TEST(test_info),
-        TEST(test_bad_input),
-        TEST(test_names),
-        TEST(test_budget),
-        TEST(test_tiles),
-        TEST(test_stream_triad),
-        TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),
+        TEST(test_alpha_beta),   TEST(test_shapes),
+        TEST(test_generators),   TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_streaming_stores),
+        TEST(test_odd_entry),    TEST(test_gather),
+        TEST(test_wide_vectors), TEST(test_row_prefetch),
+        TEST(test_threads),      TEST(test_info),
+        TEST(test_bad_input),    TEST(test_names),
+        TEST(test_budget),       TEST(test_tiles),
+        TEST(test_stream_triad), TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
