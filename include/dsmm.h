@@ -101,9 +101,10 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_ctx_create(dsmm_ctx **ctx);
  * Objects made with the context must be destroyed before it. */
 DSMM_API void dsmm_ctx_destroy(dsmm_ctx **ctx);
 
-/* dsmm_ctx_last_error: the message of the last failure, e.g.
+/* dsmm_ctx_last_error: the message of the first failure since the context was made or
+ * dsmm_ctx_clear_error (the cause; later failures are its consequences and leave it), e.g.
  * "DSMM_ERR_IO: graph.mtx:17: column 0 out of range 1..500 (src/io/mtx_read.c:211)";
- * "" when nothing failed. The string belongs to ctx and lives until the next failure. */
+ * "" when nothing failed. The string belongs to ctx and lives until the error is cleared. */
 DSMM_API const char *dsmm_ctx_last_error(const dsmm_ctx *ctx);
 DSMM_API dsmm_status dsmm_ctx_last_status(const dsmm_ctx *ctx);
 DSMM_API void dsmm_ctx_clear_error(dsmm_ctx *ctx);
