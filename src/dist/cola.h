@@ -61,7 +61,7 @@ struct dsmm_cola {
     void *sbuf, *rbuf;
     size_t sbuf_bytes, rbuf_bytes;
     // The remote pieces prepared for the column-wise kernel (dsmm_spmm_tiles_create), by value
-    // type ([0] DOUBLE, [1] FLOAT) and slot (dsmmi_cola_tiles_slot), made on the first
+    // type ([0] DOUBLE, [1] FLOAT) and slot (DSMMI_COLA_TILE_SLOTS below), made on the first
     // column-wise multiply that reads them and kept (NULL: not made, or no room for them).
     dsmm_spmm_tiles **tiles[2];
     size_t tiles_bytes;

@@ -214,10 +214,7 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
                    (long long)n, (long long)A->nnz);
         DSMM_CHECK(ctx, tl->type == DSMM_PATTERN ? A->type == DSMM_PATTERN : tl->type == B->type,
                    DSMM_ERR_ARG, "spmm: the tiles hold %s values but the product is in %s",
-                   tl->type == DSMM_PATTERN  ? "no"
-                   : tl->type == DSMM_DOUBLE ? "double"
-                                             : "float",
-                   B->type == DSMM_DOUBLE ? "double" : "float");
+                   dsmm_type_name(tl->type), dsmm_type_name(B->type));
         alg = DSMM_SPMM_COL;
     }
     int on_device = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE;

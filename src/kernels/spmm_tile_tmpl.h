@@ -36,7 +36,7 @@ SPMM_ATTR TILE_CONTRACT static void NAME(dsmm_idx q0, dsmm_idx q1, const CI *res
                                          const T *restrict B, dsmm_idx ldb, T *restrict C,
                                          dsmm_idx ldc, dsmm_idx k, T alpha)
 {
-    TILE_CONTRACT_BODY(void) av;
+    TILE_CONTRACT_BODY
     // B's row pfd entries ahead fetched a line at a time, on rows of 256 bytes or more
     dsmm_idx pfd = k * (dsmm_idx)sizeof(T) >= 256 ? dsmmi_spmm_tune.col_tile_prefetch : 0;
     // k as a constant where it is a common width, so the loops unroll into straight vector code
@@ -85,7 +85,7 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
                      const uint16_t *restrict dst, const T *restrict av, const T *restrict B,
                      dsmm_idx ldb, T *restrict C, dsmm_idx ldc, dsmm_idx k, T alpha)
 {
-    TILE_CONTRACT_BODY(void) av;
+    TILE_CONTRACT_BODY
     switch (k) {
     case 1:
         SEG_ENTRIES(1) break;

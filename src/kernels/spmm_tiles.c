@@ -117,15 +117,19 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
                "spmm tiles: no memory for %lld tiles", (long long)nt);
     dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
 
-    // Entries and segments (runs of one row of S) a tile, walking S's rows in order.
+    // Entries (ptr) and segments (runs of one row of S; sfill) a tile, walking S's rows in order.
     dsmm_idx nseg = 0;
-    for (dsmm_idx i = 0; i < nt; i++) last[i] = -1;
+    for (dsmm_idx i = 0; i <= nt; i++) {
+        last[i] = -1;
+        sfill[i] = 0;
+    }
     for (dsmm_idx r = 0; r < n; r++) {
         for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
             dsmm_idx tile = dsmm_csr_col(S, p) / h;
             t->ptr[tile + 1]++;
             if (last[tile] != r) {
                 last[tile] = r;
+                sfill[tile + 1]++;
                 nseg++;
             }
         }
@@ -148,7 +152,7 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
     if (!pat) t->val = dsmmi_malloc(ctx, (size_t)nnz, w);
     if (seg) {
         t->nseg = nseg;
-        t->sptr = dsmmi_calloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+        t->sptr = dsmmi_malloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
         t->beg = dsmmi_malloc(ctx, nsrc + 1, sizeof(dsmm_idx));
     }
     DSMM_CHECK(ctx,
@@ -161,20 +165,10 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
                (size_t)nnz * (sizeof(uint16_t) + (pat ? 0 : w)) +
                (seg ? ((size_t)nt + 1 + nsrc + 1) * sizeof(dsmm_idx) : 0);
 
-    // Segments a tile (a second walk of the counts), then each entry to its tile's next place.
+    // Where each tile's entries and segments start, then each entry to its tile's next place.
     if (seg) {
-        for (dsmm_idx i = 0; i < nt; i++) last[i] = -1;
-        for (dsmm_idx r = 0; r < n; r++) {
-            for (dsmm_idx p = S->rowptr[r]; p < S->rowptr[r + 1]; p++) {
-                dsmm_idx tile = dsmm_csr_col(S, p) / h;
-                if (last[tile] != r) {
-                    last[tile] = r;
-                    t->sptr[tile + 1]++;
-                }
-            }
-        }
-        for (dsmm_idx i = 0; i < nt; i++) t->sptr[i + 1] += t->sptr[i];
-        memcpy(sfill, t->sptr, ((size_t)nt + 1) * sizeof(dsmm_idx));
+        for (dsmm_idx i = 0; i < nt; i++) sfill[i + 1] += sfill[i];
+        memcpy(t->sptr, sfill, ((size_t)nt + 1) * sizeof(dsmm_idx));
         t->beg[nseg] = nnz;
     }
     for (dsmm_idx i = 0; i < nt; i++) t->ptr[i + 1] += t->ptr[i];
