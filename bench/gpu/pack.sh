@@ -35,12 +35,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 archs="80;90"
 data=${DSMM_DATA:-../shared/data}
 
-build() { # DIR EXTRA_CMAKE_ARGS...: configures (once) and builds dsmm with CUDA
+build() { # DIR EXTRA_CMAKE_ARGS...: configures (once) and builds dsmm with CUDA (only the
+  # targets named in $targets when set: the MPI build needs bin/dsmm alone, and its bench
+  # drivers would compile against a system PETSc made for another MPI)
   local dir=$1
   shift
   [ -f "$dir/CMakeCache.txt" ] || cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DDSMM_USE_CUDA=ON \
     "-DCMAKE_CUDA_ARCHITECTURES=$archs" "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs" >"$dir.pack.log" 2>&1 || { grep -E "error" "$dir.pack.log" | head -20; exit 1; }
+  local t=()
+  for x in ${targets:-}; do t+=(--target "$x"); done
+  cmake --build "$dir" -j "$jobs" "${t[@]}" >"$dir.pack.log" 2>&1 || { grep -E "error" "$dir.pack.log" | head -20; exit 1; }
 }
 
 mkdir -p "$dest/b/bin" "$dest/b/tests/gpu" "$dest/b/bench" "$dest/lib" "$dest/data"
@@ -79,7 +83,7 @@ if [ $mpi = 1 ]; then
   prefix=$(cd "$dest/ompi" && pwd)
   export OPAL_PREFIX=$prefix
   # (a fresh configure: the MPI is found through the wheel's compiler wrapper)
-  build build/gpu-mpi -DDSMM_USE_MPI=ON "-DMPI_C_COMPILER=$prefix/bin/mpicc" \
+  targets=dsmm_cli build build/gpu-mpi -DDSMM_USE_MPI=ON "-DMPI_C_COMPILER=$prefix/bin/mpicc" \
     "-DMPIEXEC_EXECUTABLE=$prefix/bin/mpiexec"
   mkdir -p "$dest/bm/bin"
   cp build/gpu-mpi/bin/dsmm "$dest/bm/bin/"
