@@ -20,6 +20,8 @@ if ! "$dsmm" --version | grep -q '^CUDA: yes; GPU: ' || "$dsmm" --version | grep
     exit 77
 fi
 "$dsmm" --version | grep '^CUDA'
+# where the script is, on stdout, so a run cut short by a time limit shows how far it got
+section() { echo "[${SECONDS} s, $pass passed, $fail failed] $*"; }
 
 # coo_same WANT GOT [RTOL]: two Matrix Market coordinate files with the same entries, values
 # within RTOL relative plus 1e-10 of the largest magnitude (entries that cancel keep a rounding
@@ -52,6 +54,7 @@ coo_same() {
 
 mats="$data/fe_4elt2.mtx.gz $data/bcsstk13.mtx.gz $data/hep-th.mtx.gz $data/facebook-combined.mtx.gz"
 
+section "spgemm"
 # SpGEMM: dsmm's kernel and cuSPARSE against the CPU's hash kernel, entry by entry
 for a in $mats; do
     b=$(basename "$a" .mtx.gz)
@@ -71,6 +74,7 @@ for a in $mats; do
     coo_same "$tmp/$b.cpu.mtx" "$tmp/$b.hyb.mtx"
 done
 
+section "spmm"
 # SpMM: dsmm's kernel and cuSPARSE against the row-wise CPU kernel, same random B
 for a in "$data/fe_4elt2.mtx.gz" "$data/facebook-combined.mtx.gz"; do
     b=$(basename "$a" .mtx.gz)
@@ -87,6 +91,7 @@ for a in "$data/fe_4elt2.mtx.gz" "$data/facebook-combined.mtx.gz"; do
     done
 done
 
+section "mcl"
 # MCL with the device multiplying the tiles: the CPU's clusters
 g=$data/collins2007.txt.gz
 expect_rc 0 "$dsmm" mcl "$g" --abc -o "$tmp/mcl.cpu" -q
@@ -96,6 +101,7 @@ expect_grep "$tmp/out" '^d=0[[:space:]]'
 cat "$tmp/out"
 expect_grep "$tmp/mcl.gpu.json" '"products_gpu": ?[1-9]'
 
+section "resident spgemm"
 # SUMMA's stage products resident on the device (--gpu-resident): merged there, one download
 for a in "$data/hep-th.mtx.gz" "$data/facebook-combined.mtx.gz"; do
     b=$(basename "$a" .mtx.gz)
@@ -113,6 +119,7 @@ for alg in rdma-c ws-local-c; do
     coo_same "$tmp/hep-th.cpu.mtx" "$tmp/res.$alg.mtx"
     expect_grep "$tmp/res.$alg.json" '"accumulate": ?"device"'
 done
+section "resident spmm"
 # the distributed SpMM's C tile on the device: each stage's (item's) product added into it
 # there, the tile downloaded once; the CPU's C for the same random B
 fb=facebook-combined
@@ -126,6 +133,7 @@ for alg in summa rdma-c ws-local-c; do
         expect_grep "$tmp/mres.$alg.$t.json" '"gpu_resident": ?1'
     done
 done
+section "cola"
 # CoLa's 1D SpMM with the device: --kernel gpu for both parts, or AUTO under --gpu (each
 # product above the threshold there)
 expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.gpu.mtx" --algo cola --kernel gpu \
@@ -142,6 +150,7 @@ expect_rc 0 "$dsmm" spmm "$data/$fb.mtx.gz" --k 64 -o "$tmp/cola.res.mtx" --algo
     --stats "$tmp/cola.res.json" --quiet
 arr_same "$tmp/$fb.64.double.cpu.mtx" "$tmp/cola.res.mtx" 1e-12
 expect_grep "$tmp/cola.res.json" '"gpu_resident": ?1'
+section "gcn"
 # GCN training with the aggregation's products on the device: the CPU's losses (float)
 cora=$data/cora
 if "$dsmm" gcn --dataset "$cora" --epochs 1 -q >"$tmp/gcn.try" 2>&1 || ! grep -q OpenBLAS "$tmp/gcn.try"; then
@@ -174,11 +183,13 @@ expect_rc 1 "$dsmm" spgemm "$data/hep-th.mtx.gz" -o "$tmp/res.bad.mtx" --algo su
 expect_grep "$tmp/err" 'auto or gpu'
 expect_none "$tmp/res.bad.mtx"
 
+section "several ranks"
 # several ranks sharing the device: SUMMA's tile products and MCL's pipelined expansion on it
 if "$dsmm" --version | grep -q "MPI: yes" && mpi_found; then
     mpi_launcher
     a=$data/facebook-combined.mtx.gz
     for n in 2 4; do
+        section "$n ranks"
         expect_rc 0 "${mpi[@]}" -n $n "$dsmm" spgemm "$a" -o "$tmp/summa$n.mtx" --algo summa --gpu-min-flops 0 \
             --stats "$tmp/summa$n.json" --quiet
         coo_same "$tmp/facebook-combined.cpu.mtx" "$tmp/summa$n.mtx"
@@ -236,6 +247,7 @@ else
     echo "no MPI or no mpirun: multi-rank cases skipped"
 fi
 
+section "small pool"
 # a pool too small for the product: a clear failure, nothing written
 expect_rc 1 "$dsmm" spgemm "$data/hep-th.mtx.gz" -o "$tmp/small.mtx" --kernel gpu --gpu-mem 64K
 expect_grep "$tmp/err" 'gpu-mem'
