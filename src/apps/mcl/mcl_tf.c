@@ -410,6 +410,23 @@ static int join_weight(int mode, dsmm_idx i, dsmm_idx j, int hw, float w, int ht
     }
 }
 
+// The most arcs a join in this mode can keep, from m arcs in M and t in its transpose: the
+// modes that keep only arcs of M (or only of the transpose) need no room for the other side.
+static dsmm_idx join_bound(int mode, dsmm_idx m, dsmm_idx t)
+{
+    switch (mode) {
+    case JOIN_BOTH_OWN:
+    case JOIN_BOTH_MIN:
+    case JOIN_BOTH_MUL:
+    case JOIN_ARCMAX:
+        return m;
+    case JOIN_TP:
+        return t;
+    default:
+        return m + t;
+    }
+}
+
 // M joined with its transpose as mode says; the transpose comes as M's triples sent to the
 // owners of their columns' rows (what names them in messages). Collective; fails together.
 static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_mat *M, int mode,
@@ -445,7 +462,8 @@ static dsmm_status mutual(dsmm_ctx *ctx, dsmm_idx N, dsmm_idx row0, dsmmi_mcl_ma
     if (C->rb[C->grid->myrow] != row0 || t->nrows != M->nrows || !t->sorted)
         local = dsmmi_error(ctx, DSMM_ERR_INTERNAL, __FILE__, __LINE__,
                             "mcl: %s: the transposed arcs are not in the graph's rows", what);
-    if (local == DSMM_OK) local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, M->nnz + t->nnz);
+    if (local == DSMM_OK)
+        local = dsmmi_mcl_mat_alloc(ctx, &out, M->nrows, join_bound(mode, M->nnz, t->nnz));
     DSMM_TRY(dsmmi_comm_agree(ctx, local));
     dsmm_idx q = 0;
     for (dsmm_idx i = 0; i < M->nrows; i++) {
