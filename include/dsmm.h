@@ -156,8 +156,9 @@ typedef struct dsmm_gpu_opts {
                         // entry of A); 1 by entry of A (a few threads an entry, the way before
                         // 2026-11-25); 2 decides per chunk of A entries (docs/gpu.md)
     int spmm_unroll;    // SpMM: entries of a row whose B rows are loaded before their products
-                        // are added (loads in flight per lane): 1 or 4; 0 (default): 1, the
-                        // kernel last timed on a GPU (4 is compiled and not yet timed there)
+                        // are added (loads in flight per lane): 1 or 4; 0 (default): by k, 4
+                        // while a lane covers one 16-byte group of B's row (k <= 128 floats,
+                        // 64 doubles), else 1 (timed on an H200, docs/gpu.md)
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 

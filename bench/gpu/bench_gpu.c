@@ -5,13 +5,13 @@
 // after one warm-up, median of --reps. Results are checked to agree (SpGEMM: nnz and values;
 // SpMM: max relative difference). One JSON line per run, and a table.
 // Usage: bench_gpu [--reps N] [--k 32,128,256] [--rmat S]... [--spgemm-only|--spmm-only]
-//                  [--host-plan] [--spread 0|1|2] [--spmm-unroll 1|4] [--verbose] FILE...
+//                  [--host-plan] [--spread 0|1|2] [--spmm-unroll 0|1|4] [--verbose] FILE...
 // --host-plan: dsmm's SpGEMM bins its rows on the host (dsmm_gpu_opts.host_planning), the path
 // before 2026-11-25, to compare the call times ("call-copies") with the device's planning.
 // --spread: how rows with shared-memory tables hand their products to the threads
 // (dsmm_gpu_opts.spgemm_spread: 0 spread evenly, 1 by entry of A, 2 chosen per chunk).
 // --spmm-unroll: entries of a row whose loads of B the SpMM kernels put in flight together
-// (dsmm_gpu_opts.spmm_unroll: 1, the default and the kernels timed before, or 4).
+// (dsmm_gpu_opts.spmm_unroll: 1, 4, or 0, the default: by k, dsmmi_gpu_spmm_unroll).
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -239,12 +239,14 @@ int main(int argc, char **argv)
     double hbm = 0;
     if (dsmm_ctx_gpu_info(ctx, &gi) == DSMM_OK) printf("device: %s\n", gi.name);
     printf("SpGEMM planning (row flops, bins): on the %s; shared-table rows' products: %s; "
-           "SpMM entries in flight: %d\n",
+           "SpMM entries in flight: %s\n",
            go.host_planning ? "host" : "device",
            go.spgemm_spread == 1   ? "by entry"
            : go.spgemm_spread == 2 ? "per chunk"
                                    : "spread",
-           go.spmm_unroll == 4 ? 4 : 1);
+           go.spmm_unroll == 4   ? "4"
+           : go.spmm_unroll == 1 ? "1"
+                                 : "by k (4 to k = 128 floats, else 1)");
     if (dsmmi_gpu_copy_bandwidth(ctx, &hbm) == DSMM_OK)
         printf("device-to-device copy: %.0f GB/s (the SpMM floor's bandwidth)\n", hbm);
     int nin = (argc - first_file) + nrmat;

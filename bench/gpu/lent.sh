@@ -13,9 +13,9 @@
 #             carried Open MPI starts), else the nompi build
 #   memcheck  compute-sanitizer memcheck on the tests named by SAN_TESTS (dsmm's kernels alone)
 #   racecheck compute-sanitizer racecheck likewise
-#   spmm      bench_gpu --spmm-only, the SpMM kernels with 4 entries' loads in flight and with
-#             1 (the default, the kernels timed before), then 4 again (the spread between equal
-#             runs)
+#   spmm      bench_gpu --spmm-only, the SpMM kernels with the default loads in flight (0: by
+#             k, dsmmi_gpu_spmm_unroll), 4 and 1 everywhere, then the default again (the spread
+#             between equal runs)
 #   spgemm    bench_gpu --spgemm-only (--reps 5, R-MAT scale 18 too)
 #   resident  bench/gpu/resident.sh on 1 and 4 ranks (host merge against --gpu-resident)
 set -uo pipefail
@@ -84,11 +84,11 @@ for tool in memcheck racecheck; do
     sed -E 's/0x[0-9a-f]+/X/g' | sort | uniq -c | sort -rn | head -8 >>"$summary"
 done
 if has spmm; then
-  for u in 4 1 4; do
+  for u in 0 4 1 0; do
     step "spmm-unroll$u-$SECONDS" "${SPMM_SECS:-90}" .dev/b/bench/bench_gpu --spmm-only --reps "${REPS:-7}" \
       --spmm-unroll $u "${files[@]}"
     l=$(ls -t "$LOG"/spmm-unroll"$u"-*.log | head -1)
-    echo "-- spmm, $u entries in flight ($(basename "$l"))" >>"$summary"
+    echo "-- spmm, --spmm-unroll $u (0: by k) ($(basename "$l"))" >>"$summary"
     grep -iE "geomean|copy:" "$l" >>"$summary"
     grep '"bench": "gpu_spmm"' "$l" |
       sed -E 's/.*"k": ([0-9]+).*"dsmm_ms": ([0-9.]+), "cusparse_ms": ([0-9.]+).*/\1 \2 \3/' |

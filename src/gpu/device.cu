@@ -77,7 +77,7 @@ extern "C" dsmm_status dsmmi_gpu_state_create(dsmm_ctx *ctx, const dsmm_gpu_opts
     g->auto_flops = o->auto_flops;
     g->host_planning = o->host_planning != 0;
     g->spread = o->spgemm_spread;
-    g->spmm_unroll = o->spmm_unroll == 4 ? 4 : 1;
+    g->spmm_unroll = o->spmm_unroll; // 0, 1 or 4 (checked): 0 picks by k at each launch
     DSMMG_CUDA(cudaMemGetInfo(&free_b, &total_b));
     {
         // The default: 80% of the free memory, shared among the ranks that pick this device

@@ -249,6 +249,19 @@ static inline int dsmmi_gpu_spmm_lanes(dsmm_idx k)
     return k <= 8 ? 8 : k <= 16 ? 16 : 32;
 }
 
+/* Entries whose B loads a lane of the SpMM kernel keeps in flight, for `groups` vector groups
+ * per row of B (k / VEC: 16-byte vectors where k allows, else single values):
+ * dsmm_gpu_opts.spmm_unroll when it is 1 or 4; by default (0) 4 while a lane holds at most one
+ * group, 1 when it holds several. Measured on an H200 (2026-11-28, float, 15 matrices, against
+ * cuSPARSE): 4 beat 1 at k = 32 and 128 (one group a lane; geomean 1.53-1.61x against 1.40x and
+ * 0.93-1.00x against 0.83x) and lost at k = 256 (two groups a lane: 0.99-1.03x against 1.07x);
+ * docs/gpu.md ("Loads in flight"). */
+static inline int dsmmi_gpu_spmm_unroll(int opt, dsmm_idx groups)
+{
+    if (opt == 1 || opt == 4) return opt;
+    return groups <= dsmmi_gpu_spmm_lanes(groups) ? 4 : 1;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Products kept on the device (resident.cu): dsmm_dist_opts.gpu_resident                    */
 /* ------------------------------------------------------------------------------------------ */
@@ -377,7 +390,7 @@ struct dsmmi_gpu {
     double auto_flops;
     int host_planning; // dsmm_gpu_opts.host_planning
     int spread;        // dsmm_gpu_opts.spgemm_spread
-    int spmm_unroll;   // dsmm_gpu_opts.spmm_unroll (0 taken as the default, 1)
+    int spmm_unroll;   // dsmm_gpu_opts.spmm_unroll: 1, 4, or 0 (by k: dsmmi_gpu_spmm_unroll)
     dsmmi_dpool pool;
     void *pool_base_d; // the one cudaMalloc
     void *stream[2];   // cudaStream_t: 0 compute (and uploads), 1 transfers that overlap

@@ -281,7 +281,7 @@ static void launch_pu(cudaStream_t s, dsmm_idx blocks, dsmm_idx sblocks, const d
             nseg, seg_row, seg_begin, cap, a->k, A->rowptr_d, A->col_d, val, B, C, alpha);
 }
 
-// (unroll: dsmmi_gpu.spmm_unroll, 1 or 4 entries' loads in flight)
+// (unroll: dsmmi_gpu_spmm_unroll of dsmmi_gpu.spmm_unroll, 1 or 4 entries' loads in flight)
 template <typename V, int LANES, int VEC>
 static void launch_lanes(cudaStream_t s, int unroll, dsmm_idx blocks, dsmm_idx sblocks,
                          const dsmmi_spmm_args *a, const dsmmg::csr_d *A, const V *val, const V *B,
@@ -309,18 +309,19 @@ static dsmm_status launch(dsmm_ctx *ctx, dsmmi_gpu *g, const dsmmi_spmm_args *a,
     // Lanes per row from the vector groups, not the columns: 32 floats are 8 float4 groups,
     // which 8 lanes cover without 24 idle ones.
     int lanes = dsmmi_gpu_spmm_lanes(a->k / VEC), rows = BLOCK / lanes;
+    int unroll = dsmmi_gpu_spmm_unroll(g->spmm_unroll, a->k / VEC);
     dsmm_idx blocks = (a->m + rows - 1) / rows, sblocks = (nseg + rows - 1) / rows;
     DSMM_CHECK(ctx, blocks <= INT32_MAX && sblocks <= INT32_MAX, DSMM_ERR_UNSUPPORTED,
                "gpu spmm: %lld thread blocks exceed the grid limit", (long long)blocks);
     if (blocks == 0) goto cleanup;
     if (lanes == 8)
-        launch_lanes<V, 8, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+        launch_lanes<V, 8, VEC>(s, unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
                                 seg_begin, nseg);
     else if (lanes == 16)
-        launch_lanes<V, 16, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+        launch_lanes<V, 16, VEC>(s, unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
                                  seg_begin, nseg);
     else
-        launch_lanes<V, 32, VEC>(s, g->spmm_unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
+        launch_lanes<V, 32, VEC>(s, unroll, blocks, sblocks, a, A, val, B, C, cap, seg_row,
                                  seg_begin, nseg);
     DSMM_TRY(dsmmg::check_launch(ctx, cap == (dsmm_idx)INT64_MAX ? "spmm row-split"
                                                                  : "spmm split rows"));

@@ -483,6 +483,26 @@ static int test_row_flops_total(void)
     return TEST_PASS;
 }
 
+// The SpMM kernels' loads in flight: 1 or 4 as asked; by default 4 while a lane covers at most
+// one 16-byte group of B's row (k / VEC <= 32 groups: 32 lanes), 1 beyond (measured on an
+// H200: docs/gpu.md).
+static int test_spmm_unroll_default(void)
+{
+    for (dsmm_idx groups = 0; groups <= 300; groups++) {
+        CHECK(dsmmi_gpu_spmm_unroll(1, groups) == 1);
+        CHECK(dsmmi_gpu_spmm_unroll(4, groups) == 4);
+        CHECK(dsmmi_gpu_spmm_unroll(0, groups) == (groups <= 32 ? 4 : 1));
+    }
+    // float rows of B (float4 groups): k = 32 and 128 take 4, k = 256 takes 1; doubles
+    // (double2 groups): k = 64 takes 4, k = 128 takes 1
+    CHECK(dsmmi_gpu_spmm_unroll(0, 32 / 4) == 4);
+    CHECK(dsmmi_gpu_spmm_unroll(0, 128 / 4) == 4);
+    CHECK(dsmmi_gpu_spmm_unroll(0, 256 / 4) == 1);
+    CHECK(dsmmi_gpu_spmm_unroll(0, 64 / 2) == 4);
+    CHECK(dsmmi_gpu_spmm_unroll(0, 128 / 2) == 1);
+    return 0;
+}
+
 static int test_spmm_variant(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -845,10 +865,17 @@ static int test_sum_tree(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_pool_random), TEST(test_pool_edges),   TEST(test_stage),
-        TEST(test_bins),        TEST(test_bins_threads), TEST(test_spmm_variant),
-        TEST(test_spmm_segs),   TEST(test_dispatch),     TEST(test_row_flops_total),
+        TEST(test_pool_random),
+        TEST(test_pool_edges),
+        TEST(test_stage),
+        TEST(test_bins),
+        TEST(test_bins_threads),
+        TEST(test_spmm_variant),
+        TEST(test_spmm_segs),
+        TEST(test_dispatch),
+        TEST(test_row_flops_total),
         TEST(test_sum_tree),
+        TEST(test_spmm_unroll_default),
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
