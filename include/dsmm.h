@@ -157,8 +157,9 @@ typedef struct dsmm_gpu_opts {
                         // 2026-11-25); 2 decides per chunk of A entries (docs/gpu.md)
     int spmm_unroll;    // SpMM: entries of a row whose B rows are loaded before their products
                         // are added (loads in flight per lane): 1 or 4; 0 (default): by k, 4
-                        // while a lane covers one 16-byte group of B's row (k <= 128 floats,
-                        // 64 doubles), else 1 (timed on an H200, docs/gpu.md)
+                        // while a lane covers at most one vector group of B's row (k <= 128
+                        // floats or 64 doubles with 16-byte vectors, k <= 32 where k is not a
+                        // multiple of the vector), else 1 (timed on an H200, docs/gpu.md)
 } dsmm_gpu_opts;
 DSMM_API void dsmm_gpu_opts_init(dsmm_gpu_opts *opts);
 
