@@ -324,6 +324,7 @@ static void usage(void)
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
             "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
+            "                  [--col-tile-rows -1|0|1] [--col-tile-window KIB]\n"
             "                  [--col-tile-stream 0|1]\n"
             "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
@@ -399,6 +400,14 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.col_tile_runs: segmented tiles -1 by run length, 0 never, 1 always
             if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_runs = (int)x;
+        } else if (v && strcmp(s, "--col-tile-rows") == 0) {
+            // dsmmi_spmm_tune.col_tile_rows: rows layout -1 by rule, 0 never, 1 always
+            if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_rows = (int)x;
+        } else if (v && strcmp(s, "--col-tile-window") == 0) {
+            // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: all)
+            if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
+            dsmmi_spmm_tune.col_tile_window = (size_t)x << 10;
         } else if (v && strcmp(s, "--col-tile-stream") == 0) {
             // dsmmi_spmm_tune.col_tile_stream: tiles built in buffers and streamed out (0 = no)
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;

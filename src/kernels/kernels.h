@@ -426,7 +426,11 @@ struct dsmm_spmm_tiles {
     dsmm_idx nseg;  // segments (0: entries stand alone, src is per entry)
     dsmm_idx *sptr; // ntiles + 1, when segmented
     dsmm_idx *beg;  // nseg + 1, when segmented
-    uint16_t *dst;  // rows of C within the tile
+    uint16_t *dst;  // rows of C within the tile (per entry; per row run in the rows layout)
+    dsmm_idx nruns; // rows layout (0: not): runs of one row of C within a window of B's rows
+    dsmm_idx *rptr; // ntiles + 1: a tile's first run, in the rows layout
+    dsmm_idx *rbeg; // nruns + 1: a run's first entry, in the rows layout
+    dsmm_idx window; // rows of B a window (rows layout)
     void *val;
     size_t bytes; // held by the arrays above
 };
@@ -487,14 +491,20 @@ dsmm_status dsmmi_spmm_col(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
  * pattern A, where alpha * B's row is the same for every entry of S's row: the compiler may
  * hoist that product out of one loop (two roundings) and fuse it in another (one), which made
  * the bits depend on the path a thread took. */
+/* DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE: both on one function (GCC keeps only one of two
+ * optimize attributes). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define DSMMI_PAT_CONTRACT_OFF __attribute__((optimize("fp-contract=off")))
+#define DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE                                                        \
+    __attribute__((optimize("fp-contract=off", "no-tree-vectorize")))
 #define DSMMI_PAT_CONTRACT_OFF_BODY
 #elif defined(__clang__)
 #define DSMMI_PAT_CONTRACT_OFF
+#define DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE
 #define DSMMI_PAT_CONTRACT_OFF_BODY _Pragma("clang fp contract(off)")
 #else
 #define DSMMI_PAT_CONTRACT_OFF
+#define DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE
 #define DSMMI_PAT_CONTRACT_OFF_BODY
 #endif
 
@@ -551,6 +561,10 @@ typedef struct dsmmi_spmm_tuning {
                                  // -1 when a row of B takes 256 bytes to 8 vectors and
                                  // entries / segments >= col_tile_runs_min
     double col_tile_runs_min;
+    int col_tile_rows;          // column-wise on tiles, rows layout (a tile's entries grouped by
+                                // row of C within windows of B's rows): 1 always, 0 never, -1
+                                // by dsmmi_spmm_tiles_rows
+    size_t col_tile_window;     // rows layout: bytes of B a window covers (0: all of B)
     int col_tile_stream; // column-wise on tiles: C of row_stream_min bytes or more, with
                          // rows of col_tile_stream_row bytes or more, built in
                          // per-thread tile buffers and streamed out (0 = in place)

@@ -8,6 +8,7 @@
 // Each row of C receives its updates in S's row order, with the column-wise kernel's
 // arithmetic: the result is bitwise that of the column-wise kernel on one thread, at any
 // thread count (docs/kernels.md, "Column-wise on tiles").
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -44,6 +45,8 @@ void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles)
     dsmmi_free(ctx, t->dst);
     dsmmi_free(ctx, t->sptr);
     dsmmi_free(ctx, t->beg);
+    dsmmi_free(ctx, t->rptr);
+    dsmmi_free(ctx, t->rbeg);
     dsmmi_free(ctx, t->val);
     dsmmi_free(ctx, t);
     *tiles = NULL;
@@ -71,11 +74,198 @@ static dsmm_idx tile_height(dsmm_idx m, dsmm_idx k, size_t w, int threads)
     return h < 1 ? 1 : h;
 }
 
+typedef struct {
+    dsmm_idx len, u;
+} run_key;
+
+static int run_key_cmp(const void *x, const void *y)
+{
+    const run_key *a = x, *b = y;
+    if (a->len != b->len) return a->len > b->len ? -1 : 1; // longest first
+    return a->u < b->u ? -1 : a->u > b->u;
+}
+
+/* One window a tile (every row of B): each tile's runs put longest first, so that the kernel's
+ * groups of runs side by side (rows_group) have about the same length. A tile's runs are
+ * distinct rows of C, so their order changes no sum. */
+static dsmm_status sort_runs(dsmm_ctx *ctx, dsmm_spmm_tiles *t, size_t w, int narrow)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx nnz = t->nnz, nruns = t->nruns;
+    size_t sw = narrow ? sizeof(int32_t) : sizeof(dsmm_idx);
+    void *src = dsmmi_malloc(ctx, (size_t)nnz, sw);
+    void *val = t->val != NULL ? dsmmi_malloc(ctx, (size_t)nnz, w) : NULL;
+    dsmm_idx *rbeg = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(dsmm_idx));
+    uint16_t *dst = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(uint16_t));
+    run_key *key = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(run_key));
+    DSMM_CHECK(ctx,
+               src != NULL && (t->val == NULL || val != NULL) && rbeg != NULL && dst != NULL &&
+                   key != NULL,
+               DSMM_ERR_NOMEM, "spmm tiles: no memory to order %lld runs", (long long)nruns);
+    const char *osrc = narrow ? (const char *)t->src32 : (const char *)t->src;
+    dsmm_idx q = 0;
+    for (dsmm_idx i = 0; i < t->ntiles; i++) {
+        dsmm_idx u0 = t->rptr[i], u1 = t->rptr[i + 1];
+        for (dsmm_idx u = u0; u < u1; u++) key[u - u0] = (run_key){t->rbeg[u + 1] - t->rbeg[u], u};
+        qsort(key, (size_t)(u1 - u0), sizeof *key, run_key_cmp);
+        for (dsmm_idx v = u0; v < u1; v++) {
+            dsmm_idx u = key[v - u0].u, len = key[v - u0].len;
+            rbeg[v] = q;
+            dst[v] = t->dst[u];
+            memcpy((char *)src + (size_t)q * sw, osrc + (size_t)t->rbeg[u] * sw, (size_t)len * sw);
+            if (val != NULL)
+                memcpy((char *)val + (size_t)q * w, (const char *)t->val + (size_t)t->rbeg[u] * w,
+                       (size_t)len * w);
+            q += len;
+        }
+    }
+    rbeg[nruns] = nnz;
+    void *swap = narrow ? (void *)t->src32 : (void *)t->src;
+    if (narrow) {
+        t->src32 = src;
+    } else {
+        t->src = src;
+    }
+    src = swap;
+    swap = t->val;
+    t->val = val;
+    val = swap;
+    dsmm_idx *sb = t->rbeg;
+    t->rbeg = rbeg;
+    rbeg = sb;
+    uint16_t *sd = t->dst;
+    t->dst = dst;
+    dst = sd;
+cleanup:
+    dsmmi_free(ctx, src);
+    dsmmi_free(ctx, val);
+    dsmmi_free(ctx, rbeg);
+    dsmmi_free(ctx, dst);
+    dsmmi_free(ctx, key);
+    return st;
+}
+
+/* The rows layout of tiles t (height, ntiles, type, narrow set) from R = op(A) in CSR, each
+ * row's entries in the order the column-wise kernel adds them into that row of C (increasing
+ * row of B; R sorted, or the transpose of S). Within a tile the entries go window by window
+ * (W rows of B a window), within a window row by row of C, within a row in R's order: a run
+ * is one row's entries in one window. */
+static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr *R, dsmm_idx k,
+                              size_t w, int narrow)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx *cnt = NULL;
+    dsmm_idx m = R->nrows, n = R->ncols, nnz = R->nnz, h = t->height, nt = t->ntiles;
+    int pat = t->type == DSMM_PATTERN;
+    // rows of B a window: col_tile_window bytes of B (0: all of B), and no more windows than
+    // keep the (tile, window) counts within a few times the entries
+    double rowb = (double)k * (double)w;
+    dsmm_idx W = n < 1 ? 1 : n;
+    if (dsmmi_spmm_tune.col_tile_window > 0) {
+        double rows = (double)dsmmi_spmm_tune.col_tile_window / rowb;
+        if (rows < (double)W) W = rows < 1 ? 1 : (dsmm_idx)rows;
+    }
+    dsmm_idx nw = n < 1 ? 1 : (n - 1) / W + 1;
+    double cap = 4.0 * (double)nnz + 65536.0;
+    if ((double)nt * (double)nw > cap) {
+        nw = (dsmm_idx)(cap / (double)(nt > 0 ? nt : 1));
+        if (nw < 1) nw = 1;
+        W = (n - 1) / nw + 1;
+        nw = (n - 1) / W + 1;
+    }
+    t->window = W;
+    size_t nb = (size_t)nt * (size_t)nw; // buckets (tile, window), in that order
+    cnt = dsmmi_calloc(ctx, 2 * (nb + 1), sizeof(dsmm_idx));
+    DSMM_CHECK(ctx, cnt != NULL, DSMM_ERR_NOMEM, "spmm tiles: no memory for %zu windows", nb);
+    dsmm_idx *ecnt = cnt, *rcnt = cnt + nb + 1; // entries and runs a bucket, then where they go
+    dsmm_idx nruns = 0;
+    for (dsmm_idx i = 0; i < m; i++) {
+        size_t b0 = (size_t)(i / h) * (size_t)nw;
+        dsmm_idx prev = -1;
+        for (dsmm_idx p = R->rowptr[i]; p < R->rowptr[i + 1]; p++) {
+            dsmm_idx win = dsmm_csr_col(R, p) / W;
+            ecnt[b0 + (size_t)win + 1]++;
+            if (win != prev) {
+                rcnt[b0 + (size_t)win + 1]++;
+                nruns++;
+                prev = win;
+            }
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        ecnt[b + 1] += ecnt[b];
+        rcnt[b + 1] += rcnt[b];
+    }
+    if (narrow) {
+        t->src32 = dsmmi_malloc(ctx, (size_t)nnz, sizeof(int32_t));
+    } else {
+        t->src = dsmmi_malloc(ctx, (size_t)nnz, sizeof(dsmm_idx));
+    }
+    t->dst = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(uint16_t));
+    t->rptr = dsmmi_malloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+    t->rbeg = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(dsmm_idx));
+    if (!pat) t->val = dsmmi_malloc(ctx, (size_t)nnz, w);
+    DSMM_CHECK(ctx,
+               (t->src32 != NULL || t->src != NULL) && t->dst != NULL && t->rptr != NULL &&
+                   t->rbeg != NULL && (pat || t->val != NULL),
+               DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld entries in %lld runs",
+               (long long)nnz, (long long)nruns);
+    t->nruns = nruns;
+    t->bytes = sizeof *t + 2 * ((size_t)nt + 1) * sizeof(dsmm_idx) +
+               (size_t)nnz * ((narrow ? sizeof(int32_t) : sizeof(dsmm_idx)) + (pat ? 0 : w)) +
+               ((size_t)nruns + 1) * (sizeof(uint16_t) + sizeof(dsmm_idx));
+    for (dsmm_idx i = 0; i <= nt; i++) {
+        size_t b = (size_t)i * (size_t)nw;
+        t->rptr[i] = rcnt[b];
+        t->ptr[i] = ecnt[b];
+    }
+    t->rbeg[nruns] = nnz;
+    for (dsmm_idx i = 0; i < m; i++) {
+        size_t b0 = (size_t)(i / h) * (size_t)nw;
+        dsmm_idx prev = -1;
+        for (dsmm_idx p = R->rowptr[i]; p < R->rowptr[i + 1]; p++) {
+            dsmm_idx c = dsmm_csr_col(R, p), win = c / W;
+            dsmm_idx q = ecnt[b0 + (size_t)win]++;
+            if (win != prev) {
+                dsmm_idx u = rcnt[b0 + (size_t)win]++;
+                t->rbeg[u] = q;
+                t->dst[u] = (uint16_t)(i - (i / h) * h);
+                prev = win;
+            }
+            if (narrow) {
+                t->src32[q] = (int32_t)c;
+            } else {
+                t->src[q] = c;
+            }
+            if (pat) continue;
+            double v = R->type == DSMM_DOUBLE ? ((const double *)R->val)[p]
+                                              : (double)((const float *)R->val)[p];
+            if (w == sizeof(double)) {
+                ((double *)t->val)[q] = v;
+            } else {
+                ((float *)t->val)[q] = (float)v;
+            }
+        }
+    }
+    if (nw == 1) DSMM_TRY(sort_runs(ctx, t, w, narrow));
+cleanup:
+    dsmmi_free(ctx, cnt);
+    return st;
+}
+
+/* Whether tiles of a product with rows of B of rowb bytes take the rows layout
+ * (col_tile_rows; docs/kernels.md, "Rows of C within windows"). */
+static int use_rows(double rowb)
+{
+    (void)rowb;
+    return dsmmi_spmm_tune.col_tile_rows != 0;
+}
+
 dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpose_a, dsmm_idx k,
                                    dsmm_type type, dsmm_spmm_tiles **tiles)
 {
     dsmm_status st = DSMM_OK;
-    dsmm_csr *At = NULL;
+    dsmm_csr *At = NULL, *Rt = NULL;
     dsmm_spmm_tiles *t = NULL;
     dsmm_idx *fill = NULL;
     DSMM_CHECK(ctx, dsmmi_ctx_ok(ctx), DSMM_ERR_ARG, "spmm tiles: invalid or destroyed context");
@@ -116,6 +306,19 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
     DSMM_CHECK(ctx, t->ptr != NULL && fill != NULL, DSMM_ERR_NOMEM,
                "spmm tiles: no memory for %lld tiles", (long long)nt);
     dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
+
+    if (nnz > 0 && use_rows((double)k * (double)w)) {
+        // R = op(A) with each row in the column-wise kernel's order: A when sorted, else S^T
+        const dsmm_csr *R = A;
+        if (transpose_a || !A->sorted) {
+            DSMM_TRY(dsmm_csr_transpose(ctx, S, &Rt));
+            R = Rt;
+        }
+        DSMM_TRY(build_rows(ctx, t, R, k, w, narrow));
+        *tiles = t;
+        t = NULL;
+        goto cleanup;
+    }
 
     // Entries (ptr) and segments (runs of one row of S; sfill) a tile, walking S's rows in order.
     dsmm_idx nseg = 0;
@@ -211,6 +414,7 @@ cleanup:
     dsmm_spmm_tiles_destroy(&t);
     dsmmi_free(ctx, fill);
     dsmm_csr_destroy(&At);
+    dsmm_csr_destroy(&Rt);
     return st;
 }
 
@@ -223,8 +427,19 @@ cleanup:
 #else
 #define SEG_PICK(TY, CW) (pat ? tile_##TY##CW##p_seg : tile_##TY##CW##_seg)
 #endif
+#if DSMMI_HAVE_WIDE
+#define ROWS_PICK(TY, CW)                                                                          \
+    (wide ? (pat ? tile_##TY##CW##p_w_rows : tile_##TY##CW##_w_rows)                               \
+          : (pat ? tile_##TY##CW##p_rows : tile_##TY##CW##_rows))
+#else
+#define ROWS_PICK(TY, CW) (pat ? tile_##TY##CW##p_rows : tile_##TY##CW##_rows)
+#endif
 #define TILE_RUN(TY, CW, SRC, T)                                                                   \
-    if (tl->nseg > 0) {                                                                            \
+    if (tl->nruns > 0) {                                                                           \
+        ROWS_PICK(TY, CW)                                                                          \
+        (tl->rptr[i], tl->rptr[i + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
+         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, tl->window >= tl->n);           \
+    } else if (tl->nseg > 0) {                                                                     \
         SEG_PICK(TY, CW)                                                                           \
         (tl->sptr[i], tl->sptr[i + 1], tl->beg, tl->SRC, tl->dst, (const T *)tl->val,              \
          (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha);                                \

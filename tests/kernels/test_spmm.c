@@ -361,21 +361,30 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
     }
     // Tiles (docs/kernels.md, "Column-wise on tiles"): the column-wise kernel's 1-thread bits at
     // every thread count, with the default height, one row a tile, a few rows a tile, the rows
-    // of B as 64-bit indices, entries standing alone or in segments (runs of one row of S),
-    // C built in place or in tile buffers streamed out; AUTO with tiles runs them too.
+    // of B as 64-bit indices, entries standing alone or in segments (runs of one row of S) or
+    // grouped by row of C (the rows layout: one window of B's rows, windows of one row, of
+    // 64 and 1,000 bytes), C built in place or in tile buffers streamed out; AUTO with tiles
+    // runs them too.
     CHECK(algs[2] == DSMM_SPMM_COL);
     static const struct {
-        size_t bytes; // col_tile_bytes (0: default)
-        int src64;    // rows of B as 64-bit indices
-        int runs;     // col_tile_runs
-        int stream;   // tile buffers streamed out, whatever C's size (row_stream_min 1)
-    } tv[] = {{0, 0, -1, 0},  {1, 0, 0, 0}, {200, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0},
-              {200, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, -1, 1},  {1, 0, 0, 1}, {200, 0, 1, 1}};
+        size_t bytes;  // col_tile_bytes (0: default)
+        int src64;     // rows of B as 64-bit indices
+        int runs;      // col_tile_runs
+        int stream;    // tile buffers streamed out, whatever C's size (row_stream_min 1)
+        int rows;      // col_tile_rows
+        size_t window; // col_tile_window
+    } tv[] = {{0, 0, -1, 0, 0, 0},  {1, 0, 0, 0, 0, 0},   {200, 0, 0, 0, 0, 0},  {0, 1, 0, 0, 0, 0},
+              {0, 0, 1, 0, 0, 0},   {200, 1, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 0},    {0, 0, -1, 1, 0, 0},
+              {1, 0, 0, 1, 0, 0},   {200, 0, 1, 1, 0, 0}, {0, 0, -1, 0, -1, 0},  {0, 0, 0, 0, 1, 0},
+              {1, 0, 0, 0, 1, 0},   {200, 0, 0, 0, 1, 1}, {0, 1, 0, 0, 1, 64},   {0, 0, 0, 1, 1, 0},
+              {200, 1, 0, 1, 1, 1}, {0, 0, 0, 0, 1, 1000}};
     for (int v = 0; v < (int)(sizeof tv / sizeof tv[0]); v++) {
         dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
         if (tv[v].bytes > 0) dsmmi_spmm_tune.col_tile_bytes = tv[v].bytes;
         if (tv[v].src64) dsmmi_spmm_tune.col_tile_src32_max = -1;
         dsmmi_spmm_tune.col_tile_runs = tv[v].runs;
+        dsmmi_spmm_tune.col_tile_rows = tv[v].rows;
+        dsmmi_spmm_tune.col_tile_window = tv[v].window;
         dsmm_spmm_tiles *tl = NULL;
         dsmm_status st = dsmm_spmm_tiles_create(ctx, A, trans, k > 0 ? k : 1, c->type, &tl);
         dsmmi_spmm_tune = keep;
@@ -387,8 +396,13 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
         }
         CHECK_MSG(st == DSMM_OK, "%s: tiles: %s", what, dsmm_ctx_last_error(ctx));
         CHECK(dsmm_spmm_tiles_bytes(tl) > 0 && (!tv[v].src64 || tl->src != NULL));
+        CHECK(tv[v].rows != 0 || tl->nruns == 0);
+        CHECK(tv[v].rows != 1 || tl->nruns > 0 || A->nnz == 0);
         CHECK(tv[v].runs != 0 || tl->nseg == 0);
-        CHECK(tv[v].runs != 1 || tl->nseg > 0 || A->nnz == 0);
+        CHECK(tv[v].runs != 1 || tl->nseg > 0 || A->nnz == 0 || tl->nruns > 0);
+        // one row of B a window, unless the windows would outnumber the entries (then fewer)
+        if (tv[v].rows == 1 && tv[v].window == 1 && A->nnz > 0)
+            CHECK(tl->window == 1 || (double)tl->ntiles * (double)tl->n > 4.0 * (double)A->nnz);
         if (tv[v].bytes == 1) CHECK(tl->height == 1);
         use_tiles = tl;
         for (int t = 1; t <= max_t; t++) {
