@@ -423,13 +423,14 @@ struct dsmm_spmm_tiles {
     dsmm_idx *ptr;      // ntiles + 1
     int32_t *src32;     // rows of B when n fits 31 bits, else NULL and src holds them
     dsmm_idx *src;
-    dsmm_idx nseg;  // segments (0: entries stand alone, src is per entry)
-    dsmm_idx *sptr; // ntiles + 1, when segmented
-    dsmm_idx *beg;  // nseg + 1, when segmented
-    uint16_t *dst;  // rows of C within the tile (per entry; per row run in the rows layout)
-    dsmm_idx nruns; // rows layout (0: not): runs of one row of C within a window of B's rows
-    dsmm_idx *rptr; // ntiles + 1: a tile's first run, in the rows layout
-    dsmm_idx *rbeg; // nruns + 1: a run's first entry, in the rows layout
+    dsmm_idx nseg;   // segments (0: entries stand alone, src is per entry)
+    dsmm_idx *sptr;  // ntiles + 1, when segmented
+    dsmm_idx *beg;   // nseg + 1, when segmented
+    uint16_t *dst;   // rows of C within the tile (per entry; per row run in the rows layout)
+    dsmm_idx nruns;  // rows layout (0: not): runs of one row of C within a window of B's rows
+    dsmm_idx nwin;   // windows of B's rows (rows layout); bucket b = tile * nwin + window
+    dsmm_idx *bptr;  // ntiles * nwin + 1: a bucket's first run, in the rows layout
+    dsmm_idx *rbeg;  // nruns + 1: a run's first entry, in the rows layout
     dsmm_idx window; // rows of B a window (rows layout)
     void *val;
     size_t bytes; // held by the arrays above
@@ -561,13 +562,13 @@ typedef struct dsmmi_spmm_tuning {
                                  // -1 when a row of B takes 256 bytes to 8 vectors and
                                  // entries / segments >= col_tile_runs_min
     double col_tile_runs_min;
-    int col_tile_rows;          // column-wise on tiles, rows layout (a tile's entries grouped by
-                                // row of C within windows of B's rows): 1 always, 0 never, -1
-                                // by dsmmi_spmm_tiles_rows
-    size_t col_tile_window;     // rows layout: bytes of B a window covers (0: all of B)
-    int col_tile_stream; // column-wise on tiles: C of row_stream_min bytes or more, with
-                         // rows of col_tile_stream_row bytes or more, built in
-                         // per-thread tile buffers and streamed out (0 = in place)
+    int col_tile_rows;      // column-wise on tiles, rows layout (a tile's entries grouped by
+                            // row of C within windows of B's rows): 1 always, 0 never, -1
+                            // by dsmmi_spmm_tiles_rows
+    size_t col_tile_window; // rows layout: bytes of B a window covers (0: all of B)
+    int col_tile_stream;    // column-wise on tiles: C of row_stream_min bytes or more, with
+                            // rows of col_tile_stream_row bytes or more, built in
+                            // per-thread tile buffers and streamed out (0 = in place)
     double col_tile_stream_row;
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
 } dsmmi_spmm_tuning;

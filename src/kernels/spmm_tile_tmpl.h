@@ -111,17 +111,24 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 // vector variables (blocks of 8, 4, 2 and 1 vectors, then a scalar tail), every entry is added
 // into them with the column-wise kernel's operation (alpha * a splat, y += vs * x), and they
 // are stored once: the same operations in the same order on each value of C as COL_AXPY's,
-// so the same bits, without a load and a store of C's row an entry. The loop vectoriser is
-// kept off: GCC 12 turned the scalar tail's sum into vector products added lane by lane in
-// order, rounding each product where COL_AXPY's multiply-add does not (other bits).
+// so the same bits, without a load and a store of C's row an entry. fresh: the rows start
+// from +0 (beta = 0 and one run a row: the caller clears only rows without runs). The loop
+// vectoriser is kept off: GCC 12 turned the scalar tail's sum into vector products added lane by
+// lane in order, rounding each product where COL_AXPY's multiply-add does not (other bits).
 #define RUN_VBLOCK(NV, KC)                                                                         \
     for (; j + (NV)*VL <= (KC); j += (NV)*VL) {                                                    \
         V acc[NV];                                                                                 \
         _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                     \
-            memcpy(&acc[t], cr + j + t * VL, sizeof(V));                                           \
+        {                                                                                          \
+            if (fresh) {                                                                           \
+                acc[t] = VSPLAT((T)0);                                                             \
+            } else {                                                                               \
+                memcpy(&acc[t], cr + j + t * VL, sizeof(V));                                       \
+            }                                                                                      \
+        }                                                                                          \
         for (dsmm_idx q = q0; q < q1; q++) {                                                       \
             const T *b = B + (dsmm_idx)src[q] * ldb + j;                                           \
-            T sv = SVAL(q);                                                                \
+            T sv = SVAL(q);                                                                        \
             V vs = VSPLAT(sv);                                                                     \
             _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                 \
             {                                                                                      \
@@ -134,18 +141,18 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
             memcpy(cr + j + t * VL, &acc[t], sizeof(V));                                           \
     }
 
-// Four runs side by side (group: the tile's runs are distinct rows of C, longest first), for
+// Four runs side by side (a bucket's runs are distinct rows of C, longest first), for
 // k of one vector or one value: four chains of multiply-adds in flight where one run alone
 // waits on each add's latency. Each run still adds its own entries in order.
 #define GROUP_ADD(Y, Q, YT, SPLAT)                                                                 \
     {                                                                                              \
-        T sv_ = SVAL(Q);                                                                   \
+        T sv_ = SVAL(Q);                                                                           \
         YT x_;                                                                                     \
         memcpy(&x_, B + (dsmm_idx)src[Q] * ldb, sizeof x_);                                        \
         Y += SPLAT(sv_) * x_;                                                                      \
     }
 #define GROUP_RUNS(YT, SPLAT)                                                                      \
-    for (; group && u + 4 <= u1; u += 4) {                                                         \
+    for (; u + 4 <= u1; u += 4) {                                                                  \
         dsmm_idx a0 = beg[u], a1 = beg[u + 1], a2 = beg[u + 2], a3 = beg[u + 3], e = beg[u + 4];   \
         dsmm_idx n = e - a3;                                                                       \
         if (a3 - a2 < n) n = a3 - a2;                                                              \
@@ -153,22 +160,24 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
         if (a1 - a0 < n) n = a1 - a0;                                                              \
         T *c0 = C + (dsmm_idx)dst[u] * ldc, *c1 = C + (dsmm_idx)dst[u + 1] * ldc;                  \
         T *c2 = C + (dsmm_idx)dst[u + 2] * ldc, *c3 = C + (dsmm_idx)dst[u + 3] * ldc;              \
-        YT y0, y1, y2, y3;                                                                         \
-        memcpy(&y0, c0, sizeof y0);                                                                \
-        memcpy(&y1, c1, sizeof y1);                                                                \
-        memcpy(&y2, c2, sizeof y2);                                                                \
-        memcpy(&y3, c3, sizeof y3);                                                                \
-        DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++) {                                       \
-            GROUP_ADD(y0, a0 + i, YT, SPLAT)                                                       \
-            GROUP_ADD(y1, a1 + i, YT, SPLAT)                                                       \
-            GROUP_ADD(y2, a2 + i, YT, SPLAT)                                                       \
-            GROUP_ADD(y3, a3 + i, YT, SPLAT)                                                       \
+        YT y0 = SPLAT((T)0), y1 = y0, y2 = y0, y3 = y0;                                            \
+        if (!fresh) {                                                                              \
+            memcpy(&y0, c0, sizeof y0);                                                            \
+            memcpy(&y1, c1, sizeof y1);                                                            \
+            memcpy(&y2, c2, sizeof y2);                                                            \
+            memcpy(&y3, c3, sizeof y3);                                                            \
         }                                                                                          \
-        DSMMI_LOOP_SCALAR for (dsmm_idx q = a0 + n; q < a1; q++) GROUP_ADD(y0, q, YT, SPLAT)       \
-        DSMMI_LOOP_SCALAR for (dsmm_idx q = a1 + n; q < a2; q++) GROUP_ADD(y1, q, YT, SPLAT)       \
-        DSMMI_LOOP_SCALAR for (dsmm_idx q = a2 + n; q < a3; q++) GROUP_ADD(y2, q, YT, SPLAT)       \
-        DSMMI_LOOP_SCALAR for (dsmm_idx q = a3 + n; q < e; q++) GROUP_ADD(y3, q, YT, SPLAT)        \
-        memcpy(c0, &y0, sizeof y0);                                                                \
+        DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++){                                        \
+            GROUP_ADD(y0, a0 + i, YT, SPLAT) GROUP_ADD(y1, a1 + i, YT, SPLAT)                      \
+                GROUP_ADD(y2, a2 + i, YT, SPLAT)                                                   \
+                    GROUP_ADD(y3, a3 + i, YT, SPLAT)} DSMMI_LOOP_SCALAR for (dsmm_idx q = a0 + n;  \
+                                                                             q < a1; q++)          \
+            GROUP_ADD(y0, q, YT, SPLAT) DSMMI_LOOP_SCALAR for (dsmm_idx q = a1 + n; q < a2; q++)   \
+                GROUP_ADD(y1, q, YT, SPLAT)                                                        \
+                    DSMMI_LOOP_SCALAR for (dsmm_idx q = a2 + n; q < a3; q++)                       \
+                        GROUP_ADD(y2, q, YT, SPLAT)                                                \
+                            DSMMI_LOOP_SCALAR for (dsmm_idx q = a3 + n; q < e; q++)                \
+                                GROUP_ADD(y3, q, YT, SPLAT) memcpy(c0, &y0, sizeof y0);            \
         memcpy(c1, &y1, sizeof y1);                                                                \
         memcpy(c2, &y2, sizeof y2);                                                                \
         memcpy(c3, &y3, sizeof y3);                                                                \
@@ -192,9 +201,10 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
         RUN_VBLOCK(2, KC)                                                                          \
         RUN_VBLOCK(1, KC)                                                                          \
         for (; j < (KC); j++) {                                                                    \
-            T y = cr[j];                                                                           \
-            DSMMI_LOOP_SCALAR for (dsmm_idx q = q0; q < q1; q++) {                                 \
-                T sv = SVAL(q);                                                            \
+            T y = fresh ? (T)0 : cr[j];                                                            \
+            DSMMI_LOOP_SCALAR for (dsmm_idx q = q0; q < q1; q++)                                   \
+            {                                                                                      \
+                T sv = SVAL(q);                                                                    \
                 y += sv * B[(dsmm_idx)src[q] * ldb + j];                                           \
             }                                                                                      \
             cr[j] = y;                                                                             \
@@ -246,7 +256,7 @@ SPMM_ATTR ROWS_ATTR static void
 TILE_CAT(NAME, _rows)(dsmm_idx u0, dsmm_idx u1, const dsmm_idx *restrict beg,
                       const CI *restrict src, const uint16_t *restrict dst, const T *restrict av,
                       const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc, dsmm_idx k,
-                      T alpha, int group)
+                      T alpha, int fresh)
 {
     TILE_CONTRACT_BODY
     // alpha == 1 multiplies nothing: alpha * a is a, bit for bit

@@ -45,7 +45,7 @@ void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles)
     dsmmi_free(ctx, t->dst);
     dsmmi_free(ctx, t->sptr);
     dsmmi_free(ctx, t->beg);
-    dsmmi_free(ctx, t->rptr);
+    dsmmi_free(ctx, t->bptr);
     dsmmi_free(ctx, t->rbeg);
     dsmmi_free(ctx, t->val);
     dsmmi_free(ctx, t);
@@ -85,9 +85,9 @@ static int run_key_cmp(const void *x, const void *y)
     return a->u < b->u ? -1 : a->u > b->u;
 }
 
-/* One window a tile (every row of B): each tile's runs put longest first, so that the kernel's
- * groups of runs side by side (rows_group) have about the same length. A tile's runs are
- * distinct rows of C, so their order changes no sum. */
+/* Each bucket's runs put longest first, so that the kernel's groups of runs side by side
+ * (GROUP_RUNS) have about the same length. A bucket's runs are distinct rows of C, so their
+ * order changes no sum. */
 static dsmm_status sort_runs(dsmm_ctx *ctx, dsmm_spmm_tiles *t, size_t w, int narrow)
 {
     dsmm_status st = DSMM_OK;
@@ -104,8 +104,8 @@ static dsmm_status sort_runs(dsmm_ctx *ctx, dsmm_spmm_tiles *t, size_t w, int na
                DSMM_ERR_NOMEM, "spmm tiles: no memory to order %lld runs", (long long)nruns);
     const char *osrc = narrow ? (const char *)t->src32 : (const char *)t->src;
     dsmm_idx q = 0;
-    for (dsmm_idx i = 0; i < t->ntiles; i++) {
-        dsmm_idx u0 = t->rptr[i], u1 = t->rptr[i + 1];
+    for (dsmm_idx i = 0; i < t->ntiles * t->nwin; i++) {
+        dsmm_idx u0 = t->bptr[i], u1 = t->bptr[i + 1];
         for (dsmm_idx u = u0; u < u1; u++) key[u - u0] = (run_key){t->rbeg[u + 1] - t->rbeg[u], u};
         qsort(key, (size_t)(u1 - u0), sizeof *key, run_key_cmp);
         for (dsmm_idx v = u0; v < u1; v++) {
@@ -202,23 +202,21 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
         t->src = dsmmi_malloc(ctx, (size_t)nnz, sizeof(dsmm_idx));
     }
     t->dst = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(uint16_t));
-    t->rptr = dsmmi_malloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
+    t->bptr = dsmmi_malloc(ctx, nb + 1, sizeof(dsmm_idx));
     t->rbeg = dsmmi_malloc(ctx, (size_t)nruns + 1, sizeof(dsmm_idx));
     if (!pat) t->val = dsmmi_malloc(ctx, (size_t)nnz, w);
     DSMM_CHECK(ctx,
-               (t->src32 != NULL || t->src != NULL) && t->dst != NULL && t->rptr != NULL &&
+               (t->src32 != NULL || t->src != NULL) && t->dst != NULL && t->bptr != NULL &&
                    t->rbeg != NULL && (pat || t->val != NULL),
                DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld entries in %lld runs",
                (long long)nnz, (long long)nruns);
     t->nruns = nruns;
-    t->bytes = sizeof *t + 2 * ((size_t)nt + 1) * sizeof(dsmm_idx) +
+    t->nwin = nw;
+    t->bytes = sizeof *t + ((size_t)nt + 1 + nb + 1) * sizeof(dsmm_idx) +
                (size_t)nnz * ((narrow ? sizeof(int32_t) : sizeof(dsmm_idx)) + (pat ? 0 : w)) +
                ((size_t)nruns + 1) * (sizeof(uint16_t) + sizeof(dsmm_idx));
-    for (dsmm_idx i = 0; i <= nt; i++) {
-        size_t b = (size_t)i * (size_t)nw;
-        t->rptr[i] = rcnt[b];
-        t->ptr[i] = ecnt[b];
-    }
+    memcpy(t->bptr, rcnt, (nb + 1) * sizeof(dsmm_idx));
+    for (dsmm_idx i = 0; i <= nt; i++) t->ptr[i] = ecnt[(size_t)i * (size_t)nw];
     t->rbeg[nruns] = nnz;
     for (dsmm_idx i = 0; i < m; i++) {
         size_t b0 = (size_t)(i / h) * (size_t)nw;
@@ -247,7 +245,7 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
             }
         }
     }
-    if (nw == 1) DSMM_TRY(sort_runs(ctx, t, w, narrow));
+    DSMM_TRY(sort_runs(ctx, t, w, narrow));
 cleanup:
     dsmmi_free(ctx, cnt);
     return st;
@@ -436,9 +434,9 @@ cleanup:
 #endif
 #define TILE_RUN(TY, CW, SRC, T)                                                                   \
     if (tl->nruns > 0) {                                                                           \
-        ROWS_PICK(TY, CW)                                                                          \
-        (tl->rptr[i], tl->rptr[i + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
-         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, tl->window >= tl->n);           \
+        for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++) ROWS_PICK(TY, CW)             \
+        (tl->bptr[b], tl->bptr[b + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
+         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, fresh);                         \
     } else if (tl->nseg > 0) {                                                                     \
         SEG_PICK(TY, CW)                                                                           \
         (tl->sptr[i], tl->sptr[i + 1], tl->beg, tl->SRC, tl->dst, (const T *)tl->val,              \
@@ -478,6 +476,20 @@ static void tile_store(const dsmmi_spmm_args *a, const void *buf, dsmm_idx r0, d
                                    (const char *)buf + (size_t)(i - r0) * row, row);
 }
 
+/* The rows of tile i (h rows at ct, ldc) that no run of it writes, set to 0. */
+static void clear_idle_rows(const dsmm_spmm_tiles *tl, dsmm_idx i, void *ct, dsmm_idx ldc,
+                            dsmm_idx h, dsmm_idx k, size_t w)
+{
+    uint64_t seen[TILE_HEIGHT_MAX / 64];
+    size_t words = (size_t)(h + 63) / 64;
+    memset(seen, 0, words * sizeof *seen);
+    for (dsmm_idx u = tl->bptr[i]; u < tl->bptr[i + 1]; u++)
+        seen[tl->dst[u] / 64] |= (uint64_t)1 << (tl->dst[u] % 64);
+    for (dsmm_idx r = 0; r < h; r++)
+        if (!(seen[r / 64] >> (r % 64) & 1))
+            memset((char *)ct + (size_t)(r * ldc) * w, 0, (size_t)k * w);
+}
+
 dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
 {
     dsmm_status st = DSMM_OK;
@@ -512,6 +524,10 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
     }
     int wide = dsmmi_spmm_wide(&into, 64);
     (void)wide;
+    // Rows layout, one window, beta = 0: each row of C has at most one run a tile, which starts
+    // from +0 (what the clear would have left) and writes the row once; rows without a run
+    // are cleared alone.
+    int fresh = tl->nruns > 0 && tl->nwin == 1 && a->beta == 0.0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -530,12 +546,13 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
 #endif
                 ct = (char *)bufs + (size_t)t * tbytes;
                 ldt = a->k;
-                tile_load(a, ct, r0, r1);
+                if (!fresh) tile_load(a, ct, r0, r1);
             } else {
                 ct = (char *)a->C + (size_t)(r0 * a->ldc) * w;
                 ldt = a->ldc;
-                dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, r0, r1, a->k, a->beta);
+                if (!fresh) dsmmi_spmm_scale_rows(a->C, a->type, a->ldc, r0, r1, a->k, a->beta);
             }
+            if (fresh) clear_idle_rows(tl, i, ct, ldt, r1 - r0, a->k, w);
             if (a->type == DSMM_DOUBLE) {
                 if (narrow) {
                     TILE_RUN(d, 32, src32, double);
