@@ -324,7 +324,7 @@ static void usage(void)
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
             "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
             "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
-            "                  [--col-tile-rows -1|0|1] [--col-tile-window KIB]\n"
+            "                  [--col-tile-rows 0|1] [--col-tile-window KIB]\n"
             "                  [--col-tile-stream 0|1]\n"
             "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
@@ -401,8 +401,8 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_runs = (int)x;
         } else if (v && strcmp(s, "--col-tile-rows") == 0) {
-            // dsmmi_spmm_tune.col_tile_rows: rows layout -1 by rule, 0 never, 1 always
-            if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
+            // dsmmi_spmm_tune.col_tile_rows: rows layout 1 (default), 0 segments or entries
+            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_rows = (int)x;
         } else if (v && strcmp(s, "--col-tile-window") == 0) {
             // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: all)

@@ -562,9 +562,9 @@ typedef struct dsmmi_spmm_tuning {
                                  // -1 when a row of B takes 256 bytes to 8 vectors and
                                  // entries / segments >= col_tile_runs_min
     double col_tile_runs_min;
-    int col_tile_rows;      // column-wise on tiles, rows layout (a tile's entries grouped by
-                            // row of C within windows of B's rows): 1 always, 0 never, -1
-                            // by dsmmi_spmm_tiles_rows
+    int col_tile_rows;      // column-wise on tiles: 1 the rows layout (a tile's entries grouped by
+                            // row of C within windows of B's rows), 0 entries standing alone or
+                            // in segments (col_tile_runs)
     size_t col_tile_window; // rows layout: bytes of B a window covers (0: all of B)
     int col_tile_stream;    // column-wise on tiles: C of row_stream_min bytes or more, with
                             // rows of col_tile_stream_row bytes or more, built in

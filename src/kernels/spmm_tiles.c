@@ -251,13 +251,6 @@ cleanup:
     return st;
 }
 
-/* Whether tiles of a product with rows of B of rowb bytes take the rows layout
- * (col_tile_rows; docs/kernels.md, "Rows of C within windows"). */
-static int use_rows(double rowb)
-{
-    (void)rowb;
-    return dsmmi_spmm_tune.col_tile_rows != 0;
-}
 
 dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpose_a, dsmm_idx k,
                                    dsmm_type type, dsmm_spmm_tiles **tiles)
@@ -305,7 +298,7 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
                "spmm tiles: no memory for %lld tiles", (long long)nt);
     dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
 
-    if (nnz > 0 && use_rows((double)k * (double)w)) {
+    if (nnz > 0 && dsmmi_spmm_tune.col_tile_rows) {
         // R = op(A) with each row in the column-wise kernel's order: A when sorted, else S^T
         const dsmm_csr *R = A;
         if (transpose_a || !A->sorted) {
