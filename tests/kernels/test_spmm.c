@@ -375,7 +375,7 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
         size_t window; // col_tile_window
     } tv[] = {{0, 0, -1, 0, 0, 0},  {1, 0, 0, 0, 0, 0},   {200, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0},
               {0, 0, 1, 0, 0, 0},   {200, 1, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 0},   {0, 0, -1, 1, 0, 0},
-              {1, 0, 0, 1, 0, 0},   {200, 0, 1, 1, 0, 0}, {0, 0, -1, 0, 1, 0}, {0, 0, 0, 0, 1, 0},
+              {1, 0, 0, 1, 0, 0},   {200, 0, 1, 1, 0, 0}, {0, 0, -1, 0, 1, 0},  {0, 0, 0, 0, 1, 0},
               {1, 0, 0, 0, 1, 0},   {200, 0, 0, 0, 1, 1}, {0, 1, 0, 0, 1, 64},  {0, 0, 0, 1, 1, 0},
               {200, 1, 0, 1, 1, 1}, {0, 0, 0, 0, 1, 1000}};
     for (int v = 0; v < (int)(sizeof tv / sizeof tv[0]); v++) {
@@ -1939,19 +1939,119 @@ static int test_checks_catch_errors(void)
     return TEST_PASS;
 }
 
+// The rows layout (docs/kernels.md, "Rows of C within windows"), counted: an A^T with empty
+// rows and columns, unsorted rows with repeated columns, k = 8 doubles (64-byte rows of B),
+// windows of 512 bytes (8 rows of B) and of all of B. Read back run by run, the layout must
+// hold each row of op(A)'s entries in the column-wise kernel's order (increasing row of B,
+// repeats in S's order) cut at the windows' edges: buckets (tile, window) in order, a bucket's
+// runs distinct rows of C, longest first, each run's rows of B inside its window and
+// increasing; entry counts by tile in ptr.
+static int test_tiles_rows(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 90, 70, 0.15, seed_at(905));
+    ma.empty_rows = 0.2;
+    ma.empty_cols = 0.1;
+    dsmm_csr *A = NULL, *Ash = NULL, *S = NULL, *R = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    CHECK_OK(ctx, test_csr_shuffle(ctx, A, 1, seed_at(906), &Ash));
+    dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
+    static const size_t windows[] = {512, 0};
+    for (int trans = 0; trans < 2; trans++)
+        for (int wv = 0; wv < 2; wv++) {
+            const dsmm_csr *X = trans ? Ash : A;
+            // R = op(X) with each row in the column-wise kernel's order: the transpose of
+            // S = op(X)^T, which the kernel walks row by row
+            if (trans) {
+                S = NULL;
+                CHECK_OK(ctx, dsmm_csr_transpose(ctx, X, &R)); // op(X) = X^T; S = X
+            } else {
+                CHECK_OK(ctx, dsmm_csr_transpose(ctx, X, &S));
+                CHECK_OK(ctx, dsmm_csr_transpose(ctx, S, &R));
+            }
+            dsmmi_spmm_tune = keep;
+            dsmmi_spmm_tune.col_tile_bytes = 8 * 8 * 8; // 8 rows of C a tile at k = 8 doubles
+            dsmmi_spmm_tune.col_tile_window = windows[wv];
+            dsmm_spmm_tiles *tl = NULL;
+            dsmm_status st = dsmm_spmm_tiles_create(ctx, X, trans, 8, DSMM_DOUBLE, &tl);
+            dsmmi_spmm_tune = keep;
+            CHECK_OK(ctx, st);
+            dsmm_idx m = R->nrows, n = R->ncols, h = tl->height;
+            CHECK(tl->nruns > 0 && tl->m == m && tl->n == n && tl->nnz == R->nnz);
+            CHECK_EQ_IDX(h, 8);
+            CHECK_EQ_IDX(tl->window, wv == 0 ? 8 : n);
+            CHECK_EQ_IDX(tl->nwin, (n + tl->window - 1) / tl->window);
+            CHECK_EQ_IDX(tl->ntiles, (m + h - 1) / h);
+            dsmm_idx nb = tl->ntiles * tl->nwin;
+            CHECK(tl->bptr[0] == 0 && tl->bptr[nb] == tl->nruns && tl->rbeg[0] == 0 &&
+                  tl->rbeg[tl->nruns] == tl->nnz);
+            // each row of op(X): where its next entry is, as the runs are read back
+            dsmm_idx *next = malloc((size_t)m * sizeof *next);
+            CHECK(next != NULL);
+            for (dsmm_idx r = 0; r < m; r++) next[r] = R->rowptr[r];
+            for (dsmm_idx i = 0; i < tl->ntiles; i++) {
+                CHECK_EQ_IDX(tl->ptr[i], tl->rbeg[tl->bptr[i * tl->nwin]]);
+                for (dsmm_idx v = 0; v < tl->nwin; v++) {
+                    dsmm_idx b = i * tl->nwin + v, w0 = v * tl->window, w1 = w0 + tl->window;
+                    CHECK(tl->bptr[b] <= tl->bptr[b + 1]);
+                    uint64_t seen[2] = {0, 0}; // the bucket's rows of C (h = 8)
+                    for (dsmm_idx u = tl->bptr[b]; u < tl->bptr[b + 1]; u++) {
+                        dsmm_idx len = tl->rbeg[u + 1] - tl->rbeg[u];
+                        CHECK(len >= 1 && tl->dst[u] < h && !(seen[0] >> tl->dst[u] & 1));
+                        seen[0] |= (uint64_t)1 << tl->dst[u];
+                        if (u > tl->bptr[b]) CHECK(len <= tl->rbeg[u] - tl->rbeg[u - 1]);
+                        dsmm_idx r = i * h + tl->dst[u];
+                        CHECK(r < m);
+                        for (dsmm_idx q = tl->rbeg[u]; q < tl->rbeg[u + 1]; q++) {
+                            dsmm_idx src = tl->src32[q];
+                            CHECK(src >= w0 && src < w1);
+                            if (q > tl->rbeg[u]) CHECK(src >= tl->src32[q - 1]);
+                            CHECK(next[r] < R->rowptr[r + 1]);
+                            CHECK_EQ_IDX(src, dsmm_csr_col(R, next[r]));
+                            CHECK(((const double *)tl->val)[q] == dsmm_csr_value(R, next[r]));
+                            next[r]++;
+                        }
+                    }
+                    (void)seen[1];
+                }
+            }
+            for (dsmm_idx r = 0; r < m; r++) CHECK_EQ_IDX(next[r], R->rowptr[r + 1]);
+            free(next);
+            dsmm_spmm_tiles_destroy(&tl);
+            dsmm_csr_destroy(&S);
+            dsmm_csr_destroy(&R);
+        }
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&Ash);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),
-        TEST(test_alpha_beta),   TEST(test_shapes),
-        TEST(test_generators),   TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_streaming_stores),
-        TEST(test_odd_entry),    TEST(test_gather),
-        TEST(test_wide_vectors), TEST(test_row_prefetch),
-        TEST(test_threads),      TEST(test_info),
-        TEST(test_bad_input),    TEST(test_names),
-        TEST(test_budget),       TEST(test_tiles),
-        TEST(test_stream_triad), TEST(test_checks_catch_errors),
+        TEST(test_ks),
+        TEST(test_k_block),
+        TEST(test_alpha_beta),
+        TEST(test_shapes),
+        TEST(test_generators),
+        TEST(test_value_types),
+        TEST(test_leading_dims),
+        TEST(test_streaming_stores),
+        TEST(test_odd_entry),
+        TEST(test_gather),
+        TEST(test_wide_vectors),
+        TEST(test_row_prefetch),
+        TEST(test_threads),
+        TEST(test_info),
+        TEST(test_bad_input),
+        TEST(test_names),
+        TEST(test_budget),
+        TEST(test_tiles),
+        TEST(test_tiles_rows),
+        TEST(test_stream_triad),
+        TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
