@@ -432,6 +432,7 @@ struct dsmm_spmm_tiles {
     dsmm_idx *bptr;  // ntiles * nwin + 1: a bucket's first run, in the rows layout
     dsmm_idx *rbeg;  // nruns + 1: a run's first entry, in the rows layout
     dsmm_idx window; // rows of B a window (rows layout)
+    int slice;       // rows layout at k = 1: runs a chunk whose entries are interleaved (0: none)
     void *val;
     size_t bytes; // held by the arrays above
 };
@@ -566,6 +567,7 @@ typedef struct dsmmi_spmm_tuning {
                             // row of C within windows of B's rows), 0 entries standing alone or
                             // in segments (col_tile_runs)
     size_t col_tile_window; // rows layout: bytes of B a window covers (0: all of B)
+    int col_tile_slice;     // rows layout at k = 1: runs in interleaved chunks (1) or not (0)
     int col_tile_stream;    // column-wise on tiles: C of row_stream_min bytes or more, with
                             // rows of col_tile_stream_row bytes or more, built in
                             // per-thread tile buffers and streamed out (0 = in place)

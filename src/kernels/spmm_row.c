@@ -188,6 +188,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_runs_min = 2.0,
     .col_tile_rows = 1,
     .col_tile_window = (size_t)16 << 20,
+    .col_tile_slice = 1,
     .col_tile_stream = 1,
     .col_tile_stream_row = 1024.0,
     .min_thread_work = 65536.0,

@@ -145,6 +145,49 @@ cleanup:
     return st;
 }
 
+/* Rows layout at k = 1 (32-bit rows of B): each bucket's runs, longest first, taken G at a
+ * time (a chunk: G = 8 doubles or 16 floats, fewer at a bucket's end), with the chunk's
+ * entries interleaved step by step: the i-th entries of the chunk's runs that have one, in
+ * run order (a prefix of the chunk, since lengths fall). A chunk's entries keep their place
+ * in the array (rbeg of its first run); the kernel then reads step i's entries as one vector
+ * and adds them into G sums side by side (docs/kernels.md, "k = 1 in chunks"). */
+static dsmm_status slice_runs(dsmm_ctx *ctx, dsmm_spmm_tiles *t, size_t w, int G)
+{
+    dsmm_status st = DSMM_OK;
+    dsmm_idx nnz = t->nnz;
+    int32_t *src = dsmmi_malloc(ctx, (size_t)nnz, sizeof *src);
+    char *val = t->val != NULL ? dsmmi_malloc(ctx, (size_t)nnz, w) : NULL;
+    DSMM_CHECK(ctx, src != NULL && (t->val == NULL || val != NULL), DSMM_ERR_NOMEM,
+               "spmm tiles: no memory to interleave %lld entries", (long long)nnz);
+    memcpy(src, t->src32, (size_t)nnz * sizeof *src);
+    if (val != NULL) memcpy(val, t->val, (size_t)nnz * w);
+    for (dsmm_idx b = 0; b < t->ntiles * t->nwin; b++) {
+        for (dsmm_idx g = t->bptr[b]; g < t->bptr[b + 1]; g += G) {
+            int lanes = t->bptr[b + 1] - g < G ? (int)(t->bptr[b + 1] - g) : G;
+            dsmm_idx q = t->rbeg[g];
+            for (dsmm_idx i = 0;; i++) {
+                int c = 0;
+                for (int l = 0; l < lanes; l++) {
+                    dsmm_idx u = g + l;
+                    if (t->rbeg[u + 1] - t->rbeg[u] <= i) break;
+                    t->src32[q] = src[t->rbeg[u] + i];
+                    if (val != NULL)
+                        memcpy((char *)t->val + (size_t)q * w, val + (size_t)(t->rbeg[u] + i) * w,
+                               w);
+                    q++;
+                    c++;
+                }
+                if (c == 0) break;
+            }
+        }
+    }
+    t->slice = G;
+cleanup:
+    dsmmi_free(ctx, src);
+    dsmmi_free(ctx, val);
+    return st;
+}
+
 /* The rows layout of tiles t (height, ntiles, type, narrow set) from R = op(A) in CSR, each
  * row's entries in the order the column-wise kernel adds them into that row of C (increasing
  * row of B; R sorted, or the transpose of S). Within a tile the entries go window by window
@@ -246,11 +289,12 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
         }
     }
     DSMM_TRY(sort_runs(ctx, t, w, narrow));
+    if (k == 1 && narrow && dsmmi_spmm_tune.col_tile_slice)
+        DSMM_TRY(slice_runs(ctx, t, w, w == sizeof(double) ? 8 : 16));
 cleanup:
     dsmmi_free(ctx, cnt);
     return st;
 }
-
 
 dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpose_a, dsmm_idx k,
                                    dsmm_type type, dsmm_spmm_tiles **tiles)
@@ -426,7 +470,10 @@ cleanup:
 #define ROWS_PICK(TY, CW) (pat ? tile_##TY##CW##p_rows : tile_##TY##CW##_rows)
 #endif
 #define TILE_RUN(TY, CW, SRC, T)                                                                   \
-    if (tl->nruns > 0) {                                                                           \
+    if (tl->slice > 0) {                                                                           \
+        for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++)                               \
+            slice_run(tl, a, tl->bptr[b], tl->bptr[b + 1], ct, ldt, fresh);                        \
+    } else if (tl->nruns > 0) {                                                                    \
         for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++) ROWS_PICK(TY, CW)             \
         (tl->bptr[b], tl->bptr[b + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
          (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, fresh);                         \
@@ -439,6 +486,131 @@ cleanup:
         (tl->ptr[i], tl->ptr[i + 1], tl->SRC, tl->dst, (const T *)tl->val, (const T *)a->B,        \
          a->ldb, (T *)ct, ldt, a->k, (T)a->alpha);                                                 \
     }
+
+// k = 1 on the interleaved chunks (slice_runs): runs u0 .. u1 - 1 of a bucket, G at a time,
+// each run's sum in its own lane, the chunk's step-i entries read together. Every lane adds
+// its run's entries in order with the column-wise kernel's operation (alpha * a, then
+// y += s * x: one multiply-add, or a multiply and an add for a pattern A), so the bits are
+// the column-wise kernel's. SLICE_SCALAR: plain C (any CPU, any ldb); SLICE_512: AVX-512 with
+// B's column contiguous (ldb = 1), the step's values of B by one gather under the mask of the
+// lanes still running.
+#define SLICE_SCALAR(NAME, T, G, ATTR, PAT)                                                        \
+    DSMMI_CLONES ATTR static void NAME(const dsmm_spmm_tiles *tl, dsmm_idx u0, dsmm_idx u1,        \
+                                       const T *restrict B, dsmm_idx ldb, T *restrict C,           \
+                                       dsmm_idx ldc, T alpha, int fresh)                           \
+    {                                                                                              \
+        const int32_t *src = tl->src32;                                                            \
+        const T *av = tl->val;                                                                     \
+        (void)av;                                                                                  \
+        for (dsmm_idx g = u0; g < u1; g += (G)) {                                                  \
+            int c = u1 - g < (G) ? (int)(u1 - g) : (G);                                            \
+            T acc[G];                                                                              \
+            dsmm_idx len[G];                                                                       \
+            for (int l = 0; l < c; l++) {                                                          \
+                len[l] = tl->rbeg[g + l + 1] - tl->rbeg[g + l];                                    \
+                acc[l] = fresh ? (T)0 : C[(dsmm_idx)tl->dst[g + l] * ldc];                         \
+            }                                                                                      \
+            dsmm_idx q = tl->rbeg[g];                                                              \
+            for (dsmm_idx i = 0; c > 0; i++) {                                                     \
+                while (c > 0 && len[c - 1] <= i) c--;                                              \
+                DSMMI_LOOP_SCALAR for (int l = 0; l < c; l++, q++)                                 \
+                {                                                                                  \
+                    T sv = PAT ? alpha : alpha * av[q];                                            \
+                    acc[l] += sv * B[(dsmm_idx)src[q] * ldb];                                      \
+                }                                                                                  \
+            }                                                                                      \
+            c = u1 - g < (G) ? (int)(u1 - g) : (G);                                                \
+            for (int l = 0; l < c; l++) C[(dsmm_idx)tl->dst[g + l] * ldc] = acc[l];                \
+        }                                                                                          \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+SLICE_SCALAR(slice_d, double, 8, DSMMI_NO_VECTORIZE, 0);
+SLICE_SCALAR(slice_f, float, 16, DSMMI_NO_VECTORIZE, 0);
+SLICE_SCALAR(slice_dp, double, 8, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
+SLICE_SCALAR(slice_fp, float, 16, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
+#undef SLICE_SCALAR
+
+#if DSMMI_HAVE_WIDE
+#include <immintrin.h>
+// VT: the vector of G lanes; MT its mask; IDX(m, p) the step's rows of B, VAL(m, p) its values,
+// GATH(m, idx) B at those rows, MUL/FMA3/MADD the masked arithmetic (lanes off keep their sum).
+#define SLICE_512(NAME, T, G, VT, MT, IDX, VAL, GATH, SET1, MUL, FMA3, MADD, PAT)                  \
+    DSMMI_WIDE static void NAME(const dsmm_spmm_tiles *tl, dsmm_idx u0, dsmm_idx u1,               \
+                                const T *restrict B, T *restrict C, dsmm_idx ldc, T alpha,         \
+                                int fresh)                                                         \
+    {                                                                                              \
+        const int32_t *src = tl->src32;                                                            \
+        const T *av = tl->val;                                                                     \
+        (void)av;                                                                                  \
+        const VT va = SET1(alpha);                                                                 \
+        const int one = alpha == (T)1;                                                             \
+        for (dsmm_idx g = u0; g < u1; g += (G)) {                                                  \
+            int c = u1 - g < (G) ? (int)(u1 - g) : (G), c0 = c;                                    \
+            T init[G];                                                                             \
+            dsmm_idx len[G];                                                                       \
+            for (int l = 0; l < (G); l++) {                                                        \
+                len[l] = l < c ? tl->rbeg[g + l + 1] - tl->rbeg[g + l] : 0;                        \
+                init[l] = fresh || l >= c ? (T)0 : C[(dsmm_idx)tl->dst[g + l] * ldc];              \
+            }                                                                                      \
+            VT acc;                                                                                \
+            memcpy(&acc, init, sizeof acc);                                                        \
+            dsmm_idx q = tl->rbeg[g];                                                              \
+            for (dsmm_idx i = 0;; i++) {                                                           \
+                while (c > 0 && len[c - 1] <= i) c--;                                              \
+                if (c == 0) break;                                                                 \
+                MT m = (MT)((1u << c) - 1u);                                                       \
+                VT x = GATH(m, IDX(m, src + q));                                                   \
+                if (PAT) {                                                                         \
+                    acc = MADD(acc, m, acc, MUL(va, x));                                           \
+                } else {                                                                           \
+                    VT v = VAL(m, av + q);                                                         \
+                    acc = FMA3(one ? v : MUL(va, v), x, acc, m);                                   \
+                }                                                                                  \
+                q += c;                                                                            \
+            }                                                                                      \
+            memcpy(init, &acc, sizeof acc);                                                        \
+            for (int l = 0; l < c0; l++) C[(dsmm_idx)tl->dst[g + l] * ldc] = init[l];              \
+        }                                                                                          \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+#define S_IDX8(m, p)  _mm256_maskz_loadu_epi32(m, p)
+#define S_IDX16(m, p) _mm512_maskz_loadu_epi32(m, p)
+#define S_VALD(m, p)  _mm512_maskz_loadu_pd(m, p)
+#define S_VALF(m, p)  _mm512_maskz_loadu_ps(m, p)
+#define S_GD(m, idx)  _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, idx, B, 8)
+#define S_GF(m, idx)  _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, B, 4)
+SLICE_512(slice_d_512, double, 8, __m512d, __mmask8, S_IDX8, S_VALD, S_GD, _mm512_set1_pd,
+          _mm512_mul_pd, _mm512_mask3_fmadd_pd, _mm512_mask_add_pd, 0);
+SLICE_512(slice_f_512, float, 16, __m512, __mmask16, S_IDX16, S_VALF, S_GF, _mm512_set1_ps,
+          _mm512_mul_ps, _mm512_mask3_fmadd_ps, _mm512_mask_add_ps, 0);
+SLICE_512(slice_dp_512, double, 8, __m512d, __mmask8, S_IDX8, S_VALD, S_GD, _mm512_set1_pd,
+          _mm512_mul_pd, _mm512_mask3_fmadd_pd, _mm512_mask_add_pd, 1);
+SLICE_512(slice_fp_512, float, 16, __m512, __mmask16, S_IDX16, S_VALF, S_GF, _mm512_set1_ps,
+          _mm512_mul_ps, _mm512_mask3_fmadd_ps, _mm512_mask_add_ps, 1);
+#undef SLICE_512
+#endif
+
+/* Runs u0 .. u1 - 1 (one bucket) of sliced tiles at k = 1 into the tile at C. */
+static void slice_run(const dsmm_spmm_tiles *tl, const dsmmi_spmm_args *a, dsmm_idx u0, dsmm_idx u1,
+                      void *C, dsmm_idx ldc, int fresh)
+{
+    int pat = tl->type == DSMM_PATTERN, dbl = a->type == DSMM_DOUBLE;
+#if DSMMI_HAVE_WIDE
+    if (a->ldb == 1 && dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4")) {
+        if (dbl) {
+            (pat ? slice_dp_512 : slice_d_512)(tl, u0, u1, a->B, C, ldc, a->alpha, fresh);
+        } else {
+            (pat ? slice_fp_512 : slice_f_512)(tl, u0, u1, a->B, C, ldc, (float)a->alpha, fresh);
+        }
+        return;
+    }
+#endif
+    if (dbl) {
+        (pat ? slice_dp : slice_d)(tl, u0, u1, a->B, a->ldb, C, ldc, a->alpha, fresh);
+    } else {
+        (pat ? slice_fp : slice_f)(tl, u0, u1, a->B, a->ldb, C, ldc, (float)a->alpha, fresh);
+    }
+}
 
 /* Rows [r0, r1) of C (ldc) into buf (ldb = k), times beta: what the tile starts from. */
 static void tile_load(const dsmmi_spmm_args *a, void *buf, dsmm_idx r0, dsmm_idx r1)

@@ -1940,12 +1940,13 @@ static int test_checks_catch_errors(void)
 }
 
 // The rows layout (docs/kernels.md, "Rows of C within windows"), counted: an A^T with empty
-// rows and columns, unsorted rows with repeated columns, k = 8 doubles (64-byte rows of B),
-// windows of 512 bytes (8 rows of B) and of all of B. Read back run by run, the layout must
-// hold each row of op(A)'s entries in the column-wise kernel's order (increasing row of B,
-// repeats in S's order) cut at the windows' edges: buckets (tile, window) in order, a bucket's
-// runs distinct rows of C, longest first, each run's rows of B inside its window and
-// increasing; entry counts by tile in ptr.
+// rows and columns, unsorted rows with repeated columns, k = 8 and 1 doubles, tiles of 8 rows
+// of C, windows of 8 rows of B and of all of B; at k = 1 the runs' entries interleaved in
+// chunks of 8 runs (step i: the i-th entries of the chunk's runs that have one). Read back run by
+// run, the layout must hold each row of op(A)'s entries in the column-wise kernel's order
+// (increasing row of B, repeats in S's order) cut at the windows' edges: buckets (tile, window) in
+// order, a bucket's runs distinct rows of C, longest first, each run's rows of B inside its window
+// and increasing; entry counts by tile in ptr.
 static int test_tiles_rows(void)
 {
     dsmm_ctx *ctx = test_ctx();
@@ -1958,12 +1959,13 @@ static int test_tiles_rows(void)
     CHECK_OK(ctx, test_csr_shuffle(ctx, A, 1, seed_at(906), &Ash));
     dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
     static const size_t windows[] = {512, 0};
-    for (int trans = 0; trans < 2; trans++)
+    for (int trans = 0; trans < 4; trans++)
         for (int wv = 0; wv < 2; wv++) {
-            const dsmm_csr *X = trans ? Ash : A;
+            dsmm_idx k = trans < 2 ? 8 : 1;
+            const dsmm_csr *X = trans % 2 ? Ash : A;
             // R = op(X) with each row in the column-wise kernel's order: the transpose of
             // S = op(X)^T, which the kernel walks row by row
-            if (trans) {
+            if (trans % 2) {
                 S = NULL;
                 CHECK_OK(ctx, dsmm_csr_transpose(ctx, X, &R)); // op(X) = X^T; S = X
             } else {
@@ -1971,10 +1973,10 @@ static int test_tiles_rows(void)
                 CHECK_OK(ctx, dsmm_csr_transpose(ctx, S, &R));
             }
             dsmmi_spmm_tune = keep;
-            dsmmi_spmm_tune.col_tile_bytes = 8 * 8 * 8; // 8 rows of C a tile at k = 8 doubles
-            dsmmi_spmm_tune.col_tile_window = windows[wv];
+            dsmmi_spmm_tune.col_tile_bytes = 8 * 8 * (size_t)k; // 8 rows of C a tile
+            dsmmi_spmm_tune.col_tile_window = windows[wv] * (size_t)k / 8;
             dsmm_spmm_tiles *tl = NULL;
-            dsmm_status st = dsmm_spmm_tiles_create(ctx, X, trans, 8, DSMM_DOUBLE, &tl);
+            dsmm_status st = dsmm_spmm_tiles_create(ctx, X, trans % 2, k, DSMM_DOUBLE, &tl);
             dsmmi_spmm_tune = keep;
             CHECK_OK(ctx, st);
             dsmm_idx m = R->nrows, n = R->ncols, h = tl->height;
@@ -1986,6 +1988,19 @@ static int test_tiles_rows(void)
             dsmm_idx nb = tl->ntiles * tl->nwin;
             CHECK(tl->bptr[0] == 0 && tl->bptr[nb] == tl->nruns && tl->rbeg[0] == 0 &&
                   tl->rbeg[tl->nruns] == tl->nnz);
+            CHECK_EQ_IDX(tl->slice, k == 1 ? 8 : 0);
+            // at: where entry i of run u lies (at[rbeg[u] + i]): itself, or interleaved
+            dsmm_idx *at = malloc(((size_t)tl->nnz + 1) * sizeof *at);
+            CHECK(at != NULL);
+            for (dsmm_idx q = 0; q < tl->nnz; q++) at[q] = q;
+            for (dsmm_idx b = 0; tl->slice > 0 && b < nb; b++)
+                for (dsmm_idx g = tl->bptr[b]; g < tl->bptr[b + 1]; g += tl->slice) {
+                    dsmm_idx q = tl->rbeg[g], e = g + tl->slice;
+                    if (e > tl->bptr[b + 1]) e = tl->bptr[b + 1];
+                    for (dsmm_idx i = 0; q < tl->rbeg[e]; i++)
+                        for (dsmm_idx u = g; u < e; u++)
+                            if (tl->rbeg[u + 1] - tl->rbeg[u] > i) at[tl->rbeg[u] + i] = q++;
+                }
             // each row of op(X): where its next entry is, as the runs are read back
             dsmm_idx *next = malloc((size_t)m * sizeof *next);
             CHECK(next != NULL);
@@ -2003,10 +2018,10 @@ static int test_tiles_rows(void)
                         if (u > tl->bptr[b]) CHECK(len <= tl->rbeg[u] - tl->rbeg[u - 1]);
                         dsmm_idx r = i * h + tl->dst[u];
                         CHECK(r < m);
-                        for (dsmm_idx q = tl->rbeg[u]; q < tl->rbeg[u + 1]; q++) {
-                            dsmm_idx src = tl->src32[q];
+                        for (dsmm_idx p = tl->rbeg[u]; p < tl->rbeg[u + 1]; p++) {
+                            dsmm_idx q = at[p], src = tl->src32[q];
                             CHECK(src >= w0 && src < w1);
-                            if (q > tl->rbeg[u]) CHECK(src >= tl->src32[q - 1]);
+                            if (p > tl->rbeg[u]) CHECK(src >= tl->src32[at[p - 1]]);
                             CHECK(next[r] < R->rowptr[r + 1]);
                             CHECK_EQ_IDX(src, dsmm_csr_col(R, next[r]));
                             CHECK(((const double *)tl->val)[q] == dsmm_csr_value(R, next[r]));
@@ -2018,6 +2033,7 @@ static int test_tiles_rows(void)
             }
             for (dsmm_idx r = 0; r < m; r++) CHECK_EQ_IDX(next[r], R->rowptr[r + 1]);
             free(next);
+            free(at);
             dsmm_spmm_tiles_destroy(&tl);
             dsmm_csr_destroy(&S);
             dsmm_csr_destroy(&R);
