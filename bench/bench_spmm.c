@@ -295,6 +295,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"times\":[%s],\"gflops\":%.6g,\"bytes\":%.0f,\"gbps\":%.6g,\"b_bytes\":%.0f,"
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
            "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
+           "\"tiles_runs\":%lld,\"tiles_windows\":%lld,\"tiles_chunk\":%d,"
            "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
@@ -302,8 +303,9 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            med > 0 ? flops / med / 1e9 : 0.0, bytes, med > 0 ? bytes / med / 1e9 : 0.0,
            (double)n * (double)k * w, (double)m * (double)k * w, info.workspace_bytes,
            (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
-           (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0), prep,
-           bench_peak_rss_kb());
+           (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0),
+           (long long)(tiles ? tiles->nruns : 0), (long long)(tiles ? tiles->nwin : 0),
+           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb());
     fflush(stdout);
     rc = 0;
 done:
@@ -410,7 +412,7 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_slice = (int)x;
         } else if (v && strcmp(s, "--col-tile-window") == 0) {
-            // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: all)
+            // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: the LLC)
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
             dsmmi_spmm_tune.col_tile_window = (size_t)x << 10;
         } else if (v && strcmp(s, "--col-tile-stream") == 0) {

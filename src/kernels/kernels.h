@@ -566,7 +566,8 @@ typedef struct dsmmi_spmm_tuning {
     int col_tile_rows;      // column-wise on tiles: 1 the rows layout (a tile's entries grouped by
                             // row of C within windows of B's rows), 0 entries standing alone or
                             // in segments (col_tile_runs)
-    size_t col_tile_window; // rows layout: bytes of B a window covers (0: all of B)
+    size_t col_tile_window; // rows layout: bytes of B a window covers (0: the last-level
+                            // cache's size; all of B where unknown)
     int col_tile_slice;     // rows layout at k = 1: runs in interleaved chunks (1) or not (0)
     int col_tile_stream;    // column-wise on tiles: C of row_stream_min bytes or more, with
                             // rows of col_tile_stream_row bytes or more, built in

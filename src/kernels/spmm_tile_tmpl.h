@@ -115,6 +115,17 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 // from +0 (beta = 0 and one run a row: the caller clears only rows without runs). The loop
 // vectoriser is kept off: GCC 12 turned the scalar tail's sum into vector products added lane by
 // lane in order, rounding each product where COL_AXPY's multiply-add does not (other bits).
+// A run's values of C stored: streaming stores (nt: beta = 0, one run a row, a large C, rows
+// 16-byte aligned) for whole 32-byte pieces, as the row-wise kernel writes C; else plain.
+#define ROWS_STORE(dst, y)                                                                         \
+    do {                                                                                           \
+        if (nt && sizeof(y) >= 32) {                                                               \
+            for (size_t o_ = 0; o_ < sizeof(y); o_ += 32)                                          \
+                dsmmi_stream32((char *)(dst) + o_, (const char *)&(y) + o_);                       \
+        } else {                                                                                   \
+            memcpy((dst), &(y), sizeof(y));                                                        \
+        }                                                                                          \
+    } while (0)
 #define RUN_VBLOCK(NV, KC)                                                                         \
     for (; j + (NV)*VL <= (KC); j += (NV)*VL) {                                                    \
         V acc[NV];                                                                                 \
@@ -138,19 +149,19 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
             }                                                                                      \
         }                                                                                          \
         _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                     \
-            memcpy(cr + j + t * VL, &acc[t], sizeof(V));                                           \
+            ROWS_STORE(cr + j + t * VL, acc[t]);                                                   \
     }
 
 // Four runs side by side (a bucket's runs are distinct rows of C, longest first), for
 // k of one vector or one value: four chains of multiply-adds in flight where one run alone
 // waits on each add's latency. Each run still adds its own entries in order.
 #define GROUP_ADD(Y, Q, YT, SPLAT)                                                                 \
-    {                                                                                              \
+    do {                                                                                           \
         T sv_ = SVAL(Q);                                                                           \
         YT x_;                                                                                     \
         memcpy(&x_, B + (dsmm_idx)src[Q] * ldb, sizeof x_);                                        \
         Y += SPLAT(sv_) * x_;                                                                      \
-    }
+    } while (0)
 #define GROUP_RUNS(YT, SPLAT)                                                                      \
     for (; u + 4 <= u1; u += 4) {                                                                  \
         dsmm_idx a0 = beg[u], a1 = beg[u + 1], a2 = beg[u + 2], a3 = beg[u + 3], e = beg[u + 4];   \
@@ -167,20 +178,21 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
             memcpy(&y2, c2, sizeof y2);                                                            \
             memcpy(&y3, c3, sizeof y3);                                                            \
         }                                                                                          \
-        DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++){                                        \
-            GROUP_ADD(y0, a0 + i, YT, SPLAT) GROUP_ADD(y1, a1 + i, YT, SPLAT)                      \
-                GROUP_ADD(y2, a2 + i, YT, SPLAT)                                                   \
-                    GROUP_ADD(y3, a3 + i, YT, SPLAT)} DSMMI_LOOP_SCALAR for (dsmm_idx q = a0 + n;  \
-                                                                             q < a1; q++)          \
-            GROUP_ADD(y0, q, YT, SPLAT) DSMMI_LOOP_SCALAR for (dsmm_idx q = a1 + n; q < a2; q++)   \
-                GROUP_ADD(y1, q, YT, SPLAT)                                                        \
-                    DSMMI_LOOP_SCALAR for (dsmm_idx q = a2 + n; q < a3; q++)                       \
-                        GROUP_ADD(y2, q, YT, SPLAT)                                                \
-                            DSMMI_LOOP_SCALAR for (dsmm_idx q = a3 + n; q < e; q++)                \
-                                GROUP_ADD(y3, q, YT, SPLAT) memcpy(c0, &y0, sizeof y0);            \
-        memcpy(c1, &y1, sizeof y1);                                                                \
-        memcpy(c2, &y2, sizeof y2);                                                                \
-        memcpy(c3, &y3, sizeof y3);                                                                \
+        DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++)                                         \
+        {                                                                                          \
+            GROUP_ADD(y0, a0 + i, YT, SPLAT);                                                      \
+            GROUP_ADD(y1, a1 + i, YT, SPLAT);                                                      \
+            GROUP_ADD(y2, a2 + i, YT, SPLAT);                                                      \
+            GROUP_ADD(y3, a3 + i, YT, SPLAT);                                                      \
+        }                                                                                          \
+        DSMMI_LOOP_SCALAR for (dsmm_idx q = a0 + n; q < a1; q++) GROUP_ADD(y0, q, YT, SPLAT);      \
+        DSMMI_LOOP_SCALAR for (dsmm_idx q = a1 + n; q < a2; q++) GROUP_ADD(y1, q, YT, SPLAT);      \
+        DSMMI_LOOP_SCALAR for (dsmm_idx q = a2 + n; q < a3; q++) GROUP_ADD(y2, q, YT, SPLAT);      \
+        DSMMI_LOOP_SCALAR for (dsmm_idx q = a3 + n; q < e; q++) GROUP_ADD(y3, q, YT, SPLAT);       \
+        ROWS_STORE(c0, y0);                                                                        \
+        ROWS_STORE(c1, y1);                                                                        \
+        ROWS_STORE(c2, y2);                                                                        \
+        ROWS_STORE(c3, y3);                                                                        \
     }
 #ifndef GROUP_SAME
 #define GROUP_SAME(x) (x)
@@ -256,7 +268,7 @@ SPMM_ATTR ROWS_ATTR static void
 TILE_CAT(NAME, _rows)(dsmm_idx u0, dsmm_idx u1, const dsmm_idx *restrict beg,
                       const CI *restrict src, const uint16_t *restrict dst, const T *restrict av,
                       const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc, dsmm_idx k,
-                      T alpha, int fresh)
+                      T alpha, int fresh, int nt)
 {
     TILE_CONTRACT_BODY
     // alpha == 1 multiplies nothing: alpha * a is a, bit for bit
@@ -270,6 +282,7 @@ TILE_CAT(NAME, _rows)(dsmm_idx u0, dsmm_idx u1, const dsmm_idx *restrict beg,
 }
 
 #undef ROWS_ATTR
+#undef ROWS_STORE
 #undef ROWS_SWITCH
 #undef SVAL
 #undef RUN_ENTRIES

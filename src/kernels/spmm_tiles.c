@@ -2,12 +2,19 @@
 // reads and writes a row of C for every entry of S = op(A)^T, at random over all of C: one
 // load and one store of C's row from the L2 or beyond against the row-wise kernel's one load
 // of B's row, which kept it at 1.6-2.4x the row-wise time. Here S's entries are grouped once,
-// before the products, into tiles of C's rows (col_tile_bytes = 32 KiB of C a tile), S's row
-// order kept within a tile; a thread takes a whole tile, clears or scales its rows of C, and
-// scatters into them while they stay in the L1 cache, B's rows coming in increasing order.
+// before the products, into tiles of C's rows (col_tile_bytes = 32 KiB of C a tile); a thread
+// takes a whole tile, clears or scales its rows of C and adds the tile's entries into them.
+// Three layouts of a tile's entries:
+// - rows (the default, col_tile_rows = 1): window by window of B's rows (col_tile_window =
+//   the last-level cache's size of B), row of C by row of C, each row's entries in S's row order: a
+//   row of C is loaded once a window, gets its entries in registers, is stored once; at k = 1 the
+//   runs are interleaved in chunks for a gather a step (slice_runs);
+// - entries in S's row order, each a read-modify-write of its row of C (col_tile_rows = 0);
+// - the same in segments, one row of B read once for a run of entries (col_tile_runs).
 // Each row of C receives its updates in S's row order, with the column-wise kernel's
 // arithmetic: the result is bitwise that of the column-wise kernel on one thread, at any
-// thread count (docs/kernels.md, "Column-wise on tiles").
+// thread count (docs/kernels.md, "Column-wise on tiles", "Rows of C within windows").
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +195,38 @@ cleanup:
     return st;
 }
 
+/* The last-level cache's bytes (the largest level sysfs lists for CPU 0; Linux), 0 unknown. */
+static double llc_bytes(void)
+{
+    double best = 0.0;
+    int best_level = 0;
+    for (int i = 0; i < 10; i++) {
+        char path[96];
+        int level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) continue;
+        int got = fscanf(f, "%d", &level);
+        fclose(f);
+        if (got != 1) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (f == NULL) continue;
+        double size = 0.0;
+        char unit = 0;
+        got = fscanf(f, "%lf%c", &size, &unit);
+        fclose(f);
+        if (got < 1) continue;
+        if (unit == 'K') size *= 1024.0;
+        if (unit == 'M') size *= 1048576.0;
+        if (level >= best_level && size > 0) {
+            best_level = level;
+            best = size;
+        }
+    }
+    return best;
+}
+
 /* The rows layout of tiles t (height, ntiles, type, narrow set) from R = op(A) in CSR, each
  * row's entries in the order the column-wise kernel adds them into that row of C (increasing
  * row of B; R sorted, or the transpose of S). Within a tile the entries go window by window
@@ -200,12 +239,15 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
     dsmm_idx *cnt = NULL;
     dsmm_idx m = R->nrows, n = R->ncols, nnz = R->nnz, h = t->height, nt = t->ntiles;
     int pat = t->type == DSMM_PATTERN;
-    // rows of B a window: col_tile_window bytes of B (0: all of B), and no more windows than
-    // keep the (tile, window) counts within a few times the entries
+    // rows of B a window: col_tile_window bytes of B (0: the last-level cache's size, all of B
+    // where unknown), and no more windows than keep the (tile, window) counts within a few
+    // times the entries
     double rowb = (double)k * (double)w;
     dsmm_idx W = n < 1 ? 1 : n;
-    if (dsmmi_spmm_tune.col_tile_window > 0) {
-        double rows = (double)dsmmi_spmm_tune.col_tile_window / rowb;
+    double wbytes =
+        dsmmi_spmm_tune.col_tile_window > 0 ? (double)dsmmi_spmm_tune.col_tile_window : llc_bytes();
+    if (wbytes > 0) {
+        double rows = wbytes / rowb;
         if (rows < (double)W) W = rows < 1 ? 1 : (dsmm_idx)rows;
     }
     dsmm_idx nw = n < 1 ? 1 : (n - 1) / W + 1;
@@ -476,7 +518,7 @@ cleanup:
     } else if (tl->nruns > 0) {                                                                    \
         for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++) ROWS_PICK(TY, CW)             \
         (tl->bptr[b], tl->bptr[b + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
-         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, fresh);                         \
+         (const T *)a->B, a->ldb, (T *)ct, ldt, a->k, (T)a->alpha, fresh, nt);                     \
     } else if (tl->nseg > 0) {                                                                     \
         SEG_PICK(TY, CW)                                                                           \
         (tl->sptr[i], tl->sptr[i + 1], tl->beg, tl->SRC, tl->dst, (const T *)tl->val,              \
@@ -673,7 +715,16 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
     double cbytes = (double)a->m * (double)a->k * (double)w;
     size_t tbytes = ((size_t)tl->height * (size_t)a->k * w + 63) / 64 * 64;
     void *bufs = NULL;
-    if (DSMMI_HAVE_STREAM && dsmmi_spmm_tune.col_tile_stream &&
+    // Rows layout, one window, beta = 0: each row of C has at most one run a tile, which starts
+    // from +0 (what the clear would have left) and writes the row once; rows without a run
+    // are cleared alone. Such rows go straight to C with streaming stores where the row-wise
+    // kernel streams (C of row_stream_min bytes or more, 16-byte aligned rows): no buffer.
+    int fresh = tl->nruns > 0 && tl->nwin == 1 && a->beta == 0.0;
+    int nt = fresh && tl->slice == 0 && DSMMI_HAVE_STREAM && dsmmi_spmm_tune.col_tile_stream &&
+             dsmmi_spmm_tune.row_stream_min > 0 &&
+             cbytes >= (double)dsmmi_spmm_tune.row_stream_min && (uintptr_t)a->C % 16 == 0 &&
+             (size_t)a->ldc * w % 16 == 0;
+    if (!nt && DSMMI_HAVE_STREAM && dsmmi_spmm_tune.col_tile_stream &&
         dsmmi_spmm_tune.row_stream_min > 0 && cbytes >= (double)dsmmi_spmm_tune.row_stream_min &&
         (double)a->k * (double)w >= dsmmi_spmm_tune.col_tile_stream_row) {
         bufs = dsmmi_malloc(ctx, (size_t)threads, tbytes);
@@ -689,10 +740,6 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
     }
     int wide = dsmmi_spmm_wide(&into, 64);
     (void)wide;
-    // Rows layout, one window, beta = 0: each row of C has at most one run a tile, which starts
-    // from +0 (what the clear would have left) and writes the row once; rows without a run
-    // are cleared alone.
-    int fresh = tl->nruns > 0 && tl->nwin == 1 && a->beta == 0.0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -733,7 +780,7 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
             }
             if (bufs) tile_store(a, ct, r0, r1);
         }
-        if (bufs) dsmmi_stream_fence(); // this thread's streamed tiles, before the region ends
+        if (bufs || nt) dsmmi_stream_fence(); // this thread's streamed rows, before the region ends
     }
 cleanup:
     dsmmi_free(ctx, bufs);

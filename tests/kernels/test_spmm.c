@@ -1685,18 +1685,22 @@ static int test_tiles(void)
     o.alg = DSMM_SPMM_COL;
     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
     {
-        // C streamed out of tile buffers: the buffers are workspace, and their allocation
-        // failing is a clean DSMM_ERR_NOMEM.
+        // C streamed out of tile buffers (beta != 0, where the rows layout loads C's rows):
+        // the buffers are workspace, and their allocation failing is a clean DSMM_ERR_NOMEM.
+        // With beta = 0 the rows layout streams its rows straight to C: no workspace.
         dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
         dsmmi_spmm_tune.row_stream_min = 1;
         dsmmi_spmm_tune.col_tile_stream_row = 0;
         dsmm_spmm_info info;
         size_t before = dsmm_ctx_mem_in_use(ctx);
+        o.beta = 1;
         dsmm_ctx_fail_alloc_at(ctx, 0);
         dsmm_status st = dsmm_csr_spmm(ctx, A, B, C, &o, &info);
         dsmm_ctx_fail_alloc_at(ctx, -1);
         int ok = st == DSMM_ERR_NOMEM && dsmm_ctx_mem_in_use(ctx) == before;
         ok = ok && dsmm_csr_spmm(ctx, A, B, C, &o, &info) == DSMM_OK && info.workspace_bytes > 0;
+        o.beta = 0;
+        ok = ok && dsmm_csr_spmm(ctx, A, B, C, &o, &info) == DSMM_OK && info.workspace_bytes == 0;
         dsmmi_spmm_tune = keep;
         CHECK_MSG(ok, "streamed tiles: %s", dsmm_ctx_last_error(ctx));
     }
