@@ -793,10 +793,10 @@ DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
 /* A sparse operand prepared for column-wise SpMM (dsmm_spmm_tiles_create): the entries of
  * S = op(A)^T, a copy, grouped into tiles of C's rows (32 KiB of C a tile) and, within a tile,
  * by row of C within windows of B's rows (as many rows of B as the last-level cache holds):
- * each row of C is loaded once a window, receives its entries in S's row order in registers, and is stored once
- * (docs/kernels.md, "Column-wise on tiles", "Rows of C within windows"). Built once, for
- * products repeated with the same A (CoLa's remote chunks, GNN layers and epochs); the result
- * is bitwise that of the column-wise kernel on one thread. */
+ * each row of C is loaded once a window, receives its entries in S's row order in registers,
+ * and is stored once (docs/kernels.md, "Column-wise on tiles", "Rows of C within windows").
+ * Built once, for products repeated with the same A (CoLa's remote chunks, GNN layers and
+ * epochs); the result is bitwise that of the column-wise kernel on one thread. */
 typedef struct dsmm_spmm_tiles dsmm_spmm_tiles;
 
 /* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0,
