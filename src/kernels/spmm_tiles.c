@@ -514,7 +514,7 @@ cleanup:
 #define TILE_RUN(TY, CW, SRC, T)                                                                   \
     if (tl->slice > 0) {                                                                           \
         for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++)                               \
-            slice_run(tl, a, tl->bptr[b], tl->bptr[b + 1], ct, ldt, fresh);                        \
+            slice_run(tl, a, tl->bptr[b], tl->bptr[b + 1], ct, ldt, fresh, fused);                 \
     } else if (tl->nruns > 0) {                                                                    \
         for (dsmm_idx b = i * tl->nwin; b < (i + 1) * tl->nwin; b++) ROWS_PICK(TY, CW)             \
         (tl->bptr[b], tl->bptr[b + 1], tl->rbeg, tl->SRC, tl->dst, (const T *)tl->val,             \
@@ -572,6 +572,23 @@ SLICE_SCALAR(slice_dp, double, 8, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
 SLICE_SCALAR(slice_fp, float, 16, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
 #undef SLICE_SCALAR
 
+/* Whether this file's plain C (the clone the CPU runs, as the column-wise kernel's) fuses
+ * a * b + c into one multiply-add: with -ffp-contract=fast GCC does where the target has FMA
+ * and it optimises at -O2, not in a debug build. The AVX-512 chunk kernel spells its
+ * operations out, so it follows this answer to keep the column-wise kernel's bits. */
+DSMMI_CLONES static double contract_probe(const volatile double *v)
+{
+    double a = v[0], b = v[1], c = v[2];
+    return a * b + c;
+}
+
+static int plain_c_fuses(void)
+{
+    // (1 + 2^-30)^2 - (1 + 2^-29) is 2^-60 exactly when fused, 0 when the product is rounded
+    static const volatile double v[3] = {1.0 + 0x1p-30, 1.0 + 0x1p-30, -(1.0 + 0x1p-29)};
+    return contract_probe(v) != 0.0;
+}
+
 #if DSMMI_HAVE_WIDE
 #include <immintrin.h>
 // VT: the vector of G lanes; MT its mask; IDX(m, p) the step's rows of B, VAL(m, p) its values,
@@ -579,7 +596,7 @@ SLICE_SCALAR(slice_fp, float, 16, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
 #define SLICE_512(NAME, T, G, VT, MT, IDX, VAL, GATH, SET1, MUL, FMA3, MADD, PAT)                  \
     DSMMI_WIDE static void NAME(const dsmm_spmm_tiles *tl, dsmm_idx u0, dsmm_idx u1,               \
                                 const T *restrict B, T *restrict C, dsmm_idx ldc, T alpha,         \
-                                int fresh)                                                         \
+                                int fresh, int fused)                                              \
     {                                                                                              \
         const int32_t *src = tl->src32;                                                            \
         const T *av = tl->val;                                                                     \
@@ -606,7 +623,8 @@ SLICE_SCALAR(slice_fp, float, 16, DSMMI_PAT_CONTRACT_OFF_NO_VECTORIZE, 1);
                     acc = MADD(acc, m, acc, MUL(va, x));                                           \
                 } else {                                                                           \
                     VT v = VAL(m, av + q);                                                         \
-                    acc = FMA3(one ? v : MUL(va, v), x, acc, m);                                   \
+                    VT s = one ? v : MUL(va, v);                                                   \
+                    acc = fused ? FMA3(s, x, acc, m) : MADD(acc, m, acc, MUL(s, x));               \
                 }                                                                                  \
                 q += c;                                                                            \
             }                                                                                      \
@@ -634,15 +652,17 @@ SLICE_512(slice_fp_512, float, 16, __m512, __mmask16, S_IDX16, S_VALF, S_GF, _mm
 
 /* Runs u0 .. u1 - 1 (one bucket) of sliced tiles at k = 1 into the tile at C. */
 static void slice_run(const dsmm_spmm_tiles *tl, const dsmmi_spmm_args *a, dsmm_idx u0, dsmm_idx u1,
-                      void *C, dsmm_idx ldc, int fresh)
+                      void *C, dsmm_idx ldc, int fresh, int fused)
 {
+    (void)fused;
     int pat = tl->type == DSMM_PATTERN, dbl = a->type == DSMM_DOUBLE;
 #if DSMMI_HAVE_WIDE
     if (a->ldb == 1 && dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4")) {
         if (dbl) {
-            (pat ? slice_dp_512 : slice_d_512)(tl, u0, u1, a->B, C, ldc, a->alpha, fresh);
+            (pat ? slice_dp_512 : slice_d_512)(tl, u0, u1, a->B, C, ldc, a->alpha, fresh, fused);
         } else {
-            (pat ? slice_fp_512 : slice_f_512)(tl, u0, u1, a->B, C, ldc, (float)a->alpha, fresh);
+            (pat ? slice_fp_512 : slice_f_512)(tl, u0, u1, a->B, C, ldc, (float)a->alpha, fresh,
+                                               fused);
         }
         return;
     }
@@ -720,6 +740,7 @@ dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_s
     // are cleared alone. Such rows go straight to C with streaming stores where the row-wise
     // kernel streams (C of row_stream_min bytes or more, 16-byte aligned rows): no buffer.
     int fresh = tl->nruns > 0 && tl->nwin == 1 && a->beta == 0.0;
+    int fused = tl->slice > 0 && plain_c_fuses();
     int nt = fresh && tl->slice == 0 && DSMMI_HAVE_STREAM && dsmmi_spmm_tune.col_tile_stream &&
              dsmmi_spmm_tune.row_stream_min > 0 &&
              cbytes >= (double)dsmmi_spmm_tune.row_stream_min && (uintptr_t)a->C % 16 == 0 &&
