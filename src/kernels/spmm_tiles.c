@@ -533,36 +533,38 @@ cleanup:
 // each run's sum in its own lane, the chunk's step-i entries read together. Every lane adds
 // its run's entries in order with the column-wise kernel's operation (alpha * a, then
 // y += s * x: one multiply-add, or a multiply and an add for a pattern A), so the bits are
-// the column-wise kernel's. SLICE_SCALAR: plain C (any CPU, any ldb); SLICE_512: AVX-512 with
+// the column-wise kernel's. SLICE_SCALAR: plain C (any CPU, any ldb, any k: tiles made for
+// k = 1 serve any k, one column at a time); SLICE_512: AVX-512, k = 1, with
 // B's column contiguous (ldb = 1), the step's values of B by one gather under the mask of the
 // lanes still running.
 #define SLICE_SCALAR(NAME, T, G, ATTR, PAT)                                                        \
     DSMMI_CLONES ATTR static void NAME(const dsmm_spmm_tiles *tl, dsmm_idx u0, dsmm_idx u1,        \
                                        const T *restrict B, dsmm_idx ldb, T *restrict C,           \
-                                       dsmm_idx ldc, T alpha, int fresh)                           \
+                                       dsmm_idx ldc, dsmm_idx k, T alpha, int fresh)               \
     {                                                                                              \
         const int32_t *src = tl->src32;                                                            \
         const T *av = tl->val;                                                                     \
         (void)av;                                                                                  \
         for (dsmm_idx g = u0; g < u1; g += (G)) {                                                  \
-            int c = u1 - g < (G) ? (int)(u1 - g) : (G);                                            \
-            T acc[G];                                                                              \
+            int c0 = u1 - g < (G) ? (int)(u1 - g) : (G);                                           \
             dsmm_idx len[G];                                                                       \
-            for (int l = 0; l < c; l++) {                                                          \
-                len[l] = tl->rbeg[g + l + 1] - tl->rbeg[g + l];                                    \
-                acc[l] = fresh ? (T)0 : C[(dsmm_idx)tl->dst[g + l] * ldc];                         \
-            }                                                                                      \
-            dsmm_idx q = tl->rbeg[g];                                                              \
-            for (dsmm_idx i = 0; c > 0; i++) {                                                     \
-                while (c > 0 && len[c - 1] <= i) c--;                                              \
-                DSMMI_LOOP_SCALAR for (int l = 0; l < c; l++, q++)                                 \
-                {                                                                                  \
-                    T sv = PAT ? alpha : alpha * av[q];                                            \
-                    acc[l] += sv * B[(dsmm_idx)src[q] * ldb];                                      \
+            for (int l = 0; l < c0; l++) len[l] = tl->rbeg[g + l + 1] - tl->rbeg[g + l];           \
+            for (dsmm_idx j = 0; j < k; j++) { /* tiles made for k = 1, used at any k */           \
+                T acc[G];                                                                          \
+                for (int l = 0; l < c0; l++)                                                       \
+                    acc[l] = fresh ? (T)0 : C[(dsmm_idx)tl->dst[g + l] * ldc + j];                 \
+                dsmm_idx q = tl->rbeg[g];                                                          \
+                int c = c0;                                                                        \
+                for (dsmm_idx i = 0; c > 0; i++) {                                                 \
+                    while (c > 0 && len[c - 1] <= i) c--;                                          \
+                    DSMMI_LOOP_SCALAR for (int l = 0; l < c; l++, q++)                             \
+                    {                                                                              \
+                        T sv = PAT ? alpha : alpha * av[q];                                        \
+                        acc[l] += sv * B[(dsmm_idx)src[q] * ldb + j];                              \
+                    }                                                                              \
                 }                                                                                  \
+                for (int l = 0; l < c0; l++) C[(dsmm_idx)tl->dst[g + l] * ldc + j] = acc[l];       \
             }                                                                                      \
-            c = u1 - g < (G) ? (int)(u1 - g) : (G);                                                \
-            for (int l = 0; l < c; l++) C[(dsmm_idx)tl->dst[g + l] * ldc] = acc[l];                \
         }                                                                                          \
     }                                                                                              \
     _Static_assert(1, "an invocation ends with a semicolon")
@@ -657,7 +659,8 @@ static void slice_run(const dsmm_spmm_tiles *tl, const dsmmi_spmm_args *a, dsmm_
     (void)fused;
     int pat = tl->type == DSMM_PATTERN, dbl = a->type == DSMM_DOUBLE;
 #if DSMMI_HAVE_WIDE
-    if (a->ldb == 1 && dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4")) {
+    if (a->k == 1 && a->ldb == 1 && dsmmi_spmm_tune.vec_bytes >= 64 &&
+        __builtin_cpu_supports("x86-64-v4")) {
         if (dbl) {
             (pat ? slice_dp_512 : slice_d_512)(tl, u0, u1, a->B, C, ldc, a->alpha, fresh, fused);
         } else {
@@ -668,9 +671,9 @@ static void slice_run(const dsmm_spmm_tiles *tl, const dsmmi_spmm_args *a, dsmm_
     }
 #endif
     if (dbl) {
-        (pat ? slice_dp : slice_d)(tl, u0, u1, a->B, a->ldb, C, ldc, a->alpha, fresh);
+        (pat ? slice_dp : slice_d)(tl, u0, u1, a->B, a->ldb, C, ldc, a->k, a->alpha, fresh);
     } else {
-        (pat ? slice_fp : slice_f)(tl, u0, u1, a->B, a->ldb, C, ldc, (float)a->alpha, fresh);
+        (pat ? slice_fp : slice_f)(tl, u0, u1, a->B, a->ldb, C, ldc, a->k, (float)a->alpha, fresh);
     }
 }
 
