@@ -13,15 +13,7 @@
 #define AVAL(p) (PAT ? (T)1 : av[p])
 #define BUFV    128 // vectors in the wide-k buffer: 4 KiB (8 KiB of 64-byte vectors)
 // C's vector at dst gets y: a streaming store when nt (beta = 0, C 16-byte aligned, rows too).
-#define STOREC(dst, y)                                                                             \
-    do {                                                                                           \
-        if (nt) {                                                                                  \
-            for (size_t o_ = 0; o_ < sizeof(y); o_ += 32)                                          \
-                dsmmi_stream32((char *)(dst) + o_, (const char *)&(y) + o_);                       \
-        } else {                                                                                   \
-            memcpy((dst), &(y), sizeof(y));                                                        \
-        }                                                                                          \
-    } while (0)
+#define STOREC(dst, y) DSMMI_STORE_STREAMED(nt, dst, y)
 
 // Blocks of NV vectors starting at column j, while NV * VL columns are left. With one vector
 // per block, the sums of alternate entries go to U = 2 separate sets (added at the end), so 2

@@ -117,15 +117,7 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 // lane in order, rounding each product where COL_AXPY's multiply-add does not (other bits).
 // A run's values of C stored: streaming stores (nt: beta = 0, one run a row, a large C, rows
 // 16-byte aligned) for whole 32-byte pieces, as the row-wise kernel writes C; else plain.
-#define ROWS_STORE(dst, y)                                                                         \
-    do {                                                                                           \
-        if (nt && sizeof(y) >= 32) {                                                               \
-            for (size_t o_ = 0; o_ < sizeof(y); o_ += 32)                                          \
-                dsmmi_stream32((char *)(dst) + o_, (const char *)&(y) + o_);                       \
-        } else {                                                                                   \
-            memcpy((dst), &(y), sizeof(y));                                                        \
-        }                                                                                          \
-    } while (0)
+#define ROWS_STORE(dst, y) DSMMI_STORE_STREAMED(nt && sizeof(y) >= 32, dst, y)
 #define RUN_VBLOCK(NV, KC)                                                                         \
     for (; j + (NV)*VL <= (KC); j += (NV)*VL) {                                                    \
         V acc[NV];                                                                                 \

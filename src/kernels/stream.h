@@ -30,6 +30,17 @@ static inline void dsmmi_stream32(void *dst, const void *src)
 #endif
 }
 
+/* The value y (a vector variable, a multiple of 32 bytes when nt) stored at dst: with
+ * streaming stores when nt (dst 16-byte aligned), else a plain copy. */
+#define DSMMI_STORE_STREAMED(nt, dst, y)                                                           \
+    do {                                                                                           \
+        if (nt) {                                                                                  \
+            for (size_t o_ = 0; o_ < sizeof(y); o_ += 32)                                          \
+                dsmmi_stream32((char *)(dst) + o_, (const char *)&(y) + o_);                       \
+        } else {                                                                                   \
+            memcpy((dst), &(y), sizeof(y));                                                        \
+        }                                                                                          \
+    } while (0)
 /* Orders the streaming stores before what follows (another thread may read them next). */
 static inline void dsmmi_stream_fence(void)
 {
