@@ -354,13 +354,16 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
                "spmm tiles: the product's values must be float or double");
     DSMM_CHECK(ctx, k >= 1, DSMM_ERR_ARG, "spmm tiles: k = %lld (at least 1)", (long long)k);
 
-    // S = op(A)^T: A itself for A^T * B, A's transpose for A * B.
+    // S = op(A)^T: A itself for A^T * B, A's transpose for A * B; not formed for the rows
+    // layout of a sorted A * B, which reads A itself (R below).
+    int rows = A->nnz > 0 && dsmmi_spmm_tune.col_tile_rows;
     const dsmm_csr *S = A;
-    if (!transpose_a) {
+    if (!transpose_a && !(rows && A->sorted)) {
         DSMM_TRY(dsmm_csr_transpose(ctx, A, &At));
         S = At;
     }
-    dsmm_idx m = S->ncols, n = S->nrows, nnz = S->nnz;
+    dsmm_idx m = transpose_a ? A->ncols : A->nrows, n = transpose_a ? A->nrows : A->ncols;
+    dsmm_idx nnz = A->nnz;
     size_t w = dsmmi_type_size(type);
     dsmm_idx h = tile_height(m, k, w, dsmmi_threads(ctx));
     dsmm_idx nt = m == 0 ? 0 : (m - 1) / h + 1;
@@ -384,7 +387,7 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
                "spmm tiles: no memory for %lld tiles", (long long)nt);
     dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
 
-    if (nnz > 0 && dsmmi_spmm_tune.col_tile_rows) {
+    if (rows) {
         // R = op(A) with each row in the column-wise kernel's order: A when sorted, else S^T
         const dsmm_csr *R = A;
         if (transpose_a || !A->sorted) {
