@@ -381,11 +381,8 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
     t->height = h;
     t->ntiles = nt;
     t->ptr = dsmmi_calloc(ctx, (size_t)nt + 1, sizeof(dsmm_idx));
-    // scratch: the next entry, the next segment and the last row of S of each tile
-    fill = dsmmi_malloc(ctx, 3 * ((size_t)nt + 1), sizeof(dsmm_idx));
-    DSMM_CHECK(ctx, t->ptr != NULL && fill != NULL, DSMM_ERR_NOMEM,
-               "spmm tiles: no memory for %lld tiles", (long long)nt);
-    dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
+    DSMM_CHECK(ctx, t->ptr != NULL, DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld tiles",
+               (long long)nt);
 
     if (rows) {
         // R = op(A) with each row in the column-wise kernel's order: A when sorted, else S^T
@@ -399,6 +396,12 @@ dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const dsmm_csr *A, int transpo
         t = NULL;
         goto cleanup;
     }
+
+    // scratch: the next entry, the next segment and the last row of S of each tile
+    fill = dsmmi_malloc(ctx, 3 * ((size_t)nt + 1), sizeof(dsmm_idx));
+    DSMM_CHECK(ctx, fill != NULL, DSMM_ERR_NOMEM, "spmm tiles: no memory for %lld tiles",
+               (long long)nt);
+    dsmm_idx *sfill = fill + nt + 1, *last = sfill + nt + 1;
 
     // Entries (ptr) and segments (runs of one row of S; sfill) a tile, walking S's rows in order.
     dsmm_idx nseg = 0;
