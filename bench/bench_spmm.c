@@ -25,6 +25,12 @@
 // warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone, or more
 // when --min-time S asks for S seconds of timed runs (bench_repeats, bench_common.h).
 //
+// --l2-model BYTES (0: the L2 size sysfs gives) adds, after the timings and untimed, the
+// traffic model of bench/spmm_model.h for the row-wise orientation: b_line_misses (the lines
+// of B the threads' L2 caches of BYTES bring in, at --model-threads T, default the run's) and
+// gather_gbps / gather_l2_gbps (random reads of B's rows from all of B, and from a part of B
+// half the L2 holds); bench/spmm.sh turns them into the cache model's time (%CM).
+//
 // Check file, written after the timings by every driver:
 //   char magic[8] = "DSMMSPC1"; int64 m, k; double y[m]; double z[k]
 // with y = C w, z = C^T u, w_j = 1 + ((j * 2654435761) mod 1000) / 1000 and u_i likewise,
@@ -42,7 +48,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "bench_common.h"
+#include "spmm_model.h"
 #include "kernels/kernels.h"
 #include "bench_dsmm.h"
 #include "dsmm.h"
@@ -60,9 +71,11 @@ typedef struct bench_opts {
     dsmm_type type;
     dsmm_idx k;
     int symmetrize, transpose, threads, repeat, warmup;
-    double min_time;  // seconds of timed runs at least (0: just --repeat)
-    dsmm_idx k_block; // opts.k_block: 0 auto, -1 one pass, > 0 slice width
-    int col_tiles;    // col: 1 prepares op(A)^T in tiles (dsmm_spmm_tiles_create) untimed
+    double min_time;   // seconds of timed runs at least (0: just --repeat)
+    dsmm_idx k_block;  // opts.k_block: 0 auto, -1 one pass, > 0 slice width
+    int col_tiles;     // col: 1 prepares op(A)^T in tiles (dsmm_spmm_tiles_create) untimed
+    double l2_model;   // --l2-model: < 0 off, 0 sysfs's L2 size, > 0 that many bytes a thread
+    int model_threads; // --model-threads: the threads of the model (0: the run's)
 } bench_opts;
 
 static int fail(dsmm_ctx *ctx, const char *what)
@@ -199,6 +212,118 @@ static dsmm_status retype(dsmm_ctx *ctx, dsmm_csr **A, dsmm_type type)
 /* The dsmm timings                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
+typedef unsigned long long gvec __attribute__((vector_size(16), aligned(8))); // SSE2-sized
+
+// One thread's share of gather_gbps: the pieces idx[0..n) of `piece` bytes XORed together,
+// a 64-byte line a step. The widest loads the CPU has: a line in one AVX-512 load lets more
+// lines be in flight than four 16-byte loads do (random 256-byte pieces of an 80 MiB buffer,
+// 2 threads, this Intel VM: 19 GB/s against 10), and dsmm's kernels use those widths.
+static unsigned long long gather_lines(const char *b, const uint32_t *idx, size_t n, size_t piece)
+{
+    gvec a0 = {0, 0}, a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n; i++) {
+        const char *q = b + (size_t)idx[i] * piece;
+        for (size_t v = 0; v < piece; v += 64) {
+            gvec y0, y1, y2, y3;
+            memcpy(&y0, q + v, 16);
+            memcpy(&y1, q + v + 16, 16);
+            memcpy(&y2, q + v + 32, 16);
+            memcpy(&y3, q + v + 48, 16);
+            a0 ^= y0;
+            a1 ^= y1;
+            a2 ^= y2;
+            a3 ^= y3;
+        }
+    }
+    a0 ^= a1 ^ a2 ^ a3;
+    return a0[0] ^ a0[1];
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx512f"))) static unsigned long long
+gather_lines_512(const char *b, const uint32_t *idx, size_t n, size_t piece)
+{
+    __m512i acc = _mm512_setzero_si512();
+    for (size_t i = 0; i < n; i++) {
+        const char *q = b + (size_t)idx[i] * piece;
+        for (size_t v = 0; v < piece; v += 64)
+            acc = _mm512_xor_si512(acc, _mm512_loadu_si512(q + v));
+    }
+    unsigned long long o[8];
+    _mm512_storeu_si512(o, acc);
+    return o[0] ^ o[7];
+}
+
+__attribute__((target("avx2"))) static unsigned long long
+gather_lines_256(const char *b, const uint32_t *idx, size_t n, size_t piece)
+{
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+    for (size_t i = 0; i < n; i++) {
+        const char *q = b + (size_t)idx[i] * piece;
+        for (size_t v = 0; v < piece; v += 64) {
+            a0 = _mm256_xor_si256(a0, _mm256_loadu_si256((const __m256i *)(q + v)));
+            a1 = _mm256_xor_si256(a1, _mm256_loadu_si256((const __m256i *)(q + v + 32)));
+        }
+    }
+    unsigned long long o[4];
+    _mm256_storeu_si256((__m256i *)o, _mm256_xor_si256(a0, a1));
+    return o[0] ^ o[3];
+}
+#endif
+
+// The rate at which `threads` threads read pieces of `piece` bytes (a multiple of 64) at
+// uniformly random piece positions of the `bytes` bytes at b, in GB/s (best of 3 after a
+// warm-up; 64 MiB or 4 * bytes read a round, whichever is more). With the pieces B's rows
+// and b B itself, it is what a row of B costs when it is not in the L2: the cache floor's
+// bandwidth for B's line misses. Returns 0 when out of memory or nothing to read.
+static volatile unsigned long long gather_sink;
+
+static double gather_gbps(const char *b, size_t bytes, size_t piece, int threads)
+{
+    size_t npieces = bytes / piece;
+    if (npieces == 0) return 0.0;
+    double want = 4.0 * (double)bytes > 64.0 * 1048576.0 ? 4.0 * (double)bytes : 64.0 * 1048576.0;
+    size_t nacc = (size_t)(want / (double)piece);
+    uint32_t *idx = malloc(nacc * sizeof *idx);
+    if (idx == NULL) return 0.0;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < nacc; i++) { // xorshift64*: uniform enough for positions
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        idx[i] = (uint32_t)(((x * 0x2545f4914f6cdd1dull) >> 32) % npieces);
+    }
+    double best = 0.0;
+    unsigned long long sink = 0;
+    for (int r = 0; r < 4; r++) {
+        double t0 = bench_now();
+#pragma omp parallel num_threads(threads) reduction(^ : sink)
+        {
+            int t = 0, nt = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            nt = omp_get_num_threads();
+#endif
+            size_t lo = nacc * (size_t)t / (size_t)nt, hi = nacc * (size_t)(t + 1) / (size_t)nt;
+#if defined(__GNUC__) && defined(__x86_64__)
+            if (__builtin_cpu_supports("avx512f"))
+                sink ^= gather_lines_512(b, idx + lo, hi - lo, piece);
+            else if (__builtin_cpu_supports("avx2"))
+                sink ^= gather_lines_256(b, idx + lo, hi - lo, piece);
+            else
+#endif
+                sink ^= gather_lines(b, idx + lo, hi - lo, piece);
+        }
+        double t = bench_now() - t0;
+        double gbps = t > 0 ? (double)nacc * (double)piece / t / 1e9 : 0.0;
+        if (r > 0 && gbps > best) best = gbps; // round 0 warms up
+    }
+    free(idx);
+    gather_sink = sink; // keeps the reads
+    return best;
+}
+
 // H is the matrix handed to the kernel (prepared by main), trans its transpose_a.
 static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int trans,
                     dsmm_spmm_alg alg)
@@ -276,6 +401,30 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     if (o->check_path && !bench_spmm_check_write("bench_spmm", o->check_path, m, k, y, z))
         goto done;
 
+    // The L2 traffic model (row-wise orientation only: H is op(A) in CSR).
+    char model[256] = "";
+    if (o->l2_model >= 0 && !trans) {
+        double cap = o->l2_model > 0 ? o->l2_model : bench_l2_cache_bytes();
+        int mt = o->model_threads > 0 ? o->model_threads : info.threads;
+        double miss = cap > 0 ? bench_l2_model_misses(H, k, is_float ? 4 : 8, mt, cap) : -1.0;
+        if (cap > 0 && miss < 0) {
+            fprintf(stderr, "bench_spmm: out of memory for the L2 model\n");
+            goto done;
+        }
+        size_t rowb = (size_t)k * (is_float ? 4 : 8);
+        size_t piece = rowb < 64 ? 64 : (rowb + 63) / 64 * 64;
+        size_t bb = (size_t)n * (size_t)B->ld * (is_float ? 4 : 8);
+        // B's rows at random from all of B (an L2 miss's rate) and from a part of B that
+        // half the L2 holds (a hit's rate).
+        size_t in_l2 = (size_t)(cap / 2) / piece * piece;
+        double gg = B->ld == k ? gather_gbps(B->val, bb, piece, info.threads) : 0.0;
+        double g2 =
+            B->ld == k ? gather_gbps(B->val, in_l2 < bb ? in_l2 : bb, piece, info.threads) : 0.0;
+        snprintf(model, sizeof model,
+                 ",\"l2_model_bytes\":%.0f,\"l2_model_threads\":%d,\"b_line_misses\":%.0f,"
+                 "\"gather_piece\":%zu,\"gather_gbps\":%.6g,\"gather_l2_gbps\":%.6g",
+                 cap, mt, miss, piece, gg, g2);
+    }
     // Times in run order for the record, then sorted for the median.
     char times[4096];
     size_t len = 0;
@@ -296,7 +445,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
            "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
            "\"tiles_runs\":%lld,\"tiles_windows\":%lld,\"tiles_chunk\":%d,"
-           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld}\n",
+           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
@@ -305,7 +454,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
            (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0),
            (long long)(tiles ? tiles->nruns : 0), (long long)(tiles ? tiles->nwin : 0),
-           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb());
+           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb(), model);
     fflush(stdout);
     rc = 0;
 done:
@@ -333,6 +482,7 @@ static void usage(void)
             "                  [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
             "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
+            "                  [--l2-model BYTES] [--model-threads T]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -356,8 +506,13 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--compare") == 0) return compare_main(argc, argv);
-    bench_opts o = {
-        .alg = "auto", .type = DSMM_DOUBLE, .k = 64, .repeat = 5, .warmup = 1, .col_tiles = 1};
+    bench_opts o = {.alg = "auto",
+                    .type = DSMM_DOUBLE,
+                    .k = 64,
+                    .repeat = 5,
+                    .warmup = 1,
+                    .col_tiles = 1,
+                    .l2_model = -1.0};
     for (int a = 1; a < argc; a++) {
         const char *s = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -455,6 +610,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             dsmmi_spmm_tune.vec_bytes = (int)x;
+        } else if (v && strcmp(s, "--l2-model") == 0) {
+            // the traffic model of B's lines into the L2 (l2_model_misses): 0 sysfs's size
+            if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
+            o.l2_model = (double)x;
+        } else if (v && strcmp(s, "--model-threads") == 0) {
+            if (!parse_int(s, argv[++a], 1, 4096, &x)) return 2;
+            o.model_threads = (int)x;
         } else if (v && strcmp(s, "--k-block") == 0) {
             if (!parse_int(s, argv[++a], -1, INT32_MAX, &x)) return 2;
             o.k_block = (dsmm_idx)x;

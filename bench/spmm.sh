@@ -267,8 +267,12 @@ for e in "${sel[@]}"; do
       checks=()
       if have dsmm; then
         for t in $threads; do
+          # At the top thread count, the traffic model of B's L2 misses (bench/spmm_model.h)
+          # and the random-gather rates, untimed, for the cache model (%CM).
+          model=()
+          [ "$t" = "$tmax" ] && [ "$alg" != ref ] && model=(--l2-model 0)
           run_one "$name" "$k" "$ty" dsmm "$t" "$bench" "$csr" "${common[@]}" --threads "$t" \
-            --alg "$alg" --check "$base.dsmm.$t.chk" && checks+=("dsmm:$t:$base.dsmm.$t.chk")
+            --alg "$alg" "${model[@]}" --check "$base.dsmm.$t.chk" && checks+=("dsmm:$t:$base.dsmm.$t.chk")
         done
       fi
       if have col; then
@@ -366,6 +370,35 @@ def pct(case, t, label="dsmm"):
     g, s = get(case, label, t, "gbps"), stream_gbps(t)
     return 100.0 * g / s if g and s else None
 
+# The cache model (docs/bench.md, "Where the time goes when B is in the cache"): the time the
+# row-wise product's traffic takes at measured rates. A and C move once at STREAM's rate; the
+# lines of B that the L2 model (bench/spmm_model.h) says each thread's L2 misses come at the
+# rate of random gathers of B's rows from all of B; the rest of B's row reads (L2 hits) at
+# the rate of random gathers from a part of B that the L2 holds; never below the compulsory
+# floor. %CM = model / measured time: near 100 the counted traffic explains the time, above
+# 100 the kernel beats the model (rows reused from L1, neighbouring rows read together).
+def cache_floor(case, t):
+    r = runs.get(case + ("dsmm", t))
+    s = stream_gbps(t)
+    if not r or not s: return None
+    miss, g, g2 = r.get("b_line_misses"), r.get("gather_gbps"), r.get("gather_l2_gbps")
+    by, bb = r.get("bytes"), r.get("b_bytes")
+    if not all(isinstance(x, (int, float)) for x in (miss, g, g2, by, bb)) or miss < 0 or g <= 0 or g2 <= 0:
+        return None
+    gathered = r["nnz"] * r["k"] * (4 if r["type"] == "float" else 8)
+    hits = max(0.0, gathered - 64.0 * miss)
+    return max(by / (s * 1e9), (by - bb) / (s * 1e9) + 64.0 * miss / (g * 1e9) + hits / (g2 * 1e9))
+
+def pct_cf(case, t):
+    f, d = cache_floor(case, t), get(case, "dsmm", t)
+    return 100.0 * f / d if f and d else None
+
+def miss_pct(case, t):
+    r = runs.get(case + ("dsmm", t))
+    if not r or not isinstance(r.get("b_line_misses"), (int, float)) or r["b_line_misses"] < 0: return None
+    gathered = r["nnz"] * r["k"] * (4 if r["type"] == "float" else 8)
+    return 100.0 * 64.0 * r["b_line_misses"] / gathered if gathered else None
+
 def cname(case):
     return "%-14s %4d %s" % (case[0][:14], case[1], case[2][0])
 
@@ -390,16 +423,18 @@ for c in cases:
 
 print()
 print("dsmm rates at %dt against the compulsory traffic, ratios (< 1: dsmm faster), agreement" % tm)
-hdr = "%-21s %7s %7s %6s" % ("matrix            k T", "GF/s", "GB/s", "%STRM")
+hdr = "%-21s %7s %7s %6s %5s %5s" % ("matrix            k T", "GF/s", "GB/s", "%STRM", "miss%", "%CM")
 for t in ts: hdr += " %10s" % ("best %dt" % t)
 for t in ts: hdr += " %6s" % ("r %dt" % t)
 hdr += " %6s %7s %8s %s" % ("%dt/%dt" % (tm, t1), "col/row", "B MB", "agree")
 print(hdr); print("-" * len(hdr))
 out_json = []
-rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; same_code = []; colrow = []; inllc = []
+rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; same_code = []; colrow = []; inllc = []; inllc_cf = []
 for c in cases:
-    line = "%-21s %7s %7s %6s" % (cname(c), fr(get(c, "dsmm", tm, "gflops"), 7),
-                                  fr(get(c, "dsmm", tm, "gbps"), 7), fr(pct(c, tm), 6))
+    mp, cf = miss_pct(c, tm), pct_cf(c, tm)
+    line = "%-21s %7s %7s %6s %5s %5s" % (cname(c), fr(get(c, "dsmm", tm, "gflops"), 7),
+                                  fr(get(c, "dsmm", tm, "gbps"), 7), fr(pct(c, tm), 6),
+                                  "-" if mp is None else "%.0f" % mp, "-" if cf is None else "%.0f" % cf)
     for t in ts:
         _, an, at = ratio(c, t)
         line += " %10s" % ("-" if at is None else "%s %s" % (fms(at, 7).strip(), letters[an]))
@@ -418,7 +453,9 @@ for c in cases:
     colrow.append(cr)
     bb = get(c, "dsmm", tm, "b_bytes")
     fits = bb is not None and llc > 0 and bb <= llc
-    if fits: inllc.append(pct(c, tm))
+    if fits:
+        inllc.append(pct(c, tm))
+        inllc_cf.append(cf)
     line += " %6s %7s %8s" % (fr(sc), fr(cr, 7), "-" if bb is None else "%.1f%s" % (bb / 2**20, "*" if fits else " "))
     st = status.get(c, [])
     bad = [s for s in st if s["status"] in ("disagree", "failed")]
@@ -435,6 +472,7 @@ for c in cases:
             out_json.append(dict(dr, best_anchor=an, best_anchor_s=at,
                                  ratio=d / at if d and at else None,
                                  stream_gbps=stream_gbps(t), pct_stream=pct(c, t, label),
+                                 pct_cache_model=(pct_cf(c, t) if label == "dsmm" else None),
                                  b_in_llc=int(fits), ratio_vs_1t=(sc if label == "dsmm" and t == tm else None),
                                  ratio_col_row=(cr if label == "col" else None)))
 print("-" * len(hdr))
@@ -461,9 +499,15 @@ else:
     print("B in the last-level cache (%d MiB): %d of %d cases; their %% of STREAM at %dt: %s" % (
         llc // 2**20, len(inllc), len(cases), tm,
         "geomean %.0f%%, min %.0f%%, %d below 60%%" % (gm(v), min(v), sum(1 for x in v if x < 60)) if v else "-"))
+    v = [x for x in inllc_cf if x is not None]
+    print("  the same cases against the cache model (A and C at STREAM's rate, B's rows at the measured "
+          "random-gather rates of L2 misses and hits as the L2 model counts them): %s" % (
+        "geomean %.0f%%, min %.0f%%, max %.0f%%, %d below 60%%" % (gm(v), min(v), max(v), sum(1 for x in v if x < 60))
+        if v else "- (no model: --alg ref, or bench_spmm without --l2-model)"))
 print("(T: f float, d double; times in ms; best: the fastest anchor at that thread count, s = scipy 1t, n = GrB_mxm into a "
       "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best; %%STRM = dsmm GB/s / STREAM triad "
-      "at %dt = %% of the compulsory-traffic floor; B MB * = B fits in the last-level cache; "
+      "at %dt = %% of the compulsory-traffic floor; miss%% = B's lines the L2 model misses, %% of the B rows read; "
+      "%%CM = the cache model's time / dsmm's time; B MB * = B fits in the last-level cache; "
       "targets at %dt: geomean r (k >= 8) <= 0.5 with none above 0.9, k = 1 <= 0.8, never slower "
       "than %dt, col/row <= 1.3, >= 60%% of STREAM when B fits in the cache)" % (tm, tm, t1))
 for c, ss in status.items():
