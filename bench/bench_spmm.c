@@ -273,7 +273,7 @@ gather_lines_256(const char *b, const uint32_t *idx, size_t n, size_t piece)
 #endif
 
 // The rate at which `threads` threads read pieces of `piece` bytes (a multiple of 64) at
-// uniformly random piece positions of the `bytes` bytes at b, in GB/s (best of 3 after a
+// uniformly random piece positions of the `bytes` bytes at b, in GB/s (best of 8 after a
 // warm-up; 64 MiB or 4 * bytes read a round, whichever is more). With the pieces B's rows
 // and b B itself, it is what a row of B costs when it is not in the L2: the cache floor's
 // bandwidth for B's line misses. Returns 0 when out of memory or nothing to read.
@@ -296,7 +296,7 @@ static double gather_gbps(const char *b, size_t bytes, size_t piece, int threads
     }
     double best = 0.0;
     unsigned long long sink = 0;
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < 9; r++) { // best of 8: a descheduled thread spoils a round, not the rate
         double t0 = bench_now();
 #pragma omp parallel num_threads(threads) reduction(^ : sink)
         {
@@ -404,7 +404,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     // The L2 traffic model (row-wise orientation only: H is op(A) in CSR).
     char model[256] = "";
     if (o->l2_model >= 0 && !trans) {
-        double cap = o->l2_model > 0 ? o->l2_model : bench_l2_cache_bytes();
+        double cap = o->l2_model > 0 ? o->l2_model : dsmmi_cpu_cache_bytes(2);
         int mt = o->model_threads > 0 ? o->model_threads : info.threads;
         double miss = cap > 0 ? bench_l2_model_misses(H, k, is_float ? 4 : 8, mt, cap) : -1.0;
         if (cap > 0 && miss < 0) {

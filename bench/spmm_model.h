@@ -11,34 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "dsmm.h"
-
-// The size of CPU 0's level-2 cache from sysfs, in bytes; 0 when sysfs does not say.
-static inline double bench_l2_cache_bytes(void)
-{
-    for (int i = 0; i < 10; i++) {
-        char path[96];
-        int level = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (f == NULL) continue;
-        int got = fscanf(f, "%d", &level);
-        fclose(f);
-        if (got != 1 || level != 2) continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (f == NULL) continue;
-        double size = 0.0;
-        char unit = 0;
-        got = fscanf(f, "%lf%c", &size, &unit);
-        fclose(f);
-        if (got < 1) continue;
-        if (unit == 'K') size *= 1024.0;
-        if (unit == 'M') size *= 1048576.0;
-        return size;
-    }
-    return 0.0;
-}
 
 // The traffic model of bench_spmm --l2-model: how many 64-byte lines of B the row-wise
 // product C = H * B brings into the threads' level-2 caches. The rows of H (CSR, op(A)) are

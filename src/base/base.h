@@ -153,6 +153,10 @@ size_t dsmmi_cache_min(dsmm_ctx *ctx, size_t bytes);
 #define DSMMI_CACHE_BIG ((size_t)32 << 20)
 /* dsmmi_mul_ok: *out = a * b without overflow; false on overflow. */
 bool dsmmi_mul_ok(size_t a, size_t b, size_t *out);
+/* dsmmi_cpu_cache_bytes: the size in bytes that sysfs gives for CPU 0's data or unified cache
+ * of that level (1, 2, 3...; 0: the highest level listed); 0 when sysfs does not say. Reads a
+ * few small files: call it per operation, not per element. */
+double dsmmi_cpu_cache_bytes(int level);
 /* dsmmi_budget_room: would `bytes` more fit in the budget? No message: for a caller with
  * another way to go. */
 bool dsmmi_budget_room(const dsmm_ctx *ctx, size_t bytes);

@@ -1,6 +1,8 @@
-// src/base/size.c: parsing of human sizes ("64K", "1.5G", "2GiB") for budgets and options.
+// src/base/size.c: parsing of human sizes ("64K", "1.5G", "2GiB") for budgets and options, and
+// the CPU's cache sizes as sysfs gives them.
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,4 +51,41 @@ dsmm_status dsmm_parse_size(const char *s, size_t *bytes)
     if (b >= 18446744073709551615.0) return DSMM_ERR_ARG;
     *bytes = (size_t)b;
     return DSMM_OK;
+}
+
+double dsmmi_cpu_cache_bytes(int level)
+{
+    double best = 0.0;
+    int best_level = 0;
+    for (int i = 0; i < 10; i++) {
+        char path[96], type[32] = "";
+        int lv = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) continue;
+        int got = fscanf(f, "%d", &lv);
+        fclose(f);
+        if (got != 1 || (level > 0 && lv != level) || (level == 0 && lv < best_level)) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        f = fopen(path, "r");
+        if (f != NULL) {
+            got = fscanf(f, "%31s", type);
+            fclose(f);
+            if (got == 1 && strcmp(type, "Instruction") == 0) continue;
+        }
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (f == NULL) continue;
+        double size = 0.0;
+        char unit = 0;
+        got = fscanf(f, "%lf%c", &size, &unit);
+        fclose(f);
+        if (got < 1 || size <= 0) continue;
+        if (unit == 'K') size *= 1024.0;
+        if (unit == 'M') size *= 1048576.0;
+        if (unit == 'G') size *= 1073741824.0;
+        best = size;
+        best_level = lv;
+    }
+    return best;
 }

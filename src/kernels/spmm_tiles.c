@@ -195,38 +195,6 @@ cleanup:
     return st;
 }
 
-/* The last-level cache's bytes (the largest level sysfs lists for CPU 0; Linux), 0 unknown. */
-static double llc_bytes(void)
-{
-    double best = 0.0;
-    int best_level = 0;
-    for (int i = 0; i < 10; i++) {
-        char path[96];
-        int level = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (f == NULL) continue;
-        int got = fscanf(f, "%d", &level);
-        fclose(f);
-        if (got != 1) continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (f == NULL) continue;
-        double size = 0.0;
-        char unit = 0;
-        got = fscanf(f, "%lf%c", &size, &unit);
-        fclose(f);
-        if (got < 1) continue;
-        if (unit == 'K') size *= 1024.0;
-        if (unit == 'M') size *= 1048576.0;
-        if (level >= best_level && size > 0) {
-            best_level = level;
-            best = size;
-        }
-    }
-    return best;
-}
-
 /* The rows layout of tiles t (height, ntiles, type, narrow set) from R = op(A) in CSR, each
  * row's entries in the order the column-wise kernel adds them into that row of C (increasing
  * row of B; R sorted, or the transpose of S). Within a tile the entries go window by window
@@ -244,8 +212,8 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
     // times the entries
     double rowb = (double)k * (double)w;
     dsmm_idx W = n < 1 ? 1 : n;
-    double wbytes =
-        dsmmi_spmm_tune.col_tile_window > 0 ? (double)dsmmi_spmm_tune.col_tile_window : llc_bytes();
+    double wbytes = dsmmi_spmm_tune.col_tile_window > 0 ? (double)dsmmi_spmm_tune.col_tile_window
+                                                        : dsmmi_cpu_cache_bytes(0);
     if (wbytes > 0) {
         double rows = wbytes / rowb;
         if (rows < (double)W) W = rows < 1 ? 1 : (dsmm_idx)rows;
