@@ -30,10 +30,11 @@ static inline double bench_l2_model_misses(const dsmm_csr *H, dsmm_idx k, size_t
     size_t nlines = ((size_t)H->ncols * rowb + 63) / 64;
     size_t cap = (size_t)(cap_bytes / 64.0);
     if (cap < 1) cap = 1;
+    if (nlines > INT32_MAX - 1) return -1.0; // the list's links are 32-bit
     // calloc: GCC cannot tell that a line is linked before it is read
     int32_t *prev = calloc(nlines + 1, sizeof *prev), *next = calloc(nlines + 1, sizeof *next);
     unsigned char *in = malloc(nlines + 1);
-    if (prev == NULL || next == NULL || in == NULL || nlines > INT32_MAX - 1) {
+    if (prev == NULL || next == NULL || in == NULL) {
         free(prev);
         free(next);
         free(in);
