@@ -214,8 +214,11 @@ static dsmm_status retype(dsmm_ctx *ctx, dsmm_csr **A, dsmm_type type)
 
 typedef unsigned long long gvec __attribute__((vector_size(16), aligned(8))); // SSE2-sized
 
+static volatile unsigned long long gather_sink; // gather_gbps's XOR of what it read
+
 // One thread's share of gather_gbps: the pieces idx[0..n) of `piece` bytes XORed together,
-// a 64-byte line a step. The widest loads the CPU has: a line in one AVX-512 load lets more
+// a 64-byte line a step, in 16-byte loads (any x86-64 or other CPU). gather_gbps prefers the
+// AVX-512 and AVX2 forms below where the CPU has them: a line in one AVX-512 load lets more
 // lines be in flight than four 16-byte loads do (random 256-byte pieces of an 80 MiB buffer,
 // 2 threads, this Intel VM: 19 GB/s against 10), and dsmm's kernels use those widths.
 static unsigned long long gather_lines(const char *b, const uint32_t *idx, size_t n, size_t piece)
@@ -277,8 +280,6 @@ gather_lines_256(const char *b, const uint32_t *idx, size_t n, size_t piece)
 // warm-up; 64 MiB or 4 * bytes read a round, whichever is more). With the pieces B's rows
 // and b B itself, it is what a row of B costs when it is not in the L2: the cache floor's
 // bandwidth for B's line misses. Returns 0 when out of memory or nothing to read.
-static volatile unsigned long long gather_sink;
-
 static double gather_gbps(const char *b, size_t bytes, size_t piece, int threads)
 {
     size_t npieces = bytes / piece;
@@ -609,7 +610,7 @@ int main(int argc, char **argv)
             }
             dsmmi_spmm_tune.vec_bytes = (int)x;
         } else if (v && strcmp(s, "--l2-model") == 0) {
-            // the traffic model of B's lines into the L2 (l2_model_misses): 0 sysfs's size
+            // the traffic model of B's lines into the L2 (bench_l2_model_misses): 0 sysfs's size
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
             o.l2_model = (double)x;
         } else if (v && strcmp(s, "--model-threads") == 0) {
