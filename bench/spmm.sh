@@ -377,7 +377,7 @@ def pct(case, t, label="dsmm"):
 # the rate of random gathers from a part of B that the L2 holds; never below the compulsory
 # floor. %CM = model / measured time: near 100 the counted traffic explains the time, above
 # 100 the kernel beats the model (rows reused from L1, neighbouring rows read together).
-def cache_floor(case, t):
+def cache_model_s(case, t):
     r = runs.get(case + ("dsmm", t))
     s = stream_gbps(t)
     if not r or not s: return None
@@ -389,8 +389,8 @@ def cache_floor(case, t):
     hits = max(0.0, gathered - 64.0 * miss)
     return max(by / (s * 1e9), (by - bb) / (s * 1e9) + 64.0 * miss / (g * 1e9) + hits / (g2 * 1e9))
 
-def pct_cf(case, t):
-    f, d = cache_floor(case, t), get(case, "dsmm", t)
+def pct_cm(case, t):
+    f, d = cache_model_s(case, t), get(case, "dsmm", t)
     return 100.0 * f / d if f and d else None
 
 def miss_pct(case, t):
@@ -429,12 +429,12 @@ for t in ts: hdr += " %6s" % ("r %dt" % t)
 hdr += " %6s %7s %8s %s" % ("%dt/%dt" % (tm, t1), "col/row", "B MB", "agree")
 print(hdr); print("-" * len(hdr))
 out_json = []
-rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; same_code = []; colrow = []; inllc = []; inllc_cf = []
+rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; same_code = []; colrow = []; inllc = []; inllc_cm = []
 for c in cases:
-    mp, cf = miss_pct(c, tm), pct_cf(c, tm)
+    mp, cm = miss_pct(c, tm), pct_cm(c, tm)
     line = "%-21s %7s %7s %6s %5s %5s" % (cname(c), fr(get(c, "dsmm", tm, "gflops"), 7),
                                   fr(get(c, "dsmm", tm, "gbps"), 7), fr(pct(c, tm), 6),
-                                  "-" if mp is None else "%.0f" % mp, "-" if cf is None else "%.0f" % cf)
+                                  "-" if mp is None else "%.0f" % mp, "-" if cm is None else "%.0f" % cm)
     for t in ts:
         _, an, at = ratio(c, t)
         line += " %10s" % ("-" if at is None else "%s %s" % (fms(at, 7).strip(), letters[an]))
@@ -455,7 +455,7 @@ for c in cases:
     fits = bb is not None and llc > 0 and bb <= llc
     if fits:
         inllc.append(pct(c, tm))
-        inllc_cf.append(cf)
+        inllc_cm.append(cm)
     line += " %6s %7s %8s" % (fr(sc), fr(cr, 7), "-" if bb is None else "%.1f%s" % (bb / 2**20, "*" if fits else " "))
     st = status.get(c, [])
     bad = [s for s in st if s["status"] in ("disagree", "failed")]
@@ -472,7 +472,7 @@ for c in cases:
             out_json.append(dict(dr, best_anchor=an, best_anchor_s=at,
                                  ratio=d / at if d and at else None,
                                  stream_gbps=stream_gbps(t), pct_stream=pct(c, t, label),
-                                 pct_cache_model=(pct_cf(c, t) if label == "dsmm" else None),
+                                 pct_cache_model=(pct_cm(c, t) if label == "dsmm" else None),
                                  b_in_llc=int(fits), ratio_vs_1t=(sc if label == "dsmm" and t == tm else None),
                                  ratio_col_row=(cr if label == "col" else None)))
 print("-" * len(hdr))
@@ -499,7 +499,7 @@ else:
     print("B in the last-level cache (%d MiB): %d of %d cases; their %% of STREAM at %dt: %s" % (
         llc // 2**20, len(inllc), len(cases), tm,
         "geomean %.0f%%, min %.0f%%, %d below 60%%" % (gm(v), min(v), sum(1 for x in v if x < 60)) if v else "-"))
-    v = [x for x in inllc_cf if x is not None]
+    v = [x for x in inllc_cm if x is not None]
     print("  the same cases against the cache model (A and C at STREAM's rate, B's rows at the measured "
           "random-gather rates of L2 misses and hits as the L2 model counts them): %s" % (
         "geomean %.0f%%, min %.0f%%, max %.0f%%, %d below 60%%" % (gm(v), min(v), max(v), sum(1 for x in v if x < 60))
