@@ -25,6 +25,13 @@
 // warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone, or more
 // when --min-time S asks for S seconds of timed runs (bench_repeats, bench_common.h).
 //
+// --pair auto|row (with --alg col) times the column-wise kernel against the row-wise one in
+// one process: --pair-rounds R (7) rounds, each a batch of col's runs and a batch of the
+// paired kernel's on the same B and C (which goes first alternates), and adds to the JSON
+// pair_median_s (the paired kernel's median), pair_ratio (the median over the rounds of col's
+// batch median / the paired batch median) and its min and max over the rounds. bench/spmm.sh
+// reports col/row from it: two separate processes see this shared VM's drift between them.
+//
 // --l2-model BYTES (0: the L2 size sysfs gives) adds, after the timings and untimed, the
 // traffic model of bench/spmm_model.h for the row-wise orientation: b_line_misses (the lines
 // of B the threads' L2 caches of BYTES bring in, at --model-threads T, default the run's) and
@@ -76,6 +83,8 @@ typedef struct bench_opts {
     int col_tiles;     // col: 1 prepares op(A)^T in tiles (dsmm_spmm_tiles_create) untimed
     double l2_model;   // --l2-model: < 0 off, 0 sysfs's L2 size, > 0 that many bytes a thread
     int model_threads; // --model-threads: the threads of the model (0: the run's)
+    const char *pair;  // --pair ALG: col's runs alternated in rounds with ALG's (auto or row)
+    int pair_rounds;   // --pair-rounds: those rounds (default 7)
 } bench_opts;
 
 static int fail(dsmm_ctx *ctx, const char *what)
@@ -325,17 +334,40 @@ static double gather_gbps(const char *b, size_t bytes, size_t piece, int threads
     return best;
 }
 
-// H is the matrix handed to the kernel (prepared by main), trans its transpose_a.
+// Times n runs of the product into t[0..n-1]; DSMM_OK or the first failure's status.
+static dsmm_status time_runs(dsmm_ctx *ctx, const dsmm_csr *H, const dsmm_dense *B, dsmm_dense *C,
+                             const dsmm_spmm_opts *so, dsmm_spmm_info *info, int n, double *t)
+{
+    for (int r = 0; r < n; r++) {
+        double t0 = bench_now();
+        dsmm_status st = dsmm_csr_spmm(ctx, H, B, C, so, info);
+        t[r] = bench_now() - t0;
+        if (st != DSMM_OK) return st;
+    }
+    return DSMM_OK;
+}
+
+// H is the matrix handed to the kernel (prepared by main), trans its transpose_a. P, when not
+// NULL, is op(A) for the paired kernel palg (--pair): the timed runs then alternate in
+// o->pair_rounds rounds, a batch of H's runs and a batch of P's on the same B and C, the
+// first batch of a round alternating between the two, and the JSON adds the median over the
+// rounds of (H's batch median / P's batch median). Both kernels see the same host state within
+// a round, so the ratio does not take the drift of a shared machine between two processes.
 static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int trans,
-                    dsmm_spmm_alg alg)
+                    dsmm_spmm_alg alg, const dsmm_csr *P, dsmm_spmm_alg palg)
 {
     dsmm_spmm_opts so;
     dsmm_spmm_info info;
     dsmm_dense *B = NULL, *C = NULL;
     dsmm_spmm_tiles *tiles = NULL;
-    double *t = NULL, *y = NULL, *z = NULL, prep = 0.0;
+    double *t = NULL, *y = NULL, *z = NULL, *pt = NULL, *rt = NULL, prep = 0.0;
     int rc = 1;
     char host[256];
+    dsmm_spmm_opts po; // the paired kernel's options
+    dsmm_spmm_info pinfo;
+    dsmm_spmm_opts_init(&po);
+    po.alg = palg;
+    po.k_block = o->k_block;
 
     dsmm_spmm_opts_init(&so);
     so.alg = alg;
@@ -382,21 +414,49 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
         one = bench_now() - t0;
     }
     int reps = bench_repeats(o->repeat, o->min_time, one);
+    int rounds = P ? o->pair_rounds : 0, per = 0;
+    if (P) { // whole rounds of per runs each
+        per = (reps + rounds - 1) / rounds;
+        reps = per * rounds;
+    }
     t = malloc((size_t)reps * sizeof *t);
     y = malloc(((size_t)m + 1) * sizeof *y);
     z = malloc(((size_t)k + 1) * sizeof *z);
-    if (t == NULL || y == NULL || z == NULL) {
+    pt = P ? malloc((size_t)reps * sizeof *pt) : NULL;
+    rt = P ? malloc((size_t)rounds * sizeof *rt) : NULL;
+    if (t == NULL || y == NULL || z == NULL || (P && (pt == NULL || rt == NULL))) {
         fprintf(stderr, "bench_spmm: out of memory for the timings and the check\n");
         goto done;
     }
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        dsmm_status st = dsmm_csr_spmm(ctx, H, B, C, &so, &info);
-        t[r] = bench_now() - t0;
-        if (st != DSMM_OK) {
+    if (P) {
+        for (int w = 0; w < o->warmup; w++) { // the paired kernel's warm-up
+            if (dsmm_csr_spmm(ctx, P, B, C, &po, &pinfo) != DSMM_OK) {
+                rc = fail(ctx, "paired spmm");
+                goto done;
+            }
+        }
+        for (int r = 0; r < rounds; r++) {
+            double *th = t + (size_t)r * per, *tp = pt + (size_t)r * per;
+            for (int h = 0; h < 2; h++) {
+                int mine = (h == 0) == (r % 2 == 0); // H first in even rounds
+                dsmm_status st = mine ? time_runs(ctx, H, B, C, &so, &info, per, th)
+                                      : time_runs(ctx, P, B, C, &po, &pinfo, per, tp);
+                if (st != DSMM_OK) {
+                    rc = fail(ctx, mine ? "spmm" : "paired spmm");
+                    goto done;
+                }
+            }
+            double mh = bench_median(th, per), mp = bench_median(tp, per);
+            rt[r] = mp > 0 ? mh / mp : 0.0;
+        }
+        // The last runs were P's in even round counts: C is H's again for the check.
+        if (rounds % 2 == 0 && dsmm_csr_spmm(ctx, H, B, C, &so, &info) != DSMM_OK) {
             rc = fail(ctx, "spmm");
             goto done;
         }
+    } else if (time_runs(ctx, H, B, C, &so, &info, reps, t) != DSMM_OK) {
+        rc = fail(ctx, "spmm");
+        goto done;
     }
     bench_spmm_check(C->val, is_float, m, k, C->ld, y, z);
     if (o->check_path && !bench_spmm_check_write("bench_spmm", o->check_path, m, k, y, z))
@@ -431,6 +491,14 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     for (int r = 0; r < reps && r < 64 && len + 32 < sizeof times; r++) { // the first 64
         len += (size_t)snprintf(times + len, sizeof times - len, "%s%.6g", r ? "," : "", t[r]);
     }
+    char pair[256] = "";
+    if (P) {
+        double pmed = bench_median(pt, reps), rmed = bench_median(rt, rounds);
+        snprintf(pair, sizeof pair,
+                 ",\"pair_alg\":\"%s\",\"pair_median_s\":%.6g,\"pair_rounds\":%d,"
+                 "\"pair_ratio\":%.6g,\"pair_ratio_min\":%.6g,\"pair_ratio_max\":%.6g",
+                 dsmm_spmm_alg_name(pinfo.alg), pmed, rounds, rmed, rt[0], rt[rounds - 1]);
+    }
     double med = bench_median(t, reps), tmin = t[0];
     double flops = 2.0 * (double)H->nnz * (double)k;
     double bytes = dsmm_spmm_bytes(H, trans, k, o->type, 0.0);
@@ -444,7 +512,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
            "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
            "\"tiles_runs\":%lld,\"tiles_windows\":%lld,\"tiles_chunk\":%d,"
-           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s}\n",
+           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s%s}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
@@ -453,7 +521,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
            (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0),
            (long long)(tiles ? tiles->nruns : 0), (long long)(tiles ? tiles->nwin : 0),
-           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb(), model);
+           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb(), model, pair);
     fflush(stdout);
     rc = 0;
 done:
@@ -463,6 +531,8 @@ done:
     free(t);
     free(y);
     free(z);
+    free(pt);
+    free(rt);
     return rc;
 }
 
@@ -482,6 +552,7 @@ static void usage(void)
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
             "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
             "                  [--l2-model BYTES] [--model-threads T]\n"
+            "                  [--pair auto|row] [--pair-rounds R]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
             "INPUT: raw CSR file, any file dsmm_read reads, rmat:SCALE[:SEED] or "
             "rmatd:SCALE[:SEED]\n");
@@ -511,7 +582,8 @@ int main(int argc, char **argv)
                     .repeat = 5,
                     .warmup = 1,
                     .col_tiles = 1,
-                    .l2_model = -1.0};
+                    .l2_model = -1.0,
+                    .pair_rounds = 7};
     for (int a = 1; a < argc; a++) {
         const char *s = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -546,6 +618,11 @@ int main(int argc, char **argv)
             if (!bench_parse_min_time("bench_spmm", argv[++a], &o.min_time)) return 2;
         } else if (v && strcmp(s, "--alg") == 0) {
             o.alg = argv[++a];
+        } else if (v && strcmp(s, "--pair") == 0) {
+            o.pair = argv[++a];
+        } else if (v && strcmp(s, "--pair-rounds") == 0) {
+            if (!parse_int(s, argv[++a], 1, 1000, &x)) return 2;
+            o.pair_rounds = (int)x;
         } else if (v && strcmp(s, "--col-tiles") == 0) {
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             o.col_tiles = (int)x;
@@ -640,6 +717,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_spmm: unknown --alg '%s' (auto, row, col, ref, gpu)\n", o.alg);
         return 2;
     }
+    dsmm_spmm_alg palg = DSMM_SPMM_AUTO;
+    if (o.pair != NULL && (dsmm_spmm_alg_from_name(o.pair, &palg) != DSMM_OK ||
+                           (palg != DSMM_SPMM_AUTO && palg != DSMM_SPMM_ROW) ||
+                           alg != DSMM_SPMM_COL)) {
+        fprintf(stderr, "bench_spmm: --pair '%s': auto or row, with --alg col\n", o.pair);
+        return 2;
+    }
     if (o.name == NULL) o.name = bench_base_name(o.input);
 
     dsmm_ctx *ctx = NULL;
@@ -658,21 +742,28 @@ int main(int argc, char **argv)
     // The kernel's own orientation, prepared here so that no transpose is timed: col reads
     // op(A)^T (with transpose_a = 1), the others op(A). AUTO resolves to row without a
     // transpose, so it runs as row does.
+    // With --pair the other orientation is kept in T for the paired row-wise kernel.
     int col = alg == DSMM_SPMM_COL;
     if (col != o.transpose) {
         if (dsmm_csr_transpose(ctx, A, &T) != DSMM_OK) {
             rc = fail(ctx, "transpose");
             goto done;
         }
-        dsmm_csr_destroy(&A);
+        dsmm_csr *t = A;
         A = T;
-        T = NULL;
+        T = t;
+        if (o.pair == NULL) dsmm_csr_destroy(&T);
+    } else if (o.pair != NULL) { // --transpose: col reads A, the row-wise kernel op(A) = A^T
+        if (dsmm_csr_transpose(ctx, A, &T) != DSMM_OK) {
+            rc = fail(ctx, "transpose");
+            goto done;
+        }
     }
-    if (retype(ctx, &A, o.type) != DSMM_OK) {
+    if (retype(ctx, &A, o.type) != DSMM_OK || (T && retype(ctx, &T, o.type) != DSMM_OK)) {
         rc = fail(ctx, "preparing A");
         goto done;
     }
-    rc = run_dsmm(ctx, &o, A, col, alg);
+    rc = run_dsmm(ctx, &o, A, col, alg, T, palg);
 done:
     dsmm_csr_destroy(&A);
     dsmm_csr_destroy(&T);

@@ -276,8 +276,12 @@ for e in "${sel[@]}"; do
         done
       fi
       if have col; then
+        # col/row from rounds of the two kernels alternated in one process (--pair), with
+        # dsmm's --alg unless that is the reference kernel.
+        pair=()
+        [ "$alg" != ref ] && pair=(--pair "$alg")
         run_one "$name" "$k" "$ty" col "$tmax" "$bench" "$csr" "${common[@]}" --threads "$tmax" \
-          --alg col --check "$base.col.$tmax.chk" && checks+=("col:$tmax:$base.col.$tmax.chk")
+          --alg col "${pair[@]}" --check "$base.col.$tmax.chk" && checks+=("col:$tmax:$base.col.$tmax.chk")
       fi
       if have graphblas; then
         for mode in new accum; do
@@ -449,7 +453,8 @@ for c in cases:
     # then both times are of the same code and their ratio is the machine's noise.
     same_code.append(sc is not None and get(c, "dsmm", tm, "threads") == 1)
     col = get(c, "col", tm)
-    cr = col / dm if col and dm else None
+    # The paired rounds' ratio where the col run has one (--pair), else the two runs' medians.
+    cr = get(c, "col", tm, "pair_ratio") or (col / dm if col and dm else None)
     colrow.append(cr)
     bb = get(c, "dsmm", tm, "b_bytes")
     fits = bb is not None and llc > 0 and bb <= llc
@@ -507,7 +512,8 @@ else:
 print("(T: f float, d double; times in ms; best: the fastest anchor at that thread count, s = scipy 1t, n = GrB_mxm into a "
       "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best; %%STRM = dsmm GB/s / STREAM triad "
       "at %dt = %% of the compulsory-traffic floor; miss%% = B's lines the L2 model misses, %% of the B rows read; "
-      "%%CM = the cache model's time / dsmm's time; B MB * = B fits in the last-level cache; "
+      "%%CM = the cache model's time / dsmm's time; col/row = column-wise / row-wise, the median over "
+      "rounds of the two alternated in one process; B MB * = B fits in the last-level cache; "
       "targets at %dt: geomean r (k >= 8) <= 0.5 with none above 0.9, k = 1 <= 0.8, never slower "
       "than %dt, col/row <= 1.3, >= 60%% of STREAM when B fits in the cache)" % (tm, tm, t1))
 for c, ss in status.items():

@@ -680,18 +680,26 @@ static void tile_store(const dsmmi_spmm_args *a, const void *buf, dsmm_idx r0, d
                                    (const char *)buf + (size_t)(i - r0) * row, row);
 }
 
-/* The rows of tile i (h rows at ct, ldc) that no run of it writes, set to 0. */
+/* The rows of tile i (h rows at ct, ldc) that no run of it writes, set to 0. Called with one
+   window, where a row has at most one run a tile: h runs leave no row idle. Otherwise the
+   runs' rows are marked in a bitmap and the idle ones found a word at a time. A test of every
+   row's bit, done whatever the runs, took a third of fe_4elt2's k = 1 product (2026-11-29). */
 static void clear_idle_rows(const dsmm_spmm_tiles *tl, dsmm_idx i, void *ct, dsmm_idx ldc,
                             dsmm_idx h, dsmm_idx k, size_t w)
 {
+    if (tl->bptr[i + 1] - tl->bptr[i] >= h) return;
     uint64_t seen[TILE_HEIGHT_MAX / 64];
     size_t words = (size_t)(h + 63) / 64;
     memset(seen, 0, words * sizeof *seen);
     for (dsmm_idx u = tl->bptr[i]; u < tl->bptr[i + 1]; u++)
         seen[tl->dst[u] / 64] |= (uint64_t)1 << (tl->dst[u] % 64);
-    for (dsmm_idx r = 0; r < h; r++)
-        if (!(seen[r / 64] >> (r % 64) & 1))
+    if (h % 64) seen[words - 1] |= ~(uint64_t)0 << (h % 64); // rows past h count as seen
+    for (size_t wd = 0; wd < words; wd++) {
+        for (uint64_t idle = ~seen[wd]; idle; idle &= idle - 1) {
+            dsmm_idx r = (dsmm_idx)(wd * 64) + __builtin_ctzll(idle);
             memset((char *)ct + (size_t)(r * ldc) * w, 0, (size_t)k * w);
+        }
+    }
 }
 
 dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
