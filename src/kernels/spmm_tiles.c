@@ -694,12 +694,21 @@ static void clear_idle_rows(const dsmm_spmm_tiles *tl, dsmm_idx i, void *ct, dsm
     for (dsmm_idx u = tl->bptr[i]; u < tl->bptr[i + 1]; u++)
         seen[tl->dst[u] / 64] |= (uint64_t)1 << (tl->dst[u] % 64);
     if (h % 64) seen[words - 1] |= ~(uint64_t)0 << (h % 64); // rows past h count as seen
+    // Consecutive idle rows are cleared by one memset when C's rows are back to back (ldc = k):
+    // p2p-Gnutella08's C has 3,836 rows of 6,301 without an entry, and a call per row of 256
+    // bytes took a quarter of its k = 64 float product.
+    dsmm_idx p0 = 0, p1 = 0; // the idle rows [p0, p1) not cleared yet
     for (size_t wd = 0; wd < words; wd++) {
         for (uint64_t idle = ~seen[wd]; idle; idle &= idle - 1) {
             dsmm_idx r = (dsmm_idx)(wd * 64) + __builtin_ctzll(idle);
-            memset((char *)ct + (size_t)(r * ldc) * w, 0, (size_t)k * w);
+            if (r != p1 || ldc != k) {
+                if (p1 > p0) memset((char *)ct + (size_t)(p0 * ldc) * w, 0, (size_t)(p1 - p0) * k * w);
+                p0 = r;
+            }
+            p1 = r + 1;
         }
     }
+    if (p1 > p0) memset((char *)ct + (size_t)(p0 * ldc) * w, 0, (size_t)(p1 - p0) * k * w);
 }
 
 dsmm_status dsmmi_spmm_col_tiles(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_info *info)
