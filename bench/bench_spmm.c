@@ -718,9 +718,9 @@ int main(int argc, char **argv)
         return 2;
     }
     dsmm_spmm_alg palg = DSMM_SPMM_AUTO;
-    if (o.pair != NULL && (dsmm_spmm_alg_from_name(o.pair, &palg) != DSMM_OK ||
-                           (palg != DSMM_SPMM_AUTO && palg != DSMM_SPMM_ROW) ||
-                           alg != DSMM_SPMM_COL)) {
+    if (o.pair != NULL &&
+        (dsmm_spmm_alg_from_name(o.pair, &palg) != DSMM_OK ||
+         (palg != DSMM_SPMM_AUTO && palg != DSMM_SPMM_ROW) || alg != DSMM_SPMM_COL)) {
         fprintf(stderr, "bench_spmm: --pair '%s': auto or row, with --alg col\n", o.pair);
         return 2;
     }

@@ -124,6 +124,11 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
         (void)av;                                                                                  \
         for (dsmm_idx i = r0; i < r1; i++) {                                                       \
             dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
+            if (p == p1) { /* an empty row: the same sum, +0, without the gather and the adds */   \
+                T zero = 0, *c = C + i * ldc;                                                      \
+                *c = beta != 0 ? alpha * zero + beta * *c : alpha * zero;                          \
+                continue;                                                                          \
+            }                                                                                      \
             VT acc = {0};                                                                          \
             for (; p + 8 <= p1; p += 8) {                                                          \
                 VT g = GATHER(0xff, IDX(0xff, ci + p));                                            \

@@ -702,7 +702,8 @@ static void clear_idle_rows(const dsmm_spmm_tiles *tl, dsmm_idx i, void *ct, dsm
         for (uint64_t idle = ~seen[wd]; idle; idle &= idle - 1) {
             dsmm_idx r = (dsmm_idx)(wd * 64) + __builtin_ctzll(idle);
             if (r != p1 || ldc != k) {
-                if (p1 > p0) memset((char *)ct + (size_t)(p0 * ldc) * w, 0, (size_t)(p1 - p0) * k * w);
+                if (p1 > p0)
+                    memset((char *)ct + (size_t)(p0 * ldc) * w, 0, (size_t)(p1 - p0) * k * w);
                 p0 = r;
             }
             p1 = r + 1;
