@@ -10,7 +10,7 @@
 #                           [--types "float double"] [--repeat 5] [--min-time 0.1] [--quick]
 #                           [--only NAME...]
 #                           [--alg auto] [--systems "dsmm col graphblas scipy"] [--llc SIZE]
-#                           [--out DIR] [--list]
+#                           [--rounds 3] [--out DIR] [--list]
 # BUILD_DIR holds bench/bench_spmm, bench/stream and bench/bench_spgemm (which prepares the
 # inputs), and bench/spmm_graphblas when GraphBLAS was found; use a Release build. Inputs come
 # from ../shared/data next to the repository, or $DSMM_SHARED_DATA. Output: the tables on
@@ -18,7 +18,11 @@
 # DIR/spmm-DATE.jsonl (DIR defaults to BUILD_DIR/bench-results, ignored by git).
 # Each system times at least --repeat runs and, with --min-time S, as many more as fill S
 # seconds at its warm-up's pace (products of microseconds: a median of 5 single runs there
-# varied by 2x between runs of the benchmark).
+# varied by 2x between runs of the benchmark). With --rounds R (3 by default) every case runs
+# all its systems R times, in turn (the order reversed every other round), and the tables give
+# each system's median over the rounds and each ratio as the median of the rounds' ratios:
+# other tenants of a VM slowed single runs by up to 2x for seconds at a time, which a system
+# timed in one window alone took in full and the others did not.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 here=$repo/bench
@@ -32,6 +36,7 @@ ks=""
 types="float double"
 repeat=5
 min_time=0.1
+rounds=3
 quick=0
 alg=auto
 systems="dsmm col graphblas scipy"
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
     --types) types=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --min-time) min_time=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --alg) alg=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
@@ -68,6 +74,7 @@ for ty in $types; do
   case "$ty" in float|double) ;; *) echo "spmm.sh: --types '$types': float and/or double" >&2; exit 2 ;; esac
 done
 isnum "$repeat" 1 || { echo "spmm.sh: --repeat '$repeat': a count >= 1" >&2; exit 2; }
+isnum "$rounds" 1 || { echo "spmm.sh: --rounds '$rounds': a count >= 1" >&2; exit 2; }
 [[ "$min_time" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "spmm.sh: --min-time '$min_time': seconds >= 0" >&2; exit 2; }
 case "$alg" in auto|row|ref) ;; *) echo "spmm.sh: --alg '$alg': auto, row or ref (col runs as its own system)" >&2; exit 2 ;; esac
 for s in $systems; do
@@ -177,7 +184,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -
 machine="$(hostname), ${cpu:-unknown cpu}, $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo)"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[^=]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 echo "bench/spmm: C = A*B, B dense n x k  machine: $machine  build: ${build_type:-?} ($build)"
-echo "  systems: $systems  threads: $threads  k: $ks  types: $types  repeats: $repeat (+1 warm-up), at least ${min_time} s of runs  alg: $alg"
+echo "  systems: $systems  threads: $threads  k: $ks  types: $types  repeats: $repeat (+1 warm-up), at least ${min_time} s of runs  rounds: $rounds  alg: $alg"
 echo "  last-level cache: $((llc_bytes / 1048576)) MiB  data: $data  log: $log"
 for n in "${notes[@]}"; do echo "  note: $n"; done
 [ "${build_type:-}" = "Release" ] || echo "  note: not a Release build: dsmm timings are not meaningful"
@@ -185,8 +192,8 @@ load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
   echo "  note: load average $load before starting: other processes share the cores, timings will be noisy"
 fi
-printf '{"bench":"spmm_meta","machine":"%s","build":"%s","threads":"%s","k":"%s","types":"%s","repeat":%d,"min_time":%s,"alg":"%s","llc_bytes":%s,"load":%s}\n' \
-  "${machine//\"/}" "${build_type:-?}" "$threads" "$ks" "$types" "$repeat" "$min_time" "$alg" "$llc_bytes" "$load" >>"$jsonl"
+printf '{"bench":"spmm_meta","machine":"%s","build":"%s","threads":"%s","k":"%s","types":"%s","repeat":%d,"min_time":%s,"rounds":%d,"alg":"%s","llc_bytes":%s,"load":%s}\n' \
+  "${machine//\"/}" "${build_type:-?}" "$threads" "$ks" "$types" "$repeat" "$min_time" "$rounds" "$alg" "$llc_bytes" "$load" >>"$jsonl"
 
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$2"; }
 note_json() { # name k type label threads status detail
@@ -221,9 +228,54 @@ run_one() {
   fi
   # The label, and the thread count asked for: dsmm reports the threads it used, fewer on
   # small products.
-  echo "${line%\}},\"label\":\"$label\",\"run_threads\":$t}" >>"$jsonl"
+  echo "${line%\}},\"label\":\"$label\",\"run_threads\":$t,\"round\":$round}" >>"$jsonl"
   printf '    %-9s %st: %9.3f ms  %7.2f GF/s\n' "$label" "$t" \
     "$(awk -v s="$(field median_s "$line")" 'BEGIN { print s * 1000 }')" "$(field gflops "$line")"
+}
+
+# The systems of one case, one round each (name, k, ty, base, common, round and checks are
+# the case loop's). The check files and dsmm's untimed cache model come from round 1 only.
+# run_checked LABEL THREADS FILE CMD...: run_one with --check FILE in round 1, which adds the
+# file to the case's checks when the run succeeds.
+run_checked() {
+  local label=$1 t=$2 file=$3
+  shift 3
+  if [ "$round" -gt 1 ]; then
+    run_one "$name" "$k" "$ty" "$label" "$t" "$@" || true
+  elif run_one "$name" "$k" "$ty" "$label" "$t" "$@" --check "$file"; then
+    checks+=("$label:$t:$file")
+  fi
+}
+run_dsmm() {
+  local t model
+  for t in $threads; do
+    # At the top thread count, the traffic model of B's L2 misses (bench/spmm_model.h)
+    # and the random-gather rates, untimed, for the cache model (%CM).
+    model=()
+    if [ "$t" = "$tmax" ] && [ "$alg" != ref ] && [ "$round" -eq 1 ]; then model=(--l2-model 0); fi
+    run_checked dsmm "$t" "$base.dsmm.$t.chk" "$bench" "$csr" "${common[@]}" --threads "$t" \
+      --alg "$alg" "${model[@]}"
+  done
+}
+run_col() {
+  # col/row from rounds of the two kernels alternated in one process (--pair), with dsmm's
+  # --alg unless that is the reference kernel.
+  local pair=()
+  if [ "$alg" != ref ]; then pair=(--pair "$alg"); fi
+  run_checked col "$tmax" "$base.col.$tmax.chk" "$bench" "$csr" "${common[@]}" --threads "$tmax" \
+    --alg col "${pair[@]}"
+}
+run_graphblas() {
+  local mode t
+  for mode in new accum; do
+    for t in $threads; do
+      run_checked "grb-$mode" "$t" "$base.grb-$mode.$t.chk" "$gb" "$csr" "${common[@]}" \
+        --threads "$t" --mode "$mode"
+    done
+  done
+}
+run_scipy() {
+  run_checked scipy 1 "$base.scipy.chk" "$scipy_py" "$here/spmm_scipy.py" "$csr" "${common[@]}"
 }
 
 mem_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
@@ -265,37 +317,18 @@ for e in "${sel[@]}"; do
       base=$work/$name.$k.$ty
       common=(--k "$k" --type "$ty" --repeat "$repeat" --min-time "$min_time" --name "$name")
       checks=()
-      if have dsmm; then
-        for t in $threads; do
-          # At the top thread count, the traffic model of B's L2 misses (bench/spmm_model.h)
-          # and the random-gather rates, untimed, for the cache model (%CM).
-          model=()
-          [ "$t" = "$tmax" ] && [ "$alg" != ref ] && model=(--l2-model 0)
-          run_one "$name" "$k" "$ty" dsmm "$t" "$bench" "$csr" "${common[@]}" --threads "$t" \
-            --alg "$alg" "${model[@]}" --check "$base.dsmm.$t.chk" && checks+=("dsmm:$t:$base.dsmm.$t.chk")
-        done
-      fi
-      if have col; then
-        # col/row from rounds of the two kernels alternated in one process (--pair), with
-        # dsmm's --alg unless that is the reference kernel.
-        pair=()
-        [ "$alg" != ref ] && pair=(--pair "$alg")
-        run_one "$name" "$k" "$ty" col "$tmax" "$bench" "$csr" "${common[@]}" --threads "$tmax" \
-          --alg col "${pair[@]}" --check "$base.col.$tmax.chk" && checks+=("col:$tmax:$base.col.$tmax.chk")
-      fi
-      if have graphblas; then
-        for mode in new accum; do
-          for t in $threads; do
-            run_one "$name" "$k" "$ty" "grb-$mode" "$t" "$gb" "$csr" "${common[@]}" --threads "$t" \
-              --mode "$mode" --check "$base.grb-$mode.$t.chk" &&
-              checks+=("grb-$mode:$t:$base.grb-$mode.$t.chk")
-          done
-        done
-      fi
-      if have scipy; then
-        run_one "$name" "$k" "$ty" scipy 1 "$scipy_py" "$here/spmm_scipy.py" "$csr" "${common[@]}" \
-          --check "$base.scipy.chk" && checks+=("scipy:1:$base.scipy.chk")
-      fi
+      order=()
+      for s in dsmm col graphblas scipy; do have "$s" && order+=("$s"); done
+      for ((round = 1; round <= rounds; round++)); do
+        # Odd rounds in the listed order, even ones reversed; the check files from round 1.
+        seq_=("${order[@]}")
+        if [ $((round % 2)) -eq 0 ]; then
+          seq_=()
+          for ((i = ${#order[@]} - 1; i >= 0; i--)); do seq_+=("${order[$i]}"); done
+        fi
+        if [ "$rounds" -gt 1 ]; then echo "   round $round:"; fi
+        for s in "${seq_[@]}"; do "run_$s"; done
+      done
       # Agreement: every check file against the first one.
       if [ ${#checks[@]} -ge 1 ]; then
         IFS=: read -r rsys rt rfile <<<"${checks[0]}"
@@ -334,14 +367,42 @@ for r in recs:
     elif b == "spmm":
         case = (r["name"], int(r["k"]), r["type"])
         if case not in cases: cases.append(case)
-        runs[case + (r["label"], int(r["run_threads"]))] = r
+        runs.setdefault(case + (r["label"], int(r["run_threads"])), []).append(r)
     elif b == "spmm_status":
         status.setdefault((r["name"], int(r["k"]), r["type"]), []).append(r)
+
+def med(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs: return None
+    h = len(xs) // 2
+    return xs[h] if len(xs) % 2 else 0.5 * (xs[h - 1] + xs[h])
+
+# A system's runs of a case, one per round: its record is the round with the median time (the
+# lower of the two middle ones for an even count), with the fields only round 1 has (the
+# cache model's) added from it.
+for key, rs in list(runs.items()):
+    by_round = {int(r.get("round", 1)): r for r in rs}
+    timed = sorted((r for r in rs if isinstance(r.get("median_s"), (int, float))), key=lambda r: r["median_s"])
+    rep = dict(timed[(len(timed) - 1) // 2] if timed else rs[0])
+    for r in rs:
+        for f, v in r.items(): rep.setdefault(f, v)
+    rep["round_medians_s"] = [by_round[i].get("median_s") for i in sorted(by_round)]
+    runs[key] = rep
+    runs[key + ("rounds",)] = by_round
 
 def get(case, label, t, key="median_s"):
     r = runs.get(case + (label, t))
     v = r.get(key) if r else None
     return v if isinstance(v, (int, float)) and v >= 0 else None
+
+def round_ratio(num, den, key="median_s"):
+    """The median over the rounds that have both runs of num's key / den's key."""
+    a, b = runs.get(num + ("rounds",), {}), runs.get(den + ("rounds",), {})
+    xs = []
+    for i in a:
+        x, y = a[i].get(key), b.get(i, {}).get(key)
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and x > 0 and y > 0: xs.append(x / y)
+    return med(xs)
 
 def fms(v, w=8):
     if v is None: return "-".rjust(w)
@@ -366,9 +427,11 @@ def best_anchor(case, t):
     cands = [c for c in cands if c[1] is not None]
     return min(cands, key=lambda c: c[1]) if cands else (None, None)
 
-def ratio(case, t):
-    d = get(case, "dsmm", t); an, at = best_anchor(case, t)
-    return (d / at if d and at else None), an, at
+def ratio(case, t, label="dsmm"):
+    """dsmm / the best anchor at t: the median over the rounds of the two runs' ratio."""
+    an, at = best_anchor(case, t)
+    if an is None: return None, an, at
+    return round_ratio(case + (label, t), case + (an, 1 if an == "scipy" else t)), an, at
 
 def pct(case, t, label="dsmm"):
     g, s = get(case, label, t, "gbps"), stream_gbps(t)
@@ -406,7 +469,9 @@ def miss_pct(case, t):
 def cname(case):
     return "%-14s %4d %s" % (case[0][:14], case[1], case[2][0])
 
-print("Times: median ms of C = A*B (%s); STREAM triad %s" % (meta.get("machine", ""),
+nr = int(meta.get("rounds", 1))
+print("Times: median ms of C = A*B%s (%s); STREAM triad %s" % (
+      " (the median over %d rounds of each system's median)" % nr if nr > 1 else "", meta.get("machine", ""),
       ", ".join("%dt %.1f GB/s" % (t, stream_gbps(t)) for t in ts if stream_gbps(t))))
 hdr = "%-21s %8s %9s" % ("matrix            k T", "n", "nnz(A)")
 for t in ts: hdr += " %8s" % ("dsmm %dt" % t)
@@ -446,15 +511,16 @@ for c in cases:
         r, an, at = ratio(c, t)
         (rk1 if c[1] == 1 else rk8)[t].append(r)
         line += " " + fr(r)
-    d1, dm = get(c, "dsmm", t1), get(c, "dsmm", tm)
-    sc = dm / d1 if d1 and dm and tm != t1 else None
+    sc = round_ratio(c + ("dsmm", tm), c + ("dsmm", t1)) if tm != t1 else None
     scal.append(sc)
     # dsmm runs a product too small to share (dsmmi_spmm_threads) on one thread at any count:
     # then both times are of the same code and their ratio is the machine's noise.
     same_code.append(sc is not None and get(c, "dsmm", tm, "threads") == 1)
-    col = get(c, "col", tm)
-    # The paired rounds' ratio where the col run has one (--pair), else the two runs' medians.
-    cr = get(c, "col", tm, "pair_ratio") or (col / dm if col and dm else None)
+    # The paired rounds' ratio where the col run has one (--pair), else the two runs' ratio;
+    # the median over the benchmark's rounds.
+    crr = runs.get(c + ("col", tm, "rounds"), {})
+    cr = med([x.get("pair_ratio") for x in crr.values() if isinstance(x.get("pair_ratio"), (int, float))]) \
+        or round_ratio(c + ("col", tm), c + ("dsmm", tm))
     colrow.append(cr)
     bb = get(c, "dsmm", tm, "b_bytes")
     fits = bb is not None and llc > 0 and bb <= llc
@@ -472,10 +538,8 @@ for c in cases:
         for label in ("dsmm", "col"):
             dr = runs.get(c + (label, t))
             if not dr: continue
-            r, an, at = ratio(c, t)
-            d = get(c, label, t)
-            out_json.append(dict(dr, best_anchor=an, best_anchor_s=at,
-                                 ratio=d / at if d and at else None,
+            r, an, at = ratio(c, t, label)
+            out_json.append(dict(dr, best_anchor=an, best_anchor_s=at, ratio=r,
                                  stream_gbps=stream_gbps(t), pct_stream=pct(c, t, label),
                                  pct_cache_model=(pct_cm(c, t) if label == "dsmm" else None),
                                  b_in_llc=int(fits), ratio_vs_1t=(sc if label == "dsmm" and t == tm else None),
@@ -510,10 +574,11 @@ else:
         "geomean %.0f%%, min %.0f%%, max %.0f%%, %d below 60%%" % (gm(v), min(v), max(v), sum(1 for x in v if x < 60))
         if v else "- (no model: --alg ref, or bench_spmm without --l2-model)"))
 print("(T: f float, d double; times in ms; best: the fastest anchor at that thread count, s = scipy 1t, n = GrB_mxm into a "
-      "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best; %%STRM = dsmm GB/s / STREAM triad "
+      "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best, the median over the rounds of the ratio of the two "
+      "runs of the same round (so not always the ratio of the two medians), as 2t/1t; %%STRM = dsmm GB/s / STREAM triad "
       "at %dt = %% of the compulsory-traffic floor; miss%% = B's lines the L2 model misses, %% of the B rows read; "
       "%%CM = the cache model's time / dsmm's time; col/row = column-wise / row-wise, the median over "
-      "rounds of the two alternated in one process; B MB * = B fits in the last-level cache; "
+      "rounds of the two alternated in one process (and over the benchmark's rounds); B MB * = B fits in the last-level cache; "
       "targets at %dt: geomean r (k >= 8) <= 0.5 with none above 0.9, k = 1 <= 0.8, never slower "
       "than %dt, col/row <= 1.3, >= 60%% of STREAM when B fits in the cache)" % (tm, tm, t1))
 for c, ss in status.items():
