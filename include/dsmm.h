@@ -799,8 +799,18 @@ DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
  * epochs); the result is bitwise that of the column-wise kernel on one thread. */
 typedef struct dsmm_spmm_tiles dsmm_spmm_tiles;
 
+/* A sparse operand prepared for row-wise SpMM (dsmm_spmm_rows_create): A's rows, a copy, stored
+ * in another order: within each block of 4096 rows, by their entry count. The row-wise kernel's
+ * loops over a row's entries then run the same trip count row after row, and their exits
+ * predict; on graphs of short rows of mixed lengths the plain order mispredicts about once a
+ * row (docs/kernels.md, "Rows by length"). Each row of C is still computed whole from its row
+ * of A, in A's entry order, and written in place: the result is bitwise that of the row-wise
+ * kernel on A, at any thread count. Built once, for products repeated with the same A (GNN
+ * layers and epochs, block iterative methods). */
+typedef struct dsmm_spmm_rows dsmm_spmm_rows;
+
 /* Options of dsmm_csr_spmm; dsmm_spmm_opts_init sets AUTO, no transpose, alpha 1, beta 0,
- * k_block 0 (auto), no tiles. */
+ * k_block 0 (auto), no tiles, no rows. */
 typedef struct dsmm_spmm_opts {
     dsmm_spmm_alg alg;
     int transpose_a; // 1: C = alpha * A^T * B + beta * C, A^T never formed by AUTO and COL
@@ -813,6 +823,9 @@ typedef struct dsmm_spmm_opts {
     const dsmm_spmm_tiles *tiles; // non-NULL: the column-wise kernel (alg COL or AUTO) reads
                                   // these tiles, made from this A with this transpose_a,
                                   // instead of A (A then only checks shapes and counts)
+    const dsmm_spmm_rows *rows;   // non-NULL: the row-wise kernel (alg ROW or AUTO, no
+                                  // transpose) reads these rows, made from this A, instead
+                                  // of A (A then only checks shapes and counts)
 } dsmm_spmm_opts;
 DSMM_API void dsmm_spmm_opts_init(dsmm_spmm_opts *opts);
 
@@ -841,7 +854,9 @@ typedef struct dsmm_spmm_info {
  * scratch. Shapes: op(A) is m x n, B n x k, C m x k. opts NULL = defaults; info may be NULL.
  * Errors: DSMM_ERR_DIM (shapes); DSMM_ERR_ARG (B and C of different or invalid types, C
  *         overlapping B, non-finite alpha or beta, unknown kernel, opts->tiles not made
- *         from this A, transpose_a and B's type, or with a kernel other than COL or AUTO);
+ *         from this A, transpose_a and B's type, or with a kernel other than COL or AUTO;
+ *         opts->rows not made from this A and B's type, or with transpose_a, tiles or a
+ *         kernel other than ROW or AUTO);
  *         DSMM_ERR_UNSUPPORTED (GPU in a build without CUDA); DSMM_ERR_NOMEM. On error C's
  *         contents are undefined. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_csr_spmm(dsmm_ctx *ctx, const dsmm_csr *A,
@@ -860,6 +875,19 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_tiles_create(dsmm_ctx *ctx, const 
 DSMM_API size_t dsmm_spmm_tiles_bytes(const dsmm_spmm_tiles *tiles);
 /* dsmm_spmm_tiles_destroy: frees the tiles and sets *tiles to NULL (NULL and *NULL ok). */
 DSMM_API void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles);
+
+/* dsmm_spmm_rows_create: A prepared for the row-wise kernel (A * B, not transposed) with
+ * `type` (FLOAT or DOUBLE) values: A's values are converted to `type` (none kept for a
+ * pattern A), columns kept in 32 bits where A's column count allows. The rows copy A's
+ * entries: later changes to A do not reach them. Memory: about A's own size plus 8 bytes a
+ * row (dsmm_spmm_rows_bytes).
+ * Errors: DSMM_ERR_ARG (invalid A or type), DSMM_ERR_NOMEM. On error *rows is NULL. */
+DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A,
+                                                          dsmm_type type, dsmm_spmm_rows **rows);
+/* dsmm_spmm_rows_bytes: the memory the rows hold (0 for NULL). */
+DSMM_API size_t dsmm_spmm_rows_bytes(const dsmm_spmm_rows *rows);
+/* dsmm_spmm_rows_destroy: frees the rows and sets *rows to NULL (NULL and *NULL ok). */
+DSMM_API void dsmm_spmm_rows_destroy(dsmm_spmm_rows **rows);
 
 /* dsmm_spmm_bytes: the compulsory traffic of C = alpha * op(A) * B + beta * C with k columns of
  * values of `type` (FLOAT or DOUBLE): A's row pointers, columns and values (none for pattern)

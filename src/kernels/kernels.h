@@ -406,7 +406,22 @@ typedef struct dsmmi_spmm_args {
     double alpha, beta;
     int auto_chosen; // 1: the caller asked AUTO (a GPU entry may hand small products back)
     const dsmm_spmm_tiles *tiles; // COL: the tiles to read instead of A (then av is unused)
+    const dsmm_idx *crow;         // ROW: row i of A (as stored) is row crow[i] of C; NULL: row i
 } dsmmi_spmm_args;
+
+/* A row-wise operand with its rows reordered (spmm_rows.c): S holds A's rows, row i of S
+ * being row crow[i] of A, in blocks of DSMMI_SPMM_ROWS_BLOCK rows of A sorted by entry count
+ * (stable); val holds S's values in `type` (NULL for a pattern A). */
+#define DSMMI_SPMM_ROWS_BLOCK 4096
+struct dsmm_spmm_rows {
+    dsmm_ctx *ctx;
+    dsmm_idx m, n, nnz; // A is m x n with nnz entries
+    dsmm_type type;     // of val: FLOAT, DOUBLE, or PATTERN (val NULL, every value 1)
+    dsmm_csr *S;        // the rows in their stored order (S's own values unused)
+    void *val;
+    dsmm_idx *crow; // m
+    size_t bytes;
+};
 
 /* A column-wise operand in tiles (spmm_tiles.c): the entries of S = op(A)^T whose column (row of
  * C) falls in [t * height, (t + 1) * height) are entries ptr[t] .. ptr[t + 1] - 1, in S's row

@@ -217,6 +217,25 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
                    dsmm_type_name(tl->type), dsmm_type_name(B->type));
         alg = DSMM_SPMM_COL;
     }
+    const dsmm_spmm_rows *rw = opts->rows;
+    if (rw != NULL) {
+        DSMM_CHECK(ctx, tl == NULL, DSMM_ERR_ARG,
+                   "spmm: rows (row-wise) and tiles (column-wise) given together");
+        DSMM_CHECK(ctx, alg == DSMM_SPMM_AUTO || alg == DSMM_SPMM_ROW, DSMM_ERR_ARG,
+                   "spmm: rows are read by the row-wise kernel only, not by '%s'",
+                   spmm_alg_names[alg]);
+        DSMM_CHECK(ctx, !trans, DSMM_ERR_ARG,
+                   "spmm: rows are made for A * B; with transpose_a use tiles (column-wise)");
+        DSMM_CHECK(ctx, rw->m == m && rw->n == n && rw->nnz == A->nnz, DSMM_ERR_ARG,
+                   "spmm: the rows were made from a %lld x %lld operand with %lld entries, not "
+                   "from this A (%lld x %lld, %lld entries)",
+                   (long long)rw->m, (long long)rw->n, (long long)rw->nnz, (long long)m,
+                   (long long)n, (long long)A->nnz);
+        DSMM_CHECK(ctx, rw->type == DSMM_PATTERN ? A->type == DSMM_PATTERN : rw->type == B->type,
+                   DSMM_ERR_ARG, "spmm: the rows hold %s values but the product is in %s",
+                   dsmm_type_name(rw->type), dsmm_type_name(B->type));
+        alg = DSMM_SPMM_ROW;
+    }
     int on_device = alg == DSMM_SPMM_GPU || alg == DSMM_SPMM_CUSPARSE;
     // AUTO with a device: the GPU entry decides (dsmmi_gpu_wants), handing small products to
     // the row-wise kernel; a transposed A stays on the CPU's column-wise kernel.
@@ -263,16 +282,22 @@ dsmm_status dsmmi_local_spmm(dsmm_ctx *ctx, const dsmm_csr *A, const dsmm_dense 
         goto cleanup;
     }
     const dsmm_csr *S = A;
-    if (((alg == DSMM_SPMM_ROW || gpu_alg) && trans) || (alg == DSMM_SPMM_COL && !trans)) {
-        // The kernel reads the other orientation: A^T into scratch, counted as workspace.
-        DSMM_TRY(dsmm_csr_transpose(ctx, A, &At));
-        S = At;
-        trans = !trans;
-        info->workspace_bytes += csr_bytes(At);
-    }
     const void *av;
-    DSMM_TRY(convert_values(ctx, S, B->type, &conv, &av));
-    if (conv) info->workspace_bytes += (size_t)S->nnz * dsmmi_type_size(B->type);
+    if (rw != NULL) { // the stored rows, values in B's type: nothing to prepare
+        S = rw->S;
+        av = rw->val;
+        a.crow = rw->crow;
+    } else {
+        if (((alg == DSMM_SPMM_ROW || gpu_alg) && trans) || (alg == DSMM_SPMM_COL && !trans)) {
+            // The kernel reads the other orientation: A^T into scratch, counted as workspace.
+            DSMM_TRY(dsmm_csr_transpose(ctx, A, &At));
+            S = At;
+            trans = !trans;
+            info->workspace_bytes += csr_bytes(At);
+        }
+        DSMM_TRY(convert_values(ctx, S, B->type, &conv, &av));
+        if (conv) info->workspace_bytes += (size_t)S->nnz * dsmmi_type_size(B->type);
+    }
 
     a.A = S;
     a.trans = trans;

@@ -34,7 +34,8 @@
 #define ROW_ODD1(NAME, ATTR, T, V, CI, PAT, MT, MASK, MLOAD, BLEND)                                \
     ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                      \
                           const T *restrict av, const T *restrict B, dsmm_idx ldb, T *restrict C,  \
-                          dsmm_idx ldc, T alpha, T beta, dsmm_idx r0, dsmm_idx r1, int nt)         \
+                          dsmm_idx ldc, const dsmm_idx *restrict crow, T alpha, T beta,            \
+                          dsmm_idx r0, dsmm_idx r1, int nt)                                        \
     {                                                                                              \
         const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
         const V vzero = {0};                                                                       \
@@ -54,7 +55,7 @@
             y = s0 + (PAT ? (T)1 : av[q]) * x;                                                     \
             s0 = (V)BLEND(keep, s0, y);                                                            \
             V sum = s0 + s1;                                                                       \
-            T *c = C + i * ldc;                                                                    \
+            T *c = C + (crow ? crow[i] : i) * ldc;                                                 \
             y = alpha * sum;                                                                       \
             if (beta != 0) {                                                                       \
                 memcpy(&x, c, sizeof x);                                                           \
@@ -119,13 +120,14 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #define ROW_GATHER(NAME, T, VT, CI, PAT, IDX, GATHER, VAL, FMA, ADD, HSUM)                         \
     DSMMI_WIDE static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                \
                                 const T *restrict av, const T *restrict B, T *restrict C,          \
-                                dsmm_idx ldc, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)           \
+                                dsmm_idx ldc, const dsmm_idx *restrict crow, T alpha, T beta,      \
+                                dsmm_idx r0, dsmm_idx r1)                                          \
     {                                                                                              \
         (void)av;                                                                                  \
         for (dsmm_idx i = r0; i < r1; i++) {                                                       \
             dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
             if (p == p1) { /* an empty row: the same sum, +0, without the gather and the adds */   \
-                T zero = 0, *c = C + i * ldc;                                                      \
+                T zero = 0, *c = C + (crow ? crow[i] : i) * ldc;                                   \
                 *c = beta != 0 ? alpha * zero + beta * *c : alpha * zero;                          \
                 continue;                                                                          \
             }                                                                                      \
@@ -137,7 +139,7 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
             __mmask8 km = (__mmask8)((1u << (unsigned)(p1 - p)) - 1u);                             \
             VT g = GATHER(km, IDX(km, ci + p));                                                    \
             acc = PAT ? ADD(acc, g) : FMA(VAL(km, av + p), g, acc);                                \
-            T sum = HSUM(acc), *c = C + i * ldc;                                                   \
+            T sum = HSUM(acc), *c = C + (crow ? crow[i] : i) * ldc;                                \
             *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;                                \
         }                                                                                          \
     }                                                                                              \
@@ -252,7 +254,8 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 // The instance for value type TY and column width CW (SPMM_PICK) run on the rows at hand,
 // A's columns in the CIX array; or, with odd1, ROW_ODD1's (64-byte vectors when wide).
 #define TMPL_RUN(TY, CW, CIX)                                                                      \
-    SPMM_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->k, al, be, r0, r1, kbuf, pfd, nt)
+    SPMM_PICK(TY, CW)                                                                              \
+    (rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, a->k, al, be, r0, r1, kbuf, pfd, nt)
 #if DSMMI_HAVE_WIDE
 #define ODD_PICK(TY, CW)                                                                           \
     (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
@@ -261,9 +264,9 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     do {                                                                                           \
         if (gather) {                                                                              \
-            GATHER_PICK(TY, CW)(rp, A->CIX, av, B, C, a->ldc, al, be, r0, r1);                     \
+            GATHER_PICK(TY, CW)(rp, A->CIX, av, B, C, a->ldc, a->crow, al, be, r0, r1);            \
         } else if (odd1) {                                                                         \
-            ODD_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, al, be, r0, r1, nt);            \
+            ODD_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, al, be, r0, r1, nt);   \
         } else {                                                                                   \
             TMPL_RUN(TY, CW, CIX);                                                                 \
         }                                                                                          \

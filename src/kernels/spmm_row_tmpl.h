@@ -11,6 +11,7 @@
 // result does not depend on the thread count (nor does the order: it is fixed by the row).
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
+#define CROW(i) (crow ? crow[i] : (i)) // C's row of stored row i (dsmm_spmm_rows)
 #define BUFV    128 // vectors in the wide-k buffer: 4 KiB (8 KiB of 64-byte vectors)
 // C's vector at dst gets y: a streaming store when nt (beta = 0, C 16-byte aligned, rows too).
 #define STOREC(dst, y) DSMMI_STORE_STREAMED(nt, dst, y)
@@ -51,7 +52,7 @@
                 acc[0][t] += v * x;                                                                \
             }                                                                                      \
         }                                                                                          \
-        T *c = C + i * ldc + j;                                                                    \
+        T *c = C + CROW(i) * ldc + j;                                                              \
         _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                     \
         {                                                                                          \
             V sum = acc[0][t];                                                                     \
@@ -89,7 +90,7 @@
             T v = AVAL(p);                                                                         \
             _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[0][t] += v * b[t];           \
         }                                                                                          \
-        T *c = C + i * ldc + j;                                                                    \
+        T *c = C + CROW(i) * ldc + j;                                                              \
         _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++)                                      \
         {                                                                                          \
             T sum = acc[0][t];                                                                     \
@@ -112,8 +113,8 @@
 // this scalar loop (the double loop it left scalar).
 DSMMI_CLONES DSMMI_NO_VECTORIZE static void
 SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
-                const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc, T alpha, T beta,
-                dsmm_idx r0, dsmm_idx r1)
+                const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc,
+                const dsmm_idx *restrict crow, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)
 {
     (void)av;
     // The last entry of the range (the odd entry's stand-in below; the mask needs one).
@@ -143,7 +144,7 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
         } else if (p < p1) {
             s0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb];
         }
-        T sum = s0 + s1, *c = C + i * ldc;
+        T sum = s0 + s1, *c = C + CROW(i) * ldc;
         *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;
     }
 }
@@ -151,15 +152,15 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
 
 SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
                            const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc,
-                           dsmm_idx k, T alpha, T beta, dsmm_idx r0, dsmm_idx r1, dsmm_idx kbuf,
-                           dsmm_idx pfd, int nt)
+                           const dsmm_idx *restrict crow, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
+                           dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
 {
     const V vzero = {0};
     const dsmm_idx pend = rp[r1];
     (void)av;
 #if !SPMM_WIDE
     if (k == 1) {
-        SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, alpha, beta, r0, r1);
+        SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, crow, alpha, beta, r0, r1);
         return;
     }
 #endif
@@ -213,7 +214,7 @@ SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, c
                     buf[t] += v * x;
                 }
             }
-            T *c = C + i * ldc + j;
+            T *c = C + CROW(i) * ldc + j;
             for (dsmm_idx t = 0; t < nv; t++) {
                 V y = alpha * buf[t];
                 if (beta != 0) {
@@ -244,4 +245,5 @@ SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, c
 #undef ROW_SBLOCK
 #undef BUFV
 #undef AVAL
+#undef CROW
 #undef STOREC

@@ -7,7 +7,8 @@
 // results bitwise the same at every thread count; exact info counts; bad input, memory
 // budgets and allocation failures; the STREAM triad; kernel names; the 64-byte-vector (AVX-512)
 // instances against the 32-byte ones; the column-wise kernel on tiles (dsmm_spmm_tiles_create)
-// in every case above, bitwise equal to the column-wise kernel on one thread.
+// in every case above, bitwise equal to the column-wise kernel on one thread; the row-wise
+// kernel on rows stored by length (dsmm_spmm_rows_create), bitwise equal to it on A.
 #define _DEFAULT_SOURCE // posix_memalign
 #include <math.h>
 #include <stdlib.h>
@@ -157,6 +158,8 @@ static uint64_t case_counter;
 
 // Tiles for the product under test (dsmm_spmm_tiles_create), passed by run_checked; NULL: none.
 static const dsmm_spmm_tiles *use_tiles;
+// Rows stored by length (dsmm_spmm_rows_create), passed by run_checked; NULL: none.
+static const dsmm_spmm_rows *use_rows;
 
 /* got against the reference: every entry within
  *   max(base, 2 (terms + 3) u) * scale,
@@ -217,7 +220,8 @@ static int check_info(const dsmm_csr *A, const spmm_case *c, int trans, dsmm_spm
     int runs = m > 0 && n > 0 && c->k > 0 && A->nnz > 0 && c->alpha != 0.0;
     int other = (info->alg == DSMM_SPMM_ROW && trans) || (info->alg == DSMM_SPMM_COL && !trans);
     int convert = A->type != DSMM_PATTERN && A->type != c->type;
-    if (runs && (other || convert) && use_tiles == NULL) // tiles hold op(A)^T in C's type
+    // tiles hold op(A)^T in C's type, rows A's rows in C's type
+    if (runs && (other || convert) && use_tiles == NULL && use_rows == NULL)
         CHECK_MSG(info->workspace_bytes > 0, "%s: no workspace reported for a %s", what,
                   other ? "transpose" : "value conversion");
     // Passes over the sparse operand: ceil(k / k_block) when the kernel runs at all.
@@ -273,6 +277,7 @@ static int run_checked(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *c, int
     o.beta = c->beta;
     o.k_block = c->k_block;
     o.tiles = use_tiles;
+    o.rows = use_rows;
     dsmm_spmm_info info;
     memset(&info, 0x5a, sizeof info); // every field must be written
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, threads));
@@ -430,6 +435,65 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
         dsmmi_spmm_tune.col_tile_stream_row = keep_stream_row;
         dsmm_spmm_tiles_destroy(&tl);
         CHECK(tl == NULL);
+    }
+
+    // Rows stored by length (dsmm_spmm_rows_create, A * B only): the plain row-wise kernel's
+    // 1-thread bits at every thread count, by ROW (1 thread) and AUTO (2), with the kernel's
+    // default paths, the odd entry always under a mask or always by the branch, and the k = 1
+    // gather off; rows made in double and read by a float product are refused.
+    CHECK(algs[1] == DSMM_SPMM_ROW);
+    static const struct {
+        int odd_mask; // row_odd_mask (-1: default)
+        int gather;   // row_gather (-1: default)
+    } rv[] = {{-1, -1}, {2, -1}, {0, -1}, {-1, 0}};
+    for (int v = 0; !trans && v < (int)(sizeof rv / sizeof rv[0]); v++) {
+        dsmm_spmm_rows *rw = NULL;
+        CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, c->type, &rw));
+        CHECK(dsmm_spmm_rows_bytes(rw) > 0 && rw->m == A->nrows && rw->nnz == A->nnz);
+        dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
+        if (rv[v].odd_mask >= 0) dsmmi_spmm_tune.row_odd_mask = rv[v].odd_mask;
+        if (rv[v].gather >= 0) dsmmi_spmm_tune.row_gather = rv[v].gather;
+        // The plain row-wise kernel under the same settings (the gather's sums differ from the
+        // scalar loop's in the last bits): the bits the rows must give.
+        buf plain;
+        if (run_checked(ctx, A, c, trans, DSMM_SPMM_ROW, 1, Bd, &c0, want, scale, terms, &plain,
+                        NULL, what) != TEST_PASS) {
+            dsmmi_spmm_tune = keep;
+            dsmm_spmm_rows_destroy(&rw);
+            return TEST_FAIL;
+        }
+        use_rows = rw;
+        for (int t = 1; t <= max_t; t++) {
+            char label[320];
+            snprintf(label, sizeof label,
+                     "%s [rows %d, %s, %s, k %lld, alpha %g, beta %g, ldb %lld, ldc %lld, %d "
+                     "thread%s]",
+                     what, v, t == 2 ? "auto" : "row", dsmm_type_name(c->type), (long long)k,
+                     c->alpha, c->beta, (long long)b.ld, (long long)c0.ld, t, t > 1 ? "s" : "");
+            dsmm_spmm_alg alg = t == 2 ? DSMM_SPMM_AUTO : DSMM_SPMM_ROW;
+            int rc = run_checked(ctx, A, c, trans, alg, t, Bd, &c0, want, scale, terms, &got, NULL,
+                                 label);
+            if (rc == TEST_PASS && !buf_same_bits(&got, &plain)) {
+                fprintf(stderr,
+                        "%s: C differs bitwise from the row-wise kernel's 1-thread result\n",
+                        label);
+                rc = TEST_FAIL;
+            }
+            buf_free(&got);
+            if (rc != TEST_PASS) {
+                use_rows = NULL;
+                dsmmi_spmm_tune = keep;
+                dsmm_spmm_rows_destroy(&rw);
+                return TEST_FAIL;
+            }
+        }
+        CHECK_MSG(v > 0 || buf_same_bits(&plain, &first[1]),
+                  "%s: the row-wise kernel's bits changed between two runs", what);
+        buf_free(&plain);
+        use_rows = NULL;
+        dsmmi_spmm_tune = keep;
+        dsmm_spmm_rows_destroy(&rw);
+        CHECK(rw == NULL);
     }
 
     // AUTO runs the kernel it names, so it gives that kernel's bits.
@@ -1639,6 +1703,217 @@ static int test_budget(void)
     return TEST_PASS;
 }
 
+/* ---- rows by length ----------------------------------------------------------------------- */
+
+// dsmm_spmm_rows_create and the checks of dsmm_csr_spmm on rows: bad arguments, rows of another
+// A or type, with a transpose, tiles or a kernel that does not read them, every allocation
+// failing in turn; the stored order (within each block of rows, by length, stably; every row's
+// entries A's) on a matrix of several blocks with empty, short and long rows; and the product
+// on it bitwise the plain row-wise kernel's at 1 and 2 threads for the widths that take the
+// k = 1 gather, the one-vector loops (ROW_ODD1) and the general blocks.
+static int test_rows(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    test_mat ma;
+    test_mat_init(&ma, 30, 20, 0.2, seed_at(950));
+    dsmm_csr *A = NULL, *A2 = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    test_mat_init(&ma, 30, 20, 0.3, seed_at(951)); // same shape, other entry count
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A2));
+    CHECK(A2->nnz != A->nnz);
+    dsmm_spmm_rows *rw = NULL, *rf = NULL;
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_DOUBLE, NULL), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, NULL, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
+    CHECK(rw == NULL);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_PATTERN, &rw), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(NULL, A, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
+    CHECK(rw == NULL && dsmm_spmm_rows_bytes(NULL) == 0);
+    dsmm_spmm_rows_destroy(NULL);
+    dsmm_spmm_rows_destroy(&rw);
+
+    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_DOUBLE, &rw));
+    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_FLOAT, &rf));
+    static double bd[30 * 8], cd[30 * 8];
+    static float bf[30 * 8], cf[30 * 8];
+    dsmm_dense *B = NULL, *C = NULL, *Bf = NULL, *Cf = NULL;
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, bd, DSMM_DOUBLE, &B));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, cd, DSMM_DOUBLE, &C));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, bf, DSMM_FLOAT, &Bf));
+    CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, cf, DSMM_FLOAT, &Cf));
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    CHECK(o.rows == NULL);
+    o.rows = rw;
+    dsmm_spmm_info info;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, &info));
+    CHECK(info.alg == DSMM_SPMM_ROW && info.workspace_bytes == 0 && info.passes == 1);
+    o.alg = DSMM_SPMM_ROW;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL));
+    o.k_block = 3; // passes of 3 columns read the rows too
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, &info));
+    CHECK(info.passes == 3 && info.k_block == 3);
+    o.k_block = 0;
+    static const dsmm_spmm_alg other[] = {DSMM_SPMM_COL, DSMM_SPMM_REF, DSMM_SPMM_GPU};
+    for (int a = 0; a < 3; a++) {
+        o.alg = other[a];
+        dsmm_ctx_clear_error(ctx);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
+        CHECK_MSG(strstr(dsmm_ctx_last_error(ctx), "row-wise") != NULL, "%s",
+                  dsmm_ctx_last_error(ctx));
+    }
+    o.alg = DSMM_SPMM_AUTO;
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A2, B, C, &o, NULL), DSMM_ERR_ARG); // another A
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "not from this A") != NULL);
+    dsmm_ctx_clear_error(ctx);
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, Bf, Cf, &o, NULL), DSMM_ERR_ARG); // double rows
+    CHECK(strstr(dsmm_ctx_last_error(ctx), "double") != NULL);
+    o.rows = rf;
+    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, Bf, Cf, &o, NULL));
+    CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B, C, &o, NULL), DSMM_ERR_ARG);
+    {
+        dsmm_dense *B30 = NULL, *C20 = NULL;
+        CHECK_OK(ctx, dsmm_dense_wrap(ctx, 30, 8, 8, bf, DSMM_FLOAT, &B30));
+        CHECK_OK(ctx, dsmm_dense_wrap(ctx, 20, 8, 8, cf, DSMM_FLOAT, &C20));
+        o.transpose_a = 1;
+        dsmm_ctx_clear_error(ctx);
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, B30, C20, &o, NULL), DSMM_ERR_ARG);
+        CHECK(strstr(dsmm_ctx_last_error(ctx), "transpose") != NULL);
+        o.transpose_a = 0;
+        dsmm_spmm_tiles *tl = NULL;
+        CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, A, 0, 8, DSMM_FLOAT, &tl));
+        o.tiles = tl;
+        CHECK_ST(ctx, dsmm_csr_spmm(ctx, A, Bf, Cf, &o, NULL), DSMM_ERR_ARG);
+        o.tiles = NULL;
+        dsmm_spmm_tiles_destroy(&tl);
+        dsmm_dense_destroy(&B30);
+        dsmm_dense_destroy(&C20);
+    }
+    dsmm_ctx_clear_error(ctx);
+
+    // Every allocation of the creation failing in turn: a clean DSMM_ERR_NOMEM, nothing kept.
+    size_t base = dsmm_ctx_mem_in_use(ctx);
+    long fail_at = 0;
+    dsmm_spmm_rows *rx = NULL;
+    for (;; fail_at++) {
+        CHECK(fail_at < 100);
+        dsmm_ctx_fail_alloc_at(ctx, fail_at);
+        dsmm_status st = dsmm_spmm_rows_create(ctx, A, DSMM_FLOAT, &rx);
+        dsmm_ctx_fail_alloc_at(ctx, -1);
+        if (st == DSMM_OK) break;
+        CHECK_MSG(st == DSMM_ERR_NOMEM && rx == NULL, "allocation %ld failing: %s", fail_at,
+                  dsmm_status_name(st));
+        CHECK_EQ_IDX(dsmm_ctx_mem_in_use(ctx), base);
+    }
+    CHECK(fail_at >= 3); // the struct, the row map, the stored rows' arrays
+    dsmm_spmm_rows_destroy(&rx);
+    dsmm_ctx_clear_error(ctx);
+
+    // Three blocks and a part: rows of 0-40 entries (a quarter empty, lengths in runs so that
+    // the sort moves them), one row of every column; pattern, float and double A.
+    dsmm_idx m = 3 * DSMMI_SPMM_ROWS_BLOCK + 517, n = 700;
+    for (int vt = 0; vt < 3; vt++) {
+        static const dsmm_type vts[] = {DSMM_PATTERN, DSMM_FLOAT, DSMM_DOUBLE};
+        test_mat_init(&ma, m, n, 0.02, seed_at(960 + (uint64_t)vt));
+        ma.type = vts[vt];
+        ma.empty_rows = 0.25;
+        ma.dense_row = 4100;
+        dsmm_csr *L = NULL;
+        CHECK_OK(ctx, test_rand_csr(ctx, &ma, &L));
+        for (int ty = 0; ty < 2; ty++) {
+            dsmm_type type = ty ? DSMM_DOUBLE : DSMM_FLOAT;
+            dsmm_spmm_rows *r = NULL;
+            CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, L, type, &r));
+            CHECK(r->S->nrows == m && r->S->nnz == L->nnz && r->S->colidx32 != NULL);
+            CHECK(r->type == (vts[vt] == DSMM_PATTERN ? DSMM_PATTERN : type));
+            char *seen = calloc((size_t)m, 1);
+            CHECK(seen != NULL);
+            for (dsmm_idx i = 0; i < m; i++) {
+                dsmm_idx src = r->crow[i], len = r->S->rowptr[i + 1] - r->S->rowptr[i];
+                CHECK(src >= 0 && src < m && !seen[src]);
+                seen[src] = 1;
+                CHECK(src / DSMMI_SPMM_ROWS_BLOCK == i / DSMMI_SPMM_ROWS_BLOCK); // its block
+                CHECK_EQ_IDX(len, L->rowptr[src + 1] - L->rowptr[src]);
+                for (dsmm_idx p = 0; p < len; p++) {
+                    dsmm_idx q = L->rowptr[src] + p, s2 = r->S->rowptr[i] + p;
+                    CHECK(dsmm_csr_col(L, q) == r->S->colidx32[s2]);
+                    if (vts[vt] == DSMM_PATTERN) continue;
+                    double v = vts[vt] == DSMM_FLOAT ? ((float *)L->val)[q] : ((double *)L->val)[q];
+                    double got =
+                        type == DSMM_FLOAT ? ((float *)r->val)[s2] : ((double *)r->val)[s2];
+                    CHECK(got == v); // values are exact in float
+                }
+                if (i % DSMMI_SPMM_ROWS_BLOCK == 0) continue;
+                // by length within the block (lengths of 63 and more share a bucket), stably
+                dsmm_idx prev = r->crow[i - 1];
+                dsmm_idx lp = L->rowptr[prev + 1] - L->rowptr[prev], l1 = lp < 63 ? lp : 63,
+                         l2 = len < 63 ? len : 63;
+                CHECK(l1 < l2 || (l1 == l2 && prev < src));
+            }
+            free(seen);
+            static const dsmm_idx ks[] = {1, 3, 4, 8, 16, 33};
+            for (int ki = 0; ki < 6; ki++) {
+                dsmm_idx k = ks[ki];
+                spmm_case c;
+                case_init(&c, type, k, ki % 2 ? 1.0 : 2.5, ki % 2 ? 0.5 : 0.0);
+                dsmm_rng g;
+                dsmm_rng_init(&g, seed_at(970 + (uint64_t)ki), 3);
+                buf b, c0, want, got;
+                if (buf_make(&b, n, k, k, 0, type) != TEST_PASS ||
+                    buf_make(&c0, m, k, k, 0, type) != TEST_PASS)
+                    return TEST_FAIL;
+                buf_fill(&b, &g, 0, 0);
+                buf_fill(&c0, &g, 0, 0);
+                dsmm_dense *Bd = NULL, *Cd = NULL;
+                for (int t = 1; t <= 2; t++) {
+                    for (int use = 0; use <= 1; use++) {
+                        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, t));
+                        if (buf_copy(&got, &c0) != TEST_PASS ||
+                            buf_wrap(ctx, &b, &Bd) != TEST_PASS ||
+                            buf_wrap(ctx, &got, &Cd) != TEST_PASS)
+                            return TEST_FAIL;
+                        dsmm_spmm_opts_init(&o);
+                        o.alpha = c.alpha;
+                        o.beta = c.beta;
+                        o.alg = DSMM_SPMM_ROW;
+                        o.rows = use ? r : NULL;
+                        CHECK_OK(ctx, dsmm_csr_spmm(ctx, L, Bd, Cd, &o, &info));
+                        dsmm_dense_destroy(&Bd);
+                        dsmm_dense_destroy(&Cd);
+                        if (t == 1 && !use) {
+                            want = got;
+                            continue;
+                        }
+                        CHECK_MSG(buf_same_bits(&got, &want),
+                                  "rows: %s A, %s product, k %lld, %d thread%s, %s: C differs "
+                                  "bitwise from the row-wise kernel on A at 1 thread",
+                                  dsmm_type_name(vts[vt]), dsmm_type_name(type), (long long)k, t,
+                                  t > 1 ? "s" : "", use ? "rows" : "A");
+                        CHECK(info.threads == t);
+                        buf_free(&got);
+                    }
+                }
+                buf_free(&want);
+                buf_free(&b);
+                buf_free(&c0);
+            }
+            dsmm_spmm_rows_destroy(&r);
+        }
+        dsmm_csr_destroy(&L);
+    }
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_spmm_rows_destroy(&rw);
+    dsmm_spmm_rows_destroy(&rf);
+    dsmm_dense_destroy(&B);
+    dsmm_dense_destroy(&C);
+    dsmm_dense_destroy(&Bf);
+    dsmm_dense_destroy(&Cf);
+    dsmm_csr_destroy(&A);
+    dsmm_csr_destroy(&A2);
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- tiles ------------------------------------------------------------------------------- */
 
 // dsmm_spmm_tiles_create and the checks of dsmm_csr_spmm on tiles: bad arguments, tiles of
@@ -2103,27 +2378,17 @@ static int test_tiles_rows(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),
-        TEST(test_k_block),
-        TEST(test_alpha_beta),
-        TEST(test_shapes),
-        TEST(test_generators),
-        TEST(test_value_types),
-        TEST(test_leading_dims),
-        TEST(test_streaming_stores),
-        TEST(test_odd_entry),
-        TEST(test_gather),
-        TEST(test_wide_vectors),
-        TEST(test_row_prefetch),
-        TEST(test_threads),
-        TEST(test_info),
-        TEST(test_bad_input),
-        TEST(test_names),
-        TEST(test_budget),
-        TEST(test_tiles),
-        TEST(test_tiles_rows),
-        TEST(test_stream_triad),
-        TEST(test_checks_catch_errors),
+        TEST(test_ks),           TEST(test_k_block),
+        TEST(test_alpha_beta),   TEST(test_shapes),
+        TEST(test_generators),   TEST(test_value_types),
+        TEST(test_leading_dims), TEST(test_streaming_stores),
+        TEST(test_odd_entry),    TEST(test_gather),
+        TEST(test_wide_vectors), TEST(test_row_prefetch),
+        TEST(test_threads),      TEST(test_info),
+        TEST(test_bad_input),    TEST(test_names),
+        TEST(test_budget),       TEST(test_tiles),
+        TEST(test_tiles_rows),   TEST(test_rows),
+        TEST(test_stream_triad), TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
