@@ -6,7 +6,7 @@
 // Usage:
 //   bench_spmm INPUT [--k K] [--type float|double] [--threads N] [--alg auto|row|col|ref]
 //              [--transpose] [--repeat R] [--warmup W] [--min-time S] [--symmetrize]
-//              [--name NAME] [--check FILE] [--col-tiles 0|1]
+//              [--name NAME] [--check FILE] [--col-tiles 0|1] [--rows]
 //   bench_spmm --compare REF.chk OTHER.chk [--rtol R]
 // INPUT is read as bench_spgemm reads it (format in bench/bench_spgemm.c): a raw CSR file, as
 // bench_spgemm --export writes for every system of the runner, anything dsmm_read reads, or
@@ -19,7 +19,8 @@
 // and col time the same product with no transpose inside the call. col then also prepares
 // op(A)^T in tiles (dsmm_spmm_tiles_create, untimed; its seconds are the JSON's prepare_s)
 // and passes them, as a caller repeating the product would; --col-tiles 0 times the plain
-// column-wise kernel on the CSR instead.
+// column-wise kernel on the CSR instead. --rows (row or auto) likewise prepares op(A)'s rows
+// stored by length (dsmm_spmm_rows_create, untimed, prepare_s) and passes them.
 // B(i, j) = bench_spmm_b(i, j) (bench/bench_common.h), the same in every system. C is
 // allocated and its pages written before timing (the library only writes it: beta = 0). One
 // warm-up run (--warmup), then --repeat timed runs of the dsmm_csr_spmm call alone, or more
@@ -81,6 +82,7 @@ typedef struct bench_opts {
     double min_time;   // seconds of timed runs at least (0: just --repeat)
     dsmm_idx k_block;  // opts.k_block: 0 auto, -1 one pass, > 0 slice width
     int col_tiles;     // col: 1 prepares op(A)^T in tiles (dsmm_spmm_tiles_create) untimed
+    int rows;          // row, auto: 1 prepares op(A)'s rows by length (dsmm_spmm_rows_create)
     double l2_model;   // --l2-model: < 0 off, 0 sysfs's L2 size, > 0 that many bytes a thread
     int model_threads; // --model-threads: the threads of the model (0: the run's)
     const char *pair;  // --pair ALG: col's runs alternated in rounds with ALG's (auto or row)
@@ -360,6 +362,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     dsmm_spmm_info info;
     dsmm_dense *B = NULL, *C = NULL;
     dsmm_spmm_tiles *tiles = NULL;
+    dsmm_spmm_rows *rows = NULL;
     double *t = NULL, *y = NULL, *z = NULL, *pt = NULL, *rt = NULL, prep = 0.0;
     int rc = 1;
     char host[256];
@@ -402,6 +405,15 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
         }
         prep = bench_now() - t0;
         so.tiles = tiles;
+    }
+    if (o->rows) { // likewise
+        double t0 = bench_now();
+        if (dsmm_spmm_rows_create(ctx, H, o->type, &rows) != DSMM_OK) {
+            rc = fail(ctx, "spmm rows");
+            goto done;
+        }
+        prep = bench_now() - t0;
+        so.rows = rows;
     }
 
     double one = 0.0; // the last warm-up's seconds
@@ -512,7 +524,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
            "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
            "\"tiles_runs\":%lld,\"tiles_windows\":%lld,\"tiles_chunk\":%d,"
-           "\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s%s}\n",
+           "\"rows\":%d,\"rows_bytes\":%zu,\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s%s}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
@@ -521,11 +533,13 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
            (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0),
            (long long)(tiles ? tiles->nruns : 0), (long long)(tiles ? tiles->nwin : 0),
-           tiles ? tiles->slice : 0, prep, bench_peak_rss_kb(), model, pair);
+           tiles ? tiles->slice : 0, rows != NULL, dsmm_spmm_rows_bytes(rows), prep,
+           bench_peak_rss_kb(), model, pair);
     fflush(stdout);
     rc = 0;
 done:
     dsmm_spmm_tiles_destroy(&tiles);
+    dsmm_spmm_rows_destroy(&rows);
     dsmm_dense_destroy(&B);
     dsmm_dense_destroy(&C);
     free(t);
@@ -542,7 +556,7 @@ static void usage(void)
             "usage: bench_spmm INPUT [--k K] [--type float|double] [--threads N]\n"
             "                  [--alg auto|row|col|ref] [--transpose] [--repeat R] [--warmup W]\n"
             "                  [--min-time S] [--symmetrize] [--name NAME] [--check FILE]\n"
-            "                  [--k-block KB] [--col-tiles 0|1] [--col-tile-bytes N]\n"
+            "                  [--k-block KB] [--col-tiles 0|1] [--rows] [--col-tile-bytes N]\n"
             "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
             "                  [--col-tile-rows 0|1] [--col-tile-window KIB]\n"
             "                  [--col-tile-slice 0|1]\n"
@@ -623,6 +637,8 @@ int main(int argc, char **argv)
         } else if (v && strcmp(s, "--pair-rounds") == 0) {
             if (!parse_int(s, argv[++a], 1, 1000, &x)) return 2;
             o.pair_rounds = (int)x;
+        } else if (strcmp(s, "--rows") == 0) {
+            o.rows = 1;
         } else if (v && strcmp(s, "--col-tiles") == 0) {
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             o.col_tiles = (int)x;
@@ -722,6 +738,10 @@ int main(int argc, char **argv)
         (dsmm_spmm_alg_from_name(o.pair, &palg) != DSMM_OK ||
          (palg != DSMM_SPMM_AUTO && palg != DSMM_SPMM_ROW) || alg != DSMM_SPMM_COL)) {
         fprintf(stderr, "bench_spmm: --pair '%s': auto or row, with --alg col\n", o.pair);
+        return 2;
+    }
+    if (o.rows && alg != DSMM_SPMM_ROW && alg != DSMM_SPMM_AUTO) {
+        fprintf(stderr, "bench_spmm: --rows: with --alg row or auto\n");
         return 2;
     }
     if (o.name == NULL) o.name = bench_base_name(o.input);

@@ -9,7 +9,7 @@
 # Usage: bash bench/spmm.sh BUILD_DIR [--threads "1 2"] [--k "1 8 64 256"]
 #                           [--types "float double"] [--repeat 5] [--min-time 0.1] [--quick]
 #                           [--only NAME...]
-#                           [--alg auto] [--systems "dsmm col graphblas scipy"] [--llc SIZE]
+#                           [--alg auto] [--systems "dsmm rows col graphblas scipy"] [--llc SIZE]
 #                           [--rounds 3] [--out DIR] [--list]
 # BUILD_DIR holds bench/bench_spmm, bench/stream and bench/bench_spgemm (which prepares the
 # inputs), and bench/spmm_graphblas when GraphBLAS was found; use a Release build. Inputs come
@@ -39,7 +39,7 @@ min_time=0.1
 rounds=3
 quick=0
 alg=auto
-systems="dsmm col graphblas scipy"
+systems="dsmm rows col graphblas scipy"
 llc=""
 out=""
 list=0
@@ -78,7 +78,7 @@ isnum "$rounds" 1 || { echo "spmm.sh: --rounds '$rounds': a count >= 1" >&2; exi
 [[ "$min_time" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "spmm.sh: --min-time '$min_time': seconds >= 0" >&2; exit 2; }
 case "$alg" in auto|row|ref) ;; *) echo "spmm.sh: --alg '$alg': auto, row or ref (col runs as its own system)" >&2; exit 2 ;; esac
 for s in $systems; do
-  case "$s" in dsmm|col|graphblas|scipy) ;; *) echo "spmm.sh: --systems: unknown '$s' (dsmm col graphblas scipy)" >&2; exit 2 ;; esac
+  case "$s" in dsmm|rows|col|graphblas|scipy) ;; *) echo "spmm.sh: --systems: unknown '$s' (dsmm rows col graphblas scipy)" >&2; exit 2 ;; esac
 done
 [ -n "$threads" ] && [ -n "$ks" ] && [ -n "$types" ] || { echo "spmm.sh: --threads, --k and --types need a value" >&2; exit 2; }
 
@@ -257,6 +257,13 @@ run_dsmm() {
       --alg "$alg" "${model[@]}"
   done
 }
+run_rows() {
+  # The row-wise kernel on A's rows stored by length (dsmm_spmm_rows, prepared untimed, as a
+  # caller repeating the product would): the same bits as dsmm's row-wise runs.
+  if [ "$alg" = ref ]; then return 0; fi
+  run_checked rows "$tmax" "$base.rows.$tmax.chk" "$bench" "$csr" "${common[@]}" --threads "$tmax" \
+    --alg "$alg" --rows
+}
 run_col() {
   # col/row from rounds of the two kernels alternated in one process (--pair), with dsmm's
   # --alg unless that is the reference kernel.
@@ -318,7 +325,7 @@ for e in "${sel[@]}"; do
       common=(--k "$k" --type "$ty" --repeat "$repeat" --min-time "$min_time" --name "$name")
       checks=()
       order=()
-      for s in dsmm col graphblas scipy; do have "$s" && order+=("$s"); done
+      for s in dsmm rows col graphblas scipy; do have "$s" && order+=("$s"); done
       for ((round = 1; round <= rounds; round++)); do
         # Odd rounds in the listed order, even ones reversed; the check files from round 1.
         seq_=("${order[@]}")
@@ -475,6 +482,7 @@ print("Times: median ms of C = A*B%s (%s); STREAM triad %s" % (
       ", ".join("%dt %.1f GB/s" % (t, stream_gbps(t)) for t in ts if stream_gbps(t))))
 hdr = "%-21s %8s %9s" % ("matrix            k T", "n", "nnz(A)")
 for t in ts: hdr += " %8s" % ("dsmm %dt" % t)
+hdr += " %8s" % ("rows %dt" % tm)
 hdr += " %8s" % ("col %dt" % tm)
 for t in ts: hdr += " %8s" % ("GrBn %dt" % t)
 for t in ts: hdr += " %8s" % ("GrBa %dt" % t)
@@ -484,6 +492,7 @@ for c in cases:
     p = prep.get(c[0], {})
     line = "%-21s %8s %9s" % (cname(c), p.get("n", "-"), p.get("nnz_a", "-"))
     for t in ts: line += " " + fms(get(c, "dsmm", t))
+    line += " " + fms(get(c, "rows", tm))
     line += " " + fms(get(c, "col", tm))
     for t in ts: line += " " + fms(get(c, "grb-new", t))
     for t in ts: line += " " + fms(get(c, "grb-accum", t))
@@ -495,10 +504,10 @@ print("dsmm rates at %dt against the compulsory traffic, ratios (< 1: dsmm faste
 hdr = "%-21s %7s %7s %6s %5s %5s" % ("matrix            k T", "GF/s", "GB/s", "%STRM", "miss%", "%CM")
 for t in ts: hdr += " %10s" % ("best %dt" % t)
 for t in ts: hdr += " %6s" % ("r %dt" % t)
-hdr += " %6s %7s %8s %s" % ("%dt/%dt" % (tm, t1), "col/row", "B MB", "agree")
+hdr += " %6s %6s %6s %7s %8s %s" % ("r rows", "rows/d", "%dt/%dt" % (tm, t1), "col/row", "B MB", "agree")
 print(hdr); print("-" * len(hdr))
 out_json = []
-rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; scal = []; same_code = []; colrow = []; inllc = []; inllc_cm = []
+rk8 = {t: [] for t in ts}; rk1 = {t: [] for t in ts}; rows8 = []; rows1 = []; rows_d = []; rows_prep = []; scal = []; same_code = []; colrow = []; inllc = []; inllc_cm = []
 for c in cases:
     mp, cm = miss_pct(c, tm), pct_cm(c, tm)
     line = "%-21s %7s %7s %6s %5s %5s" % (cname(c), fr(get(c, "dsmm", tm, "gflops"), 7),
@@ -511,6 +520,13 @@ for c in cases:
         r, an, at = ratio(c, t)
         (rk1 if c[1] == 1 else rk8)[t].append(r)
         line += " " + fr(r)
+    rr, _, _ = ratio(c, tm, "rows")
+    (rows1 if c[1] == 1 else rows8).append(rr)
+    rd = round_ratio(c + ("rows", tm), c + ("dsmm", tm))
+    rows_d.append(rd)
+    rp, rm = get(c, "rows", tm, "prepare_s"), get(c, "rows", tm)
+    rows_prep.append(rp / rm if rp and rm else None)
+    line += " %6s %6s" % (fr(rr), fr(rd))
     sc = round_ratio(c + ("dsmm", tm), c + ("dsmm", t1)) if tm != t1 else None
     scal.append(sc)
     # dsmm runs a product too small to share (dsmmi_spmm_threads) on one thread at any count:
@@ -535,7 +551,7 @@ for c in cases:
                    else "yes(%d)" % nagree if nagree else "-")
     print(line)
     for t in ts:
-        for label in ("dsmm", "col"):
+        for label in ("dsmm", "rows", "col"):
             dr = runs.get(c + (label, t))
             if not dr: continue
             r, an, at = ratio(c, t, label)
@@ -560,6 +576,11 @@ if tm != t1:
     print("dsmm %dt / %dt: geomean %s, slower at %dt in %d of %d cases (%d of them ran on one thread "
           "at both counts, too small to share: the same code, so noise)" % (
         tm, t1, fr(gm(v), 0).strip(), tm, sum(1 for x in v if x > 1.0), len(v), slow1))
+print("dsmm rows %dt / best anchor (A's rows stored by length, prepared untimed), k >= 8: %s;  k = 1: %s" % (
+    tm, summary(rows8, 0.9), summary(rows1, 0.8)))
+print("dsmm rows / dsmm at %dt (the same kernel on the stored rows, same bits): %s; preparing the rows took "
+      "the time of %s products (geomean; max %s)" % (tm, summary(rows_d), fr(gm(rows_prep), 0).strip(),
+      fr(max([x for x in rows_prep if x is not None], default=None), 0).strip()))
 print("column-wise / row-wise at %dt: %s" % (tm, summary(colrow, 1.3)))
 v = [x for x in inllc if x is not None]
 if llc <= 0:
@@ -574,8 +595,10 @@ else:
         "geomean %.0f%%, min %.0f%%, max %.0f%%, %d below 60%%" % (gm(v), min(v), max(v), sum(1 for x in v if x < 60))
         if v else "- (no model: --alg ref, or bench_spmm without --l2-model)"))
 print("(T: f float, d double; times in ms; best: the fastest anchor at that thread count, s = scipy 1t, n = GrB_mxm into a "
-      "new C, a = GrB_mxm C += A*B into a full C; r = dsmm / best, the median over the rounds of the ratio of the two "
-      "runs of the same round (so not always the ratio of the two medians), as 2t/1t; %%STRM = dsmm GB/s / STREAM triad "
+      "new C, a = GrB_mxm C += A*B into a full C; rows = dsmm's row-wise kernel on A's rows stored by length "
+      "(dsmm_spmm_rows); r = dsmm / best, the median over the rounds of the ratio of the two "
+      "runs of the same round (so not always the ratio of the two medians), as 2t/1t, r rows (rows / best) and "
+      "rows/d (rows / dsmm); %%STRM = dsmm GB/s / STREAM triad "
       "at %dt = %% of the compulsory-traffic floor; miss%% = B's lines the L2 model misses, %% of the B rows read; "
       "%%CM = the cache model's time / dsmm's time; col/row = column-wise / row-wise, the median over "
       "rounds of the two alternated in one process (and over the benchmark's rounds); B MB * = B fits in the last-level cache; "
