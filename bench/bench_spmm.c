@@ -408,7 +408,7 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
     }
     if (o->rows) { // likewise
         double t0 = bench_now();
-        if (dsmm_spmm_rows_create(ctx, H, o->type, &rows) != DSMM_OK) {
+        if (dsmm_spmm_rows_create(ctx, H, k, o->type, &rows) != DSMM_OK) {
             rc = fail(ctx, "spmm rows");
             goto done;
         }
@@ -524,7 +524,8 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            "\"c_bytes\":%.0f,\"workspace_bytes\":%zu,\"k_block\":%lld,\"passes\":%d,"
            "\"tiles\":%d,\"tiles_bytes\":%zu,\"tiles_height\":%lld,\"tiles_segments\":%lld,"
            "\"tiles_runs\":%lld,\"tiles_windows\":%lld,\"tiles_chunk\":%d,"
-           "\"rows\":%d,\"rows_bytes\":%zu,\"prepare_s\":%.6g,\"peak_rss_kb\":%ld%s%s}\n",
+           "\"rows\":%d,\"rows_reordered\":%d,\"rows_bytes\":%zu,\"prepare_s\":%.6g,\"peak_rss_"
+           "kb\":%ld%s%s}\n",
            o->name, DSMM_BENCH_BUILD, dsmm_version(), host, info.threads,
            dsmm_spmm_alg_name(info.alg), o->transpose, (long long)m, (long long)n,
            (long long)H->nnz, (long long)k, is_float ? "float" : "double", reps, med, tmin, times,
@@ -533,8 +534,8 @@ static int run_dsmm(dsmm_ctx *ctx, const bench_opts *o, const dsmm_csr *H, int t
            (long long)info.k_block, info.passes, tiles != NULL, dsmm_spmm_tiles_bytes(tiles),
            (long long)(tiles ? tiles->height : 0), (long long)(tiles ? tiles->nseg : 0),
            (long long)(tiles ? tiles->nruns : 0), (long long)(tiles ? tiles->nwin : 0),
-           tiles ? tiles->slice : 0, rows != NULL, dsmm_spmm_rows_bytes(rows), prep,
-           bench_peak_rss_kb(), model, pair);
+           tiles ? tiles->slice : 0, rows != NULL, rows != NULL && rows->crow != NULL,
+           dsmm_spmm_rows_bytes(rows), prep, bench_peak_rss_kb(), model, pair);
     fflush(stdout);
     rc = 0;
 done:

@@ -800,11 +800,11 @@ DSMM_API const char *dsmm_spmm_alg_name(dsmm_spmm_alg alg);
 typedef struct dsmm_spmm_tiles dsmm_spmm_tiles;
 
 /* A sparse operand prepared for row-wise SpMM (dsmm_spmm_rows_create): A's rows, a copy, stored
- * in another order: within each block of 4096 rows, by their entry count. The row-wise kernel's
- * loops over a row's entries then run the same trip count row after row, and their exits
- * predict; on graphs of short rows of mixed lengths the plain order mispredicts about once a
- * row (docs/kernels.md, "Rows by length"). Each row of C is still computed whole from its row
- * of A, in A's entry order, and written in place: the result is bitwise that of the row-wise
+ * in another order: within each block of 4096 rows, by their entry count (where that pays). The
+ * row-wise kernel's loops over a row's entries then run the same trip count row after row, and
+ * their exits predict; on graphs of short rows of mixed lengths the plain order mispredicts about
+ * once a row (docs/kernels.md, "Rows by length"). Each row of C is still computed whole from its
+ * row of A, in A's entry order, and written in place: the result is bitwise that of the row-wise
  * kernel on A, at any thread count. Built once, for products repeated with the same A (GNN
  * layers and epochs, block iterative methods). */
 typedef struct dsmm_spmm_rows dsmm_spmm_rows;
@@ -876,14 +876,18 @@ DSMM_API size_t dsmm_spmm_tiles_bytes(const dsmm_spmm_tiles *tiles);
 /* dsmm_spmm_tiles_destroy: frees the tiles and sets *tiles to NULL (NULL and *NULL ok). */
 DSMM_API void dsmm_spmm_tiles_destroy(dsmm_spmm_tiles **tiles);
 
-/* dsmm_spmm_rows_create: A prepared for the row-wise kernel (A * B, not transposed) with
- * `type` (FLOAT or DOUBLE) values: A's values are converted to `type` (none kept for a
+/* dsmm_spmm_rows_create: A prepared for the row-wise kernel (A * B, not transposed) for
+ * products with about k columns of `type` (FLOAT or DOUBLE) values. k, the type and A's row
+ * lengths decide whether the rows are stored by length: where rows of B take at most 64
+ * bytes and A's rows are short and of mixed lengths (graphs); otherwise they keep A's order
+ * (any k then works, with the same bits). A's values are converted to `type` (none kept for a
  * pattern A), columns kept in 32 bits where A's column count allows. The rows copy A's
  * entries: later changes to A do not reach them. Memory: about A's own size plus 8 bytes a
  * row (dsmm_spmm_rows_bytes).
- * Errors: DSMM_ERR_ARG (invalid A or type), DSMM_ERR_NOMEM. On error *rows is NULL. */
+ * Errors: DSMM_ERR_ARG (invalid A or type, k < 1), DSMM_ERR_NOMEM. On error *rows is NULL. */
 DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A,
-                                                          dsmm_type type, dsmm_spmm_rows **rows);
+                                                          dsmm_idx k, dsmm_type type,
+                                                          dsmm_spmm_rows **rows);
 /* dsmm_spmm_rows_bytes: the memory the rows hold (0 for NULL). */
 DSMM_API size_t dsmm_spmm_rows_bytes(const dsmm_spmm_rows *rows);
 /* dsmm_spmm_rows_destroy: frees the rows and sets *rows to NULL (NULL and *NULL ok). */

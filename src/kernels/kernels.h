@@ -411,7 +411,8 @@ typedef struct dsmmi_spmm_args {
 
 /* A row-wise operand with its rows reordered (spmm_rows.c): S holds A's rows, row i of S
  * being row crow[i] of A, in blocks of DSMMI_SPMM_ROWS_BLOCK rows of A sorted by entry count
- * (stable); val holds S's values in `type` (NULL for a pattern A). */
+ * (stable), or in A's order (crow NULL) where that does not pay; val holds S's values in
+ * `type` (NULL for a pattern A). */
 #define DSMMI_SPMM_ROWS_BLOCK 4096
 struct dsmm_spmm_rows {
     dsmm_ctx *ctx;
@@ -419,7 +420,7 @@ struct dsmm_spmm_rows {
     dsmm_type type;     // of val: FLOAT, DOUBLE, or PATTERN (val NULL, every value 1)
     dsmm_csr *S;        // the rows in their stored order (S's own values unused)
     void *val;
-    dsmm_idx *crow; // m
+    dsmm_idx *crow; // m, or NULL: A's order
     size_t bytes;
 };
 
@@ -589,6 +590,8 @@ typedef struct dsmmi_spmm_tuning {
                             // per-thread tile buffers and streamed out (0 = in place)
     double col_tile_stream_row;
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
+    int rows_reorder;       // dsmm_spmm_rows: -1 by A, k and type (spmm_rows.c), 0 A's order,
+                            // 1 always by length
 } dsmmi_spmm_tuning;
 extern dsmmi_spmm_tuning dsmmi_spmm_tune;
 /* Whether the entry counts of consecutive rows of rp (m rows) change parity often enough

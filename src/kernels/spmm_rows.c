@@ -52,7 +52,34 @@ static void order_rows(const dsmm_idx *rp, dsmm_idx m, dsmm_idx *crow)
     }
 }
 
-dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type type,
+/* Whether storing the rows by length pays (dsmmi_spmm_tune.rows_reorder -1): for rows of B
+ * of at most 64 bytes (one vector of the one-vector loops, or k = 1), on rows short enough
+ * that a mispredicted exit counts (at most 24 entries on average) whose pair-loop trip
+ * counts change between neighbouring rows at least 40% of the time (sampled). Measured
+ * (bench/spmm.sh, 2 threads, 2026-11-29): at k = 8 the graphs of short rows gained (as-caida
+ * 0.70-0.81 of the time in A's order, ca-condmat 0.80, email-enron 0.79, ct2010 0.75-0.79);
+ * meshes of even lengths (fe_4elt2, cage10, cage11: trip counts changing 14-21% of the time)
+ * and rows of 33-45 entries (ego-twitter, facebook, EX5, bcsstk13) did not (0.92-1.23); at
+ * k >= 64 every input lost (1.0-1.7: B's rows of neighbouring rows no longer read together). */
+static int reorder_pays(const dsmm_csr *A, dsmm_idx k, dsmm_type type)
+{
+    int r = dsmmi_spmm_tune.rows_reorder;
+    if (r >= 0) return r > 0;
+    dsmm_idx m = A->nrows;
+    if (m < 2 || (double)k * (double)dsmmi_type_size(type) > 64.0) return 0;
+    if ((double)A->nnz > 24.0 * (double)m) return 0;
+    enum { SAMPLES = 4096 };
+    dsmm_idx step = (m - 1) / SAMPLES + 1, pairs = 0, changes = 0;
+    for (dsmm_idx i = 0; i + 1 < m; i += step) {
+        dsmm_idx a = (A->rowptr[i + 1] - A->rowptr[i]) / 2,
+                 b = (A->rowptr[i + 2] - A->rowptr[i + 1]) / 2;
+        changes += a != b;
+        pairs++;
+    }
+    return 5 * changes >= 2 * pairs;
+}
+
+dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx k, dsmm_type type,
                                   dsmm_spmm_rows **rows)
 {
     dsmm_status st = DSMM_OK;
@@ -64,6 +91,7 @@ dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type ty
                "spmm rows: A is NULL or has an invalid value type");
     DSMM_CHECK(ctx, type == DSMM_FLOAT || type == DSMM_DOUBLE, DSMM_ERR_ARG,
                "spmm rows: the product's values must be float or double");
+    DSMM_CHECK(ctx, k >= 1, DSMM_ERR_ARG, "spmm rows: k = %lld (at least 1)", (long long)k);
     dsmm_idx m = A->nrows, nnz = A->nnz;
     int pat = A->type == DSMM_PATTERN;
     dsmm_type vt = pat ? DSMM_PATTERN : type;
@@ -75,19 +103,21 @@ dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type ty
     r->n = A->ncols;
     r->nnz = nnz;
     r->type = vt;
-    r->crow = dsmmi_malloc(ctx, (size_t)m + 1, sizeof(dsmm_idx));
-    DSMM_CHECK(ctx, r->crow != NULL, DSMM_ERR_NOMEM, "spmm rows: no memory for %lld rows",
-               (long long)m);
+    if (reorder_pays(A, k, type)) {
+        r->crow = dsmmi_malloc(ctx, (size_t)m + 1, sizeof(dsmm_idx));
+        DSMM_CHECK(ctx, r->crow != NULL, DSMM_ERR_NOMEM, "spmm rows: no memory for %lld rows",
+                   (long long)m);
+        order_rows(A->rowptr, m, r->crow);
+    }
     DSMM_TRY(dsmm_csr_create(ctx, m, A->ncols, nnz, vt, &r->S));
     if (nnz > 0 && A->ncols <= INT32_MAX) DSMM_TRY(dsmm_csr_set_col_width(r->S, 32));
-    order_rows(A->rowptr, m, r->crow);
 
     dsmm_csr *S = r->S;
     size_t w = dsmmi_type_size(type);
     dsmm_idx q = 0;
     S->rowptr[0] = 0;
     for (dsmm_idx i = 0; i < m; i++) {
-        dsmm_idx src = r->crow[i];
+        dsmm_idx src = r->crow ? r->crow[i] : i;
         for (dsmm_idx p = A->rowptr[src]; p < A->rowptr[src + 1]; p++, q++) {
             dsmm_idx c = dsmm_csr_col(A, p);
             if (S->colidx32) {
@@ -110,7 +140,8 @@ dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_type ty
     S->nnz = nnz;
     S->sorted = A->sorted;
     r->val = pat ? NULL : S->val;
-    r->bytes = sizeof *r + (size_t)m * sizeof(dsmm_idx) + (size_t)(m + 1) * sizeof(dsmm_idx) +
+    r->bytes = sizeof *r + (r->crow ? (size_t)m * sizeof(dsmm_idx) : 0) +
+               (size_t)(m + 1) * sizeof(dsmm_idx) +
                (size_t)nnz * (S->colidx32 ? sizeof(int32_t) : sizeof(dsmm_idx)) +
                (pat ? 0 : (size_t)nnz * w);
     *rows = r;

@@ -440,16 +440,22 @@ static int check_orientation(dsmm_ctx *ctx, const dsmm_csr *A, const spmm_case *
     // Rows stored by length (dsmm_spmm_rows_create, A * B only): the plain row-wise kernel's
     // 1-thread bits at every thread count, by ROW (1 thread) and AUTO (2), with the kernel's
     // default paths, the odd entry always under a mask or always by the branch, and the k = 1
-    // gather off; rows made in double and read by a float product are refused.
+    // gather off; the rows always stored by length (the small inputs here would not be),
+    // kept in A's order, and as the library decides.
     CHECK(algs[1] == DSMM_SPMM_ROW);
     static const struct {
         int odd_mask; // row_odd_mask (-1: default)
         int gather;   // row_gather (-1: default)
-    } rv[] = {{-1, -1}, {2, -1}, {0, -1}, {-1, 0}};
+        int reorder;  // rows_reorder
+    } rv[] = {{-1, -1, 1}, {2, -1, 1}, {0, -1, 1}, {-1, 0, 1}, {-1, -1, 0}, {-1, -1, -1}};
     for (int v = 0; !trans && v < (int)(sizeof rv / sizeof rv[0]); v++) {
         dsmm_spmm_rows *rw = NULL;
-        CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, c->type, &rw));
+        dsmmi_spmm_tune.rows_reorder = rv[v].reorder;
+        dsmm_status rst = dsmm_spmm_rows_create(ctx, A, k > 0 ? k : 1, c->type, &rw);
+        dsmmi_spmm_tune.rows_reorder = -1;
+        CHECK_OK(ctx, rst);
         CHECK(dsmm_spmm_rows_bytes(rw) > 0 && rw->m == A->nrows && rw->nnz == A->nnz);
+        CHECK(rv[v].reorder < 0 || (rw->crow != NULL) == (rv[v].reorder == 1));
         dsmmi_spmm_tuning keep = dsmmi_spmm_tune;
         if (rv[v].odd_mask >= 0) dsmmi_spmm_tune.row_odd_mask = rv[v].odd_mask;
         if (rv[v].gather >= 0) dsmmi_spmm_tune.row_gather = rv[v].gather;
@@ -1722,17 +1728,19 @@ static int test_rows(void)
     CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A2));
     CHECK(A2->nnz != A->nnz);
     dsmm_spmm_rows *rw = NULL, *rf = NULL;
-    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_DOUBLE, NULL), DSMM_ERR_ARG);
-    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, NULL, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, 8, DSMM_DOUBLE, NULL), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, NULL, 8, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
     CHECK(rw == NULL);
-    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_PATTERN, &rw), DSMM_ERR_ARG);
-    CHECK_ST(ctx, dsmm_spmm_rows_create(NULL, A, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, 8, DSMM_PATTERN, &rw), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, 0, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
+    CHECK_ST(ctx, dsmm_spmm_rows_create(NULL, A, 8, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
     CHECK(rw == NULL && dsmm_spmm_rows_bytes(NULL) == 0);
     dsmm_spmm_rows_destroy(NULL);
     dsmm_spmm_rows_destroy(&rw);
 
-    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_DOUBLE, &rw));
-    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, DSMM_FLOAT, &rf));
+    dsmmi_spmm_tune.rows_reorder = 1;
+    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, 8, DSMM_DOUBLE, &rw));
+    CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, A, 8, DSMM_FLOAT, &rf));
     static double bd[30 * 8], cd[30 * 8];
     static float bf[30 * 8], cf[30 * 8];
     dsmm_dense *B = NULL, *C = NULL, *Bf = NULL, *Cf = NULL;
@@ -1798,7 +1806,7 @@ static int test_rows(void)
     for (;; fail_at++) {
         CHECK(fail_at < 100);
         dsmm_ctx_fail_alloc_at(ctx, fail_at);
-        dsmm_status st = dsmm_spmm_rows_create(ctx, A, DSMM_FLOAT, &rx);
+        dsmm_status st = dsmm_spmm_rows_create(ctx, A, 8, DSMM_FLOAT, &rx);
         dsmm_ctx_fail_alloc_at(ctx, -1);
         if (st == DSMM_OK) break;
         CHECK_MSG(st == DSMM_ERR_NOMEM && rx == NULL, "allocation %ld failing: %s", fail_at,
@@ -1823,7 +1831,8 @@ static int test_rows(void)
         for (int ty = 0; ty < 2; ty++) {
             dsmm_type type = ty ? DSMM_DOUBLE : DSMM_FLOAT;
             dsmm_spmm_rows *r = NULL;
-            CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, L, type, &r));
+            CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, L, 8, type, &r));
+            CHECK(r->crow != NULL);
             CHECK(r->S->nrows == m && r->S->nnz == L->nnz && r->S->colidx32 != NULL);
             CHECK(r->type == (vts[vt] == DSMM_PATTERN ? DSMM_PATTERN : type));
             char *seen = calloc((size_t)m, 1);
@@ -1901,6 +1910,54 @@ static int test_rows(void)
         }
         dsmm_csr_destroy(&L);
     }
+    dsmmi_spmm_tune.rows_reorder = -1;
+
+    // The library's choice (reorder_pays): short rows of mixed lengths are stored by length
+    // for rows of B of up to 64 bytes (k = 1, 8 floats, 8 doubles), not for wider ones; rows of
+    // one length (a band), or of more than 24 entries on average, keep A's order.
+    {
+        test_mat_init(&ma, 5000, 5000, 0.002, seed_at(990)); // about 10 a row, mixed
+        dsmm_csr *G = NULL, *W = NULL;
+        CHECK_OK(ctx, test_rand_csr(ctx, &ma, &G));
+        test_mat_init(&ma, 500, 500, 0.2, seed_at(991)); // about 100 a row
+        CHECK_OK(ctx, test_rand_csr(ctx, &ma, &W));
+        static const struct {
+            dsmm_idx k;
+            dsmm_type type;
+            int want;
+        } pv[] = {{1, DSMM_DOUBLE, 1}, {8, DSMM_FLOAT, 1},   {8, DSMM_DOUBLE, 1},
+                  {16, DSMM_FLOAT, 1}, {16, DSMM_DOUBLE, 0}, {64, DSMM_FLOAT, 0}};
+        for (int i = 0; i < (int)(sizeof pv / sizeof pv[0]); i++) {
+            dsmm_spmm_rows *r = NULL;
+            CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, G, pv[i].k, pv[i].type, &r));
+            CHECK_MSG((r->crow != NULL) == pv[i].want, "k %lld %s: reordered %d",
+                      (long long)pv[i].k, dsmm_type_name(pv[i].type), r->crow != NULL);
+            dsmm_spmm_rows_destroy(&r);
+        }
+        dsmm_spmm_rows *r = NULL;
+        CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, W, 8, DSMM_FLOAT, &r));
+        CHECK(r->crow == NULL);
+        dsmm_spmm_rows_destroy(&r);
+        // a band: every row 5 entries
+        dsmm_csr *Bn = NULL;
+        CHECK_OK(ctx, dsmm_csr_create(ctx, 1000, 1000, 5000, DSMM_DOUBLE, &Bn));
+        for (dsmm_idx i = 0; i < 1000; i++) {
+            for (dsmm_idx j = 0; j < 5; j++) {
+                Bn->colidx[i * 5 + j] = (i + j) % 1000;
+                ((double *)Bn->val)[i * 5 + j] = 1.0;
+            }
+            Bn->rowptr[i + 1] = (i + 1) * 5;
+        }
+        Bn->nnz = 5000;
+        Bn->sorted = 0;
+        CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, Bn, 8, DSMM_FLOAT, &r));
+        CHECK(r->crow == NULL);
+        dsmm_spmm_rows_destroy(&r);
+        dsmm_csr_destroy(&Bn);
+        dsmm_csr_destroy(&G);
+        dsmm_csr_destroy(&W);
+    }
+
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
     dsmm_spmm_rows_destroy(&rw);
     dsmm_spmm_rows_destroy(&rf);
