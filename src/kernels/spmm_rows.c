@@ -60,7 +60,8 @@ static void order_rows(const dsmm_idx *rp, dsmm_idx m, dsmm_idx *crow)
  * 0.70-0.81 of the time in A's order, ca-condmat 0.80, email-enron 0.79, ct2010 0.75-0.79);
  * meshes of even lengths (fe_4elt2, cage10, cage11: trip counts changing 14-21% of the time)
  * and rows of 33-45 entries (ego-twitter, facebook, EX5, bcsstk13) did not (0.92-1.23); at
- * k >= 64 every input lost (1.0-1.7: B's rows of neighbouring rows no longer read together). */
+ * k >= 64 nearly every input lost (1.0-1.7; B's rows of neighbouring rows no longer read
+ * together, the likely cause). */
 static int reorder_pays(const dsmm_csr *A, dsmm_idx k, dsmm_type type)
 {
     int r = dsmmi_spmm_tune.rows_reorder;
