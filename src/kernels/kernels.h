@@ -536,10 +536,18 @@ typedef float dsmmi_v8f __attribute__((vector_size(32)));
 typedef double dsmmi_v8d __attribute__((vector_size(64)));
 typedef float dsmmi_v16f __attribute__((vector_size(64)));
 
+/* Narrower vectors for the row-wise loops' last columns (fewer than a vector's lanes left):
+ * 2, 4 and 8 lanes of either type (spmm_row_tmpl.h, ROW_PASS). */
+typedef float dsmmi_v2f __attribute__((vector_size(8)));
+typedef float dsmmi_v4f __attribute__((vector_size(16)));
+typedef double dsmmi_v2d __attribute__((vector_size(16)));
+
 /* The column-wise scatter of one entry, shared by spmm_col_tmpl.h and spmm_tile_tmpl.h (it
- * expands there, with their T, V and VL): cr[0:KC) += s * b[0:KC), vs = s in every lane, in
- * vectors and then a scalar tail; bn (NULL: none) a row of B whose lines are prefetched one per
- * 64 bytes on the way. The same operations in every kernel, so their results agree bitwise. */
+ * expands there, with their T, V, VL and N2, N4, N8): cr[0:KC) += s * b[0:KC), vs = s in every
+ * lane, in vectors, then the columns left in pieces of 8, 4 and 2 lanes and one scalar (a
+ * scalar tail ran 3.7-5 times k = 8's time at k = 7 float, ca-condmat, 1 thread); bn (NULL: none) a
+ * row of B whose lines are prefetched one per 64 bytes on the way. The same operations in every
+ * kernel, so their results agree bitwise. */
 #define DSMMI_COL_AXPY(cr, b, vs, s, KC, bn)                                                       \
     {                                                                                              \
         dsmm_idx j_ = 0;                                                                           \
@@ -551,7 +559,20 @@ typedef float dsmmi_v16f __attribute__((vector_size(64)));
             y_ += (vs)*x_;                                                                         \
             memcpy((cr) + j_, &y_, sizeof y_);                                                     \
         }                                                                                          \
-        for (; j_ < (KC); j_++) (cr)[j_] += (s) * (b)[j_];                                         \
+        /* the fewer than VL columns left: one piece of 8, 4 and 2 lanes at most, then one */      \
+        if (VL > 8 && j_ + 8 <= (KC)) DSMMI_COL_AXPY_PIECE(N8, cr, b, s, j_)                       \
+        if (VL > 4 && j_ + 4 <= (KC)) DSMMI_COL_AXPY_PIECE(N4, cr, b, s, j_)                       \
+        if (j_ + 2 <= (KC)) DSMMI_COL_AXPY_PIECE(N2, cr, b, s, j_)                                 \
+        if (j_ < (KC)) (cr)[j_] += (s) * (b)[j_];                                                  \
+    }
+#define DSMMI_COL_AXPY_PIECE(VT, cr, b, s, j_)                                                     \
+    {                                                                                              \
+        VT x_, y_;                                                                                 \
+        memcpy(&x_, (b) + j_, sizeof x_);                                                          \
+        memcpy(&y_, (cr) + j_, sizeof y_);                                                         \
+        y_ += (s)*x_;                                                                              \
+        memcpy((cr) + j_, &y_, sizeof y_);                                                         \
+        j_ += (dsmm_idx)(sizeof x_ / sizeof(T));                                                   \
     }
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */

@@ -28,6 +28,9 @@
 #define VFSPLAT(x) ((V){(x), (x), (x), (x), (x), (x), (x), (x)})
 #endif
 #define T double
+#define N2 dsmmi_v2d
+#define N4 dsmmi_v4d
+#define N8 dsmmi_v8d
 #define SPMV_UINT uint64_t
 #define V VD
 #define VSPLAT(x) VDSPLAT(x)
@@ -36,6 +39,9 @@
 #include "kernels/spmm_instance_type.h"
 
 #define T float
+#define N2 dsmmi_v2f
+#define N4 dsmmi_v4f
+#define N8 dsmmi_v8f
 #define SPMV_UINT uint32_t
 #define V VF
 #define VSPLAT(x) VFSPLAT(x)

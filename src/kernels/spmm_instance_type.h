@@ -1,8 +1,8 @@
 // src/kernels/spmm_instance_type.h: the four instances of an SpMM inner-loop template for one
-// value type (T, V, VL, VSPLAT, SPMV_UINT set by spmm_instance_set.h): 64- and 32-bit columns,
-// values and pattern, named SPMM_TYNAME(64), (32), (64p), (32p); then undefines the type's
-// macros. Not a header of its own: no include guard; spmm_instance_set.h includes it once per
-// type.
+// value type (T, V, VL, VSPLAT, N2, N4, N8 (vectors of 2, 4 and 8 T), SPMV_UINT set by
+// spmm_instance_set.h): 64- and 32-bit columns, values and pattern, named SPMM_TYNAME(64),
+// (32), (64p), (32p); then undefines the type's macros. Not a header of its own: no include
+// guard; spmm_instance_set.h includes it once per type.
 // clang-format off
 #define PAT 0
 #define CI dsmm_idx
@@ -33,5 +33,8 @@
 #undef V
 #undef VSPLAT
 #undef SPMV_UINT
+#undef N2
+#undef N4
+#undef N8
 #undef T
 // clang-format on

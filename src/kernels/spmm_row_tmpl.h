@@ -4,10 +4,11 @@
 // only there.
 //
 // Row i of C is alpha * sum_p A(i, col_p) * B(col_p, :) + beta * C(i, :). The k columns are
-// cut into blocks of 8, 4, 2 and 1 vectors (32, 16, 8, 4 doubles or twice as many floats) and a
-// scalar tail; a block's sums are a fixed set of vector variables (GCC vector extensions, so
-// they live in registers and no intrinsics tie the code to one ISA), and A's row is walked
-// once per block (it stays in L1). Sums run in A's row order, one row per thread, so a row's
+// cut into blocks of 8, 4, 2 and 1 vectors (32, 16, 8, 4 doubles or twice as many floats), the
+// last block taking the columns left by one more vector that overlaps it, and k below one vector
+// in vectors of 8, 4 or 2 lanes; a block's sums are a fixed set of vector variables (GCC vector
+// extensions, so they live in registers and no intrinsics tie the code to one ISA), and A's row is
+// walked once per block (it stays in L1). Sums run in A's row order, one row per thread, so a row's
 // result does not depend on the thread count (nor does the order: it is fixed by the row).
 
 #define AVAL(p) (PAT ? (T)1 : av[p])
@@ -16,59 +17,111 @@
 // C's vector at dst gets y: a streaming store when nt (beta = 0, C 16-byte aligned, rows too).
 #define STOREC(dst, y) DSMMI_STORE_STREAMED(nt, dst, y)
 
-// Blocks of NV vectors starting at column j, while NV * VL columns are left. With one vector
-// per block, the sums of alternate entries go to U = 2 separate sets (added at the end), so 2
-// multiply-add chains are in flight. 4 sets (and 2 for two vectors) ran 1.1-1.7x as long on
-// graphs of 5-10 entries a row (ca-condmat, fe_4elt2, k = 8 float; email-enron k = 8 double):
-// the leftover loop of up to 3 entries mispredicts about once a row, and the 4 sums take 3
-// dependent adds.
-#define ROW_VBLOCK(NV)                                                                             \
-    for (; j + (NV)*VL <= k; j += (NV)*VL) {                                                       \
-        enum { U = (NV) >= 2 ? 1 : 2 };                                                            \
-        V acc[U][NV];                                                                              \
+// One pass over A's row for the columns from j: NV vectors of type VT (H lanes) at j, j + H, ...,
+// and with XV one more at k - H, which takes the fewer than H columns left after them by
+// overlapping the last. Every vector's sums see the same entries in the same order, so columns
+// two vectors share get the same sums; C's old values are all read before any store, so the
+// second store writes the bytes the first did. The extra vector replaces the scalar tail's
+// passes: with a pass over A's row per 4, 2 and 1 columns, k = 7 float took 2.8 times k = 8's
+// time and k = 15 3.4 times k = 16's (ca-condmat, 1 thread). With one vector the sums of
+// alternate entries go to U = 2 separate sets (added at the end), so 2 multiply-add chains are
+// in flight. 4 sets (and 2 for two vectors) ran 1.1-1.7x as long on graphs of 5-10 entries a row
+// (ca-condmat, fe_4elt2, k = 8 float; email-enron k = 8 double): the leftover loop of up to 3
+// entries mispredicts about once a row, and the 4 sums take 3 dependent adds. STORE(dst, y)
+// stores the NV vectors (the extra one, at no vector boundary, is stored plainly).
+#define ROW_PASS(VT, H, NV, XV, STORE)                                                             \
+    {                                                                                              \
+        enum { NA = (NV) + (XV), U = NA >= 2 ? 1 : 2 };                                            \
+        const dsmm_idx xo = k - j - (H); /* the extra vector's column, from j */                   \
+        VT acc[U][NA];                                                                             \
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)                                        \
-            _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++) acc[u][t] = vzero;              \
+            _Pragma("GCC unroll 16") for (int t = 0; t < NA; t++) acc[u][t] = (VT){0};             \
         dsmm_idx p = p0;                                                                           \
         for (; p + U <= p1; p += U) {                                                              \
             _Pragma("GCC unroll 4") for (int u = 0; u < U; u++)                                    \
             {                                                                                      \
                 const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
-                V v = VSPLAT(AVAL(p + u));                                                         \
-                _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                             \
+                T s = AVAL(p + u);                                                                 \
+                _Pragma("GCC unroll 16") for (int t = 0; t < NA; t++)                              \
                 {                                                                                  \
-                    V x;                                                                           \
-                    memcpy(&x, b + t * VL, sizeof x);                                              \
-                    acc[u][t] += v * x;                                                            \
+                    VT x;                                                                          \
+                    memcpy(&x, b + (t < (NV) ? t * (H) : xo), sizeof x);                           \
+                    acc[u][t] += s * x;                                                            \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        for (; p < p1; p++) {                                                                      \
+        for (; p < p1; p++) { /* U = 2: the odd entry, into the first set */                       \
             const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
-            V v = VSPLAT(AVAL(p));                                                                 \
-            _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                 \
+            T s = AVAL(p);                                                                         \
+            _Pragma("GCC unroll 16") for (int t = 0; t < NA; t++)                                  \
             {                                                                                      \
-                V x;                                                                               \
-                memcpy(&x, b + t * VL, sizeof x);                                                  \
-                acc[0][t] += v * x;                                                                \
+                VT x;                                                                              \
+                memcpy(&x, b + (t < (NV) ? t * (H) : xo), sizeof x);                               \
+                acc[0][t] += s * x;                                                                \
             }                                                                                      \
         }                                                                                          \
         T *c = C + CROW(i) * ldc + j;                                                              \
-        _Pragma("GCC unroll 8") for (int t = 0; t < (NV); t++)                                     \
+        VT y[NA];                                                                                  \
+        _Pragma("GCC unroll 16") for (int t = 0; t < NA; t++)                                      \
         {                                                                                          \
-            V sum = acc[0][t];                                                                     \
+            VT sum = acc[0][t];                                                                    \
             _Pragma("GCC unroll 4") for (int u = 1; u < U; u++) sum += acc[u][t];                  \
-            V y = alpha * sum;                                                                     \
+            y[t] = alpha * sum;                                                                    \
             if (beta != 0) {                                                                       \
-                V x;                                                                               \
-                memcpy(&x, c + t * VL, sizeof x);                                                  \
-                y += beta * x;                                                                     \
+                VT x;                                                                              \
+                memcpy(&x, c + (t < (NV) ? t * (H) : xo), sizeof x);                               \
+                y[t] += beta * x;                                                                  \
             }                                                                                      \
-            STOREC(c + t * VL, y);                                                                 \
+        }                                                                                          \
+        _Pragma("GCC unroll 16") for (int t = 0; t < (NV); t++) STORE(c + t * (H), y[t]);          \
+        if (XV) memcpy(c + xo, &y[NA - 1], sizeof y[0]);                                           \
+    }
+#define ROW_PLAIN(dst, y) memcpy((dst), &(y), sizeof(y))
+
+// Blocks of NV vectors from column j while NV * VL columns are left; where fewer than VL columns
+// would be left after a block, that block takes them too (ROW_PASS's extra vector).
+#define ROW_VBLOCK(NV)                                                                             \
+    for (; j + (NV)*VL <= k; j += (NV)*VL) {                                                       \
+        if (k - j - (NV)*VL > 0 && k - j - (NV)*VL < VL) {                                         \
+            ROW_PASS(V, VL, NV, 1, STOREC)                                                         \
+            j = k - (NV)*VL; /* the step ends the loop at k */                                     \
+        } else {                                                                                   \
+            ROW_PASS(V, VL, NV, 0, STOREC)                                                         \
         }                                                                                          \
     }
 
-// One block of W scalar columns at j (the tail after the vector blocks; k = 1, 2, 3 is the
-// SpMV-like case). A single column keeps 2 sets of sums (measured: 4 sets won on facebook's
+// Fewer than VL columns left from j (k < VL, or after the wide-k buffer): one pass with one or
+// two vectors of the most lanes of 8, 4 and 2 that fit (two overlapping where the count is no
+// power of two), or scalar sums for one column and two floats (one 2-float vector ran 1.08-1.23x
+// as long as the scalar pair at k = 2 on ca-condmat). Two doubles take a 16-byte vector: GCC
+// compiled the scalar pair with multiply-adds in one instance and without in another, so A's
+// rows (64-bit columns) and the same rows stored by dsmm_spmm_rows (32-bit) differed in the
+// last bits.
+#define ROW_NARROW_H(VT, H)                                                                        \
+    if (k - j > (H)) {                                                                             \
+        ROW_PASS(VT, H, 1, 1, ROW_PLAIN)                                                           \
+    } else {                                                                                       \
+        ROW_PASS(VT, H, 1, 0, ROW_PLAIN)                                                           \
+    }
+#define ROW_NARROW                                                                                 \
+    if (j < k) {                                                                                   \
+        if (VL > 8 && k - j >= 8) {                                                                \
+            ROW_NARROW_H(N8, 8)                                                                    \
+        } else if (VL > 4 && k - j >= 4) {                                                         \
+            ROW_NARROW_H(N4, 4)                                                                    \
+        } else if (k - j > 2) {                                                                    \
+            ROW_PASS(N2, 2, 1, 1, ROW_PLAIN)                                                       \
+        } else if (k - j == 2 && sizeof(T) == 8) {                                                 \
+            ROW_PASS(N2, 2, 1, 0, ROW_PLAIN)                                                       \
+        } else if (k - j == 2) {                                                                   \
+            ROW_SBLOCK(2)                                                                          \
+        } else {                                                                                   \
+            ROW_SBLOCK(1)                                                                          \
+        }                                                                                          \
+    }
+
+// One block of W scalar columns at j (ROW_NARROW's single last column). A single column keeps 2
+// sets of sums (measured: 4 sets won on facebook's
 // long rows but lost on email-enron's short ones, where the leftover loop's exit mispredicts).
 #define ROW_SBLOCK(W)                                                                              \
     {                                                                                              \
@@ -229,19 +282,45 @@ SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, c
         // At most 256 bytes of a row of B per pass over A's row, 4 cache lines (8 vectors of 32
         // bytes, 4 of 64): with 8 lines of 64-byte vectors, as-caida at k = 64 double (B 13 MB
         // read at random) ran 1.12x as long as the 32-byte vectors' two passes of 4 lines.
-        if (!SPMM_WIDE) ROW_VBLOCK(8)
+        // k no multiple of VL: the vectors left (fewer than 8, or 4 of 64 bytes) and the last
+        // columns in one pass. Multiples of VL keep the blocks of 4, 2 and 1 vectors.
+        if (!SPMM_WIDE) {
+            ROW_VBLOCK(8)
+        } else {
+            ROW_VBLOCK(4)
+        }
+        if (k % VL != 0 && k - j >= VL) {
+            switch ((k - j) / VL) {
+            case 1:
+                ROW_PASS(V, VL, 1, 1, STOREC) break;
+            case 2:
+                ROW_PASS(V, VL, 2, 1, STOREC) break;
+            case 3:
+                ROW_PASS(V, VL, 3, 1, STOREC) break;
+            case 4:
+                ROW_PASS(V, VL, 4, 1, STOREC) break;
+            case 5:
+                ROW_PASS(V, VL, 5, 1, STOREC) break;
+            case 6:
+                ROW_PASS(V, VL, 6, 1, STOREC) break;
+            default:
+                ROW_PASS(V, VL, 7, 1, STOREC) break;
+            }
+            j = k;
+        }
         ROW_VBLOCK(4)
         ROW_VBLOCK(2)
         ROW_VBLOCK(1)
-        // Fewer than VL columns left (k = 1, 2, 3 ... is the SpMV-like case): scalar sums.
-        while (k - j >= 4) ROW_SBLOCK(4)
-        if (k - j >= 2) ROW_SBLOCK(2)
-        if (k - j >= 1) ROW_SBLOCK(1)
+        ROW_NARROW
     }
     if (nt) dsmmi_stream_fence();
 }
 
+#undef ROW_PASS
+#undef ROW_PLAIN
 #undef ROW_VBLOCK
+#undef ROW_NARROW_H
+#undef ROW_NARROW
 #undef ROW_SBLOCK
 #undef BUFV
 #undef AVAL

@@ -566,6 +566,85 @@ static int test_ks(void)
     return TEST_PASS;
 }
 
+// k no multiple of the vector (the row-wise kernel's last pass takes the columns left with an
+// extra vector overlapping the block before it, and k under one vector runs in vectors of 8, 4
+// or 2 lanes, two overlapping): with 32- and 64-byte vectors, streaming stores or not, alpha
+// and beta, and padded rows (the overlap must stay inside the row: padding untouched), every
+// kernel against the reference and the row-wise one bitwise at 1 and 2 threads. Then the
+// overlapped columns: a B whose columns each hold one value (2^c) make every column's sum a
+// different number, so a vector stored at the wrong columns shows.
+static int test_tail_passes(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx ks[] = {2, 3, 5, 6, 7, 9, 12, 15, 23, 31, 39, 47, 57, 71, 121};
+    int keep_vec = dsmmi_spmm_tune.vec_bytes;
+    size_t keep_stream = dsmmi_spmm_tune.row_stream_min;
+    test_mat ma;
+    dsmm_csr *A = NULL;
+    test_mat_init(&ma, 45, 38, 0.14, seed_at(480));
+    ma.empty_rows = 0.1;
+    ma.dense_row = 5;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    int rc = TEST_PASS;
+    for (int v = 0; v < 4 && rc == TEST_PASS; v++) {
+        dsmmi_spmm_tune.vec_bytes = v % 2 ? 64 : 32;
+        dsmmi_spmm_tune.row_stream_min = v >= 2 ? 1 : 0; // streams where beta = 0 and aligned
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++)
+            for (int t = 0; t < 2 && rc == TEST_PASS; t++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(i + (size_t)t + (size_t)v) % NAB];
+                case_init(&c, t ? DSMM_DOUBLE : DSMM_FLOAT, ks[i], ab[0], ab[1]);
+                c.ldb_pad = (dsmm_idx)(i + (size_t)v) % 3;
+                c.ldc_pad = v >= 2 ? (16 - ks[i] % 16) % 16 : (dsmm_idx)(i % 2);
+                rc = check_spmm(ctx, A, &c, "45x38, k no multiple of a vector");
+            }
+    }
+    dsmmi_spmm_tune.vec_bytes = keep_vec;
+    dsmmi_spmm_tune.row_stream_min = keep_stream;
+    if (rc == TEST_PASS) {
+        // A of one entry (1.0) a row, B(r, c) = 2^(c mod 60) / 2^30: C = B's rows, exactly.
+        dsmm_csr *D = NULL;
+        CHECK_OK(ctx, dsmm_csr_create(ctx, 6, 6, 6, DSMM_DOUBLE, &D));
+        D->nnz = 6;
+        for (dsmm_idx r = 0; r <= 6; r++) D->rowptr[r] = r;
+        for (dsmm_idx r = 0; r < 6; r++) {
+            D->colidx[r] = 5 - r;
+            ((double *)D->val)[r] = 1.0;
+        }
+        for (size_t i = 0; i < 2 * (sizeof ks / sizeof ks[0]) && rc == TEST_PASS; i++) {
+            dsmm_idx k = ks[i / 2];
+            dsmmi_spmm_tune.vec_bytes = i % 2 ? 64 : 32;
+            dsmm_dense *B = NULL, *C = NULL;
+            CHECK_OK(ctx, dsmm_dense_create(ctx, 6, k, DSMM_DOUBLE, &B));
+            CHECK_OK(ctx, dsmm_dense_create(ctx, 6, k, DSMM_DOUBLE, &C));
+            for (dsmm_idx r = 0; r < 6; r++)
+                for (dsmm_idx j = 0; j < k; j++)
+                    ((double *)B->val)[r * k + j] = ldexp(1.0, (int)((j + r) % 60) - 30);
+            dsmm_spmm_opts o;
+            dsmm_spmm_opts_init(&o);
+            o.alg = DSMM_SPMM_ROW;
+            CHECK_OK(ctx, dsmm_csr_spmm(ctx, D, B, C, &o, NULL));
+            for (dsmm_idx r = 0; r < 6 && rc == TEST_PASS; r++)
+                for (dsmm_idx j = 0; j < k; j++)
+                    if (((double *)C->val)[r * k + j] != ((double *)B->val)[(5 - r) * k + j]) {
+                        fprintf(stderr, "FAIL: k %lld: C(%lld, %lld) = %g, want %g\n", (long long)k,
+                                (long long)r, (long long)j, ((double *)C->val)[r * k + j],
+                                ((double *)B->val)[(5 - r) * k + j]);
+                        rc = TEST_FAIL;
+                        break;
+                    }
+            dsmm_dense_destroy(&B);
+            dsmm_dense_destroy(&C);
+        }
+        dsmm_csr_destroy(&D);
+        dsmmi_spmm_tune.vec_bytes = keep_vec;
+    }
+    dsmm_csr_destroy(&A);
+    if (rc != TEST_PASS) return rc;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 // k cut into passes of k_block columns (every kernel, uneven last slice, leading dimensions):
 // the same values as one pass, and ceil(k / k_block) passes reported.
 static int test_k_block(void)
@@ -2435,17 +2514,29 @@ static int test_tiles_rows(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        TEST(test_ks),           TEST(test_k_block),
-        TEST(test_alpha_beta),   TEST(test_shapes),
-        TEST(test_generators),   TEST(test_value_types),
-        TEST(test_leading_dims), TEST(test_streaming_stores),
-        TEST(test_odd_entry),    TEST(test_gather),
-        TEST(test_wide_vectors), TEST(test_row_prefetch),
-        TEST(test_threads),      TEST(test_info),
-        TEST(test_bad_input),    TEST(test_names),
-        TEST(test_budget),       TEST(test_tiles),
-        TEST(test_tiles_rows),   TEST(test_rows),
-        TEST(test_stream_triad), TEST(test_checks_catch_errors),
+        TEST(test_ks),
+        TEST(test_tail_passes),
+        TEST(test_k_block),
+        TEST(test_alpha_beta),
+        TEST(test_shapes),
+        TEST(test_generators),
+        TEST(test_value_types),
+        TEST(test_leading_dims),
+        TEST(test_streaming_stores),
+        TEST(test_odd_entry),
+        TEST(test_gather),
+        TEST(test_wide_vectors),
+        TEST(test_row_prefetch),
+        TEST(test_threads),
+        TEST(test_info),
+        TEST(test_bad_input),
+        TEST(test_names),
+        TEST(test_budget),
+        TEST(test_tiles),
+        TEST(test_tiles_rows),
+        TEST(test_rows),
+        TEST(test_stream_triad),
+        TEST(test_checks_catch_errors),
     };
     // Threads for any product, however small (the library wants 65536 multiply-adds a
     // thread): the small inputs of these tests then run every multi-threaded path.
