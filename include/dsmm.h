@@ -890,6 +890,9 @@ DSMM_API DSMM_NODISCARD dsmm_status dsmm_spmm_rows_create(dsmm_ctx *ctx, const d
                                                           dsmm_spmm_rows **rows);
 /* dsmm_spmm_rows_bytes: the memory the rows hold (0 for NULL). */
 DSMM_API size_t dsmm_spmm_rows_bytes(const dsmm_spmm_rows *rows);
+/* dsmm_spmm_rows_by_length: 1 if the rows are stored by their entry count, 0 if in A's order
+ * (or rows is NULL). */
+DSMM_API int dsmm_spmm_rows_by_length(const dsmm_spmm_rows *rows);
 /* dsmm_spmm_rows_destroy: frees the rows and sets *rows to NULL (NULL and *NULL ok). */
 DSMM_API void dsmm_spmm_rows_destroy(dsmm_spmm_rows **rows);
 

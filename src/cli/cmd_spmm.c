@@ -27,8 +27,9 @@ static const cli_cmd cmd = {
     "rows of C that a column of op(A) names; auto (default) is col with --transpose, else\n"
     "row. A layout that needs the other orientation of A gets it transposed once, before\n"
     "and outside the timing (prep seconds); col reads A prepared once, likewise, in tiles of\n"
-    "C's rows. --kernel names any library kernel (ref: the single-threaded reference, for\n"
-    "checking).\n"
+    "C's rows, and row a copy of A's rows (32-bit columns, values in --type, stored by their\n"
+    "length where that pays: short rows of B). --kernel names any library kernel (ref: the\n"
+    "single-threaded reference, for checking).\n"
     "Only the multiply is timed (the median of --repeat runs). The floor is the time to move\n"
     "the compulsory bytes (A, B and C once each) at the memory bandwidth, measured with a\n"
     "STREAM triad unless --bandwidth gives it; one line on stderr reports GFLOP/s, GB/s and\n"
@@ -70,6 +71,8 @@ typedef struct run_report {
     double prep_seconds;   // untimed: B generated, A transposed for the layout
     int prepared;          // A was transposed beforehand
     size_t tiles_bytes;    // A prepared in tiles for the column-wise kernel (0: not)
+    size_t rows_bytes;     // A's rows prepared for the row-wise kernel (0: not)
+    int rows_by_length;    // and stored by entry count
     double bytes_min;      // compulsory traffic of the timed call
     double bandwidth_gbps; // for the floor
     int bandwidth_measured;
@@ -161,6 +164,9 @@ static dsmm_status write_stats(dsmm_ctx *ctx, const char *path, const run_report
     DSMM_TRY(dsmm_stats_set_int(s, "prep_transpose", r->prepared));
     DSMM_TRY(dsmm_stats_set_int(s, "prep_tiles", r->tiles_bytes > 0));
     DSMM_TRY(dsmm_stats_set_int(s, "tiles_bytes", (int64_t)r->tiles_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "prep_rows", r->rows_bytes > 0));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_bytes", (int64_t)r->rows_bytes));
+    DSMM_TRY(dsmm_stats_set_int(s, "rows_by_length", r->rows_by_length));
     DSMM_TRY(dsmm_stats_set_int(s, "repeat", r->repeat));
     DSMM_TRY(dsmm_stats_set_num(s, "seconds_min", r->seconds_min));
     DSMM_TRY(dsmm_stats_write(s, path));
@@ -331,6 +337,7 @@ int cli_spmm(int argc, char **argv)
     dsmm_ctx *ctx = NULL;
     dsmm_csr *A = NULL, *At = NULL;
     dsmm_spmm_tiles *tiles = NULL;
+    dsmm_spmm_rows *rows = NULL;
     dsmm_dense *B = NULL, *C = NULL;
     double *times = NULL;
     dsmm_read_opts ro;
@@ -433,6 +440,22 @@ int cli_spmm(int argc, char **argv)
             fprintf(stderr, "dsmm spmm: A transposed beforehand for the %s kernel (untimed)\n",
                     dsmm_spmm_alg_name(alg));
     }
+    // ROW (and AUTO without --transpose) reads A's rows prepared once, as a caller repeating
+    // the product would (dsmm_spmm_rows_create: values in B's type, 32-bit columns, and rows
+    // stored by length where that pays for this k and type); the bits are those of A's rows.
+    // Not with --gpu: AUTO may then send the product to the device, which reads A itself.
+    if ((alg == DSMM_SPMM_ROW || (alg == DSMM_SPMM_AUTO && !c.gpu)) && !trans && tiles == NULL) {
+        if (dsmm_spmm_rows_create(ctx, S, r.k, r.type, &rows) != DSMM_OK) {
+            rc = cli_fail(&cmd, ctx, "cannot prepare the rows of A");
+            goto done;
+        }
+        r.rows_bytes = dsmm_spmm_rows_bytes(rows);
+        r.rows_by_length = dsmm_spmm_rows_by_length(rows);
+        if (c.verbose)
+            fprintf(stderr,
+                    "dsmm spmm: A's rows prepared for the row kernel (untimed, %zu bytes, %s)\n",
+                    r.rows_bytes, r.rows_by_length ? "stored by length" : "in A's order");
+    }
     r.prep_seconds = dsmmi_wtime() - tp;
     if (dsmm_dense_create(ctx, r.m, r.k, r.type, &C) != DSMM_OK) {
         rc = cli_fail(&cmd, ctx, "cannot allocate C");
@@ -459,6 +482,7 @@ int cli_spmm(int argc, char **argv)
     so.alg = alg;
     so.transpose_a = trans;
     so.tiles = tiles;
+    so.rows = rows;
     for (int i = 0; i < repeat; i++) {
         if (dsmm_csr_spmm(ctx, S, B, C, &so, &r.info) != DSMM_OK) {
             rc = cli_fail(&cmd, ctx, "multiply failed");
@@ -494,6 +518,7 @@ done:
     dsmm_dense_destroy(&C);
     dsmm_dense_destroy(&B);
     dsmm_spmm_tiles_destroy(&tiles);
+    dsmm_spmm_rows_destroy(&rows);
     dsmm_csr_destroy(&At);
     dsmm_csr_destroy(&A);
     dsmm_ctx_destroy(&ctx);

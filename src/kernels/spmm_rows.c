@@ -21,6 +21,11 @@ size_t dsmm_spmm_rows_bytes(const dsmm_spmm_rows *rows)
     return rows == NULL ? 0 : rows->bytes;
 }
 
+int dsmm_spmm_rows_by_length(const dsmm_spmm_rows *rows)
+{
+    return rows != NULL && rows->crow != NULL;
+}
+
 void dsmm_spmm_rows_destroy(dsmm_spmm_rows **rows)
 {
     if (rows == NULL || *rows == NULL) return;

@@ -178,7 +178,8 @@ expect_rc 0 "$dsmm" spmm "$fb" --k 64 -t 2 --stats "$tmp/fb.json" --repeat 3
 expect_grep "$tmp/err" '^dsmm spmm: A 4039 x 4039 \(176468 nnz\) x B k=64 double, row kernel, [12] threads?: [0-9.e+-]+ s, [0-9.e+-]+ GFLOP/s, [0-9.e+-]+ GB/s = [0-9]+% of the [0-9.]+ GB/s floor$'
 expect_rc 0 "$dsmm" spmm "$hep" --k 8 --layout col --stats "$tmp/col.json" -o "$tmp/col.mtx" --bandwidth 12.5
 expect_rc 0 "$dsmm" spmm "$tmp/r.mtx" --B "$tmp/brt.mtx" --transpose --stats "$tmp/t.json" --type float $bw
-for j in fb col t; do
+expect_rc 0 "$dsmm" spmm "$hep" --k 8 --type float --layout row --stats "$tmp/hl.json" $bw
+for j in fb col t hl; do
     if python3 - "$tmp/$j.json" $j <<'EOF'; then ok; else bad "--stats $j: $(cat "$tmp/$j.json")"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -204,15 +205,22 @@ if sys.argv[2] == "fb":  # pattern A: row pointers and columns only; B and C onc
     assert d["k"] == 64 and d["nnz_a"] == 176468 and d["repeat"] == 3 and d["b"] == "random", d
     assert d["bandwidth_measured"] == 1 and d["prep_transpose"] == 0 and d["prep_tiles"] == 0, d
     assert d["bytes_min"] == 4040 * 8 + 176468 * 8 + 2 * 4039 * 64 * 8, d
+    # A's rows copied for the row kernel, in A's order: rows of B of 512 bytes
+    assert d["prep_rows"] == 1 and d["rows_bytes"] > 176468 * 4 and d["rows_by_length"] == 0, d
+elif sys.argv[2] == "hl":  # short rows of B (32 bytes) on a graph: rows stored by length
+    assert d["algo"] == "row" and d["k"] == 8 and d["type"] == "float", d
+    assert d["prep_rows"] == 1 and d["rows_by_length"] == 1 and d["rows_bytes"] > 31502 * 8, d
+    assert d["prep_tiles"] == 0 and d["tiles_bytes"] == 0, d
 elif sys.argv[2] == "col":  # col without --transpose: A in tiles beforehand, outside the timing
     assert d["algo"] == "col" and d["layout"] == "col" and d["prep_transpose"] == 0, d
     assert d["prep_tiles"] == 1 and d["tiles_bytes"] > 31502 * 6, d
+    assert d["prep_rows"] == 0 and d["rows_bytes"] == 0 and d["rows_by_length"] == 0, d
     assert d["bandwidth_measured"] == 0 and d["bandwidth_gbps"] == 12.5 and d["k"] == 8, d
     assert d["nnz_a"] == 31502 and d["bytes_min"] == 8362 * 8 + 31502 * 16 + 2 * 8361 * 8 * 8, d
 else:
     assert d["type"] == "float" and d["transpose"] == 1 and d["layout"] == "col", d
     assert d["algo"] == "col" and d["prep_transpose"] == 0 and d["nrows"] == 30 and d["k"] == 7, d
-    assert d["prep_tiles"] == 1, d
+    assert d["prep_tiles"] == 1 and d["prep_rows"] == 0, d
 EOF
 done
 

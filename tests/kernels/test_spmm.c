@@ -1813,7 +1813,7 @@ static int test_rows(void)
     CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, 8, DSMM_PATTERN, &rw), DSMM_ERR_ARG);
     CHECK_ST(ctx, dsmm_spmm_rows_create(ctx, A, 0, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
     CHECK_ST(ctx, dsmm_spmm_rows_create(NULL, A, 8, DSMM_DOUBLE, &rw), DSMM_ERR_ARG);
-    CHECK(rw == NULL && dsmm_spmm_rows_bytes(NULL) == 0);
+    CHECK(rw == NULL && dsmm_spmm_rows_bytes(NULL) == 0 && dsmm_spmm_rows_by_length(NULL) == 0);
     dsmm_spmm_rows_destroy(NULL);
     dsmm_spmm_rows_destroy(&rw);
 
@@ -2011,6 +2011,7 @@ static int test_rows(void)
             CHECK_OK(ctx, dsmm_spmm_rows_create(ctx, G, pv[i].k, pv[i].type, &r));
             CHECK_MSG((r->crow != NULL) == pv[i].want, "k %lld %s: reordered %d",
                       (long long)pv[i].k, dsmm_type_name(pv[i].type), r->crow != NULL);
+            CHECK(dsmm_spmm_rows_by_length(r) == pv[i].want);
             dsmm_spmm_rows_destroy(&r);
         }
         dsmm_spmm_rows *r = NULL;
