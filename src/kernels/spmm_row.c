@@ -109,6 +109,81 @@ ODD_DW(odd1_d32p_w, int32_t, 1);
 ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #undef ROW_ODD1
 
+// k below one vector that no smaller vector fits (3, 5, 6 or 7 floats; 3 doubles) on AVX2: one
+// vector per row of B under a mask of k lanes, where ROW_SMALL_FN (spmm_row_tmpl.h) takes two
+// overlapping ones (two loads and two multiply-adds an entry; ca-condmat at k = 3 and 7 float
+// ran 1.2x as long as at k = 4 and 8). The lanes past k read nothing, add 0 and are not stored.
+// The same operations on each column as ROW_SMALL_FN (two sets of sums for alternate entries,
+// the odd entry from min(p, plast) kept by a blend), so the same bits (test_odd_entry compares
+// them with the branch's). MASKK(k) is the mask of the first k lanes, MLOAD and MSTORE load
+// and store under it, MASK and BLEND as in ROW_ODD1.
+#define ROW_SMALLM(NAME, T, V, CI, PAT, MT, MASKK, MASK, MLOAD, MSTORE, BLEND)                     \
+    ODD_AVX2 static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                  \
+                              const T *restrict av, const T *restrict B, dsmm_idx ldb,             \
+                              T *restrict C, dsmm_idx ldc, const dsmm_idx *restrict crow,          \
+                              dsmm_idx k, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)               \
+    {                                                                                              \
+        const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
+        const V vzero = {0};                                                                       \
+        const MT lanes = MASKK(k);                                                                 \
+        (void)av;                                                                                  \
+        for (dsmm_idx i = r0; i < r1; i++) {                                                       \
+            dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
+            V s0 = vzero, s1 = vzero, x, y;                                                        \
+            for (; p + 2 <= p1; p += 2) {                                                          \
+                x = (V)MLOAD(B + (dsmm_idx)ci[p] * ldb, lanes);                                    \
+                y = (V)MLOAD(B + (dsmm_idx)ci[p + 1] * ldb, lanes);                                \
+                s0 += (PAT ? (T)1 : av[p]) * x;                                                    \
+                s1 += (PAT ? (T)1 : av[p + 1]) * y;                                                \
+            }                                                                                      \
+            dsmm_idx q = p < plast ? p : plast;                                                    \
+            x = (V)MLOAD(B + (dsmm_idx)ci[q] * ldb, lanes);                                        \
+            y = s0 + (PAT ? (T)1 : av[q]) * x;                                                     \
+            s0 = (V)BLEND(MASK(p < p1), s0, y);                                                    \
+            T *c = C + (crow ? crow[i] : i) * ldc;                                                 \
+            y = alpha * (s0 + s1);                                                                 \
+            if (beta != 0) {                                                                       \
+                x = (V)MLOAD(c, lanes);                                                            \
+                y += beta * x;                                                                     \
+            }                                                                                      \
+            MSTORE(c, lanes, y);                                                                   \
+        }                                                                                          \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+// the first k lanes of 4 or 8 (k <= 8)
+#define MASKK4(k) _mm_cmpgt_epi32(_mm_set1_epi32((int)(k)), _mm_setr_epi32(0, 1, 2, 3))
+#define MASKK8(k)                                                                                  \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define MASKK4D(k)                                                                                 \
+    _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(k)), _mm256_setr_epi64x(0, 1, 2, 3))
+#define MASK4(c)            _mm_set1_epi32(-(int)(c))
+#define MASK4D(c)           _mm256_set1_epi64x(-(long long)(c))
+#define MLOAD4F(ptr, m)     _mm_maskload_ps(ptr, m)
+#define MSTORE4F(ptr, m, v) _mm_maskstore_ps(ptr, m, (__m128)(v))
+#define MSTORE8F(ptr, m, v) _mm256_maskstore_ps(ptr, m, (__m256)(v))
+#define MSTORE4D(ptr, m, v) _mm256_maskstore_pd(ptr, m, (__m256d)(v))
+#define BLEND4F(m, o, n)    _mm_blendv_ps(o, n, _mm_castsi128_ps(m))
+#define SMALLM_F4(NAME, CI, PAT)                                                                   \
+    ROW_SMALLM(NAME, float, dsmmi_v4f, CI, PAT, __m128i, MASKK4, MASK4, MLOAD4F, MSTORE4F, BLEND4F)
+#define SMALLM_F8(NAME, CI, PAT)                                                                   \
+    ROW_SMALLM(NAME, float, dsmmi_v8f, CI, PAT, __m256i, MASKK8, MASK8, MLOAD8F, MSTORE8F, BLEND8F)
+#define SMALLM_D4(NAME, CI, PAT)                                                                   \
+    ROW_SMALLM(NAME, double, dsmmi_v4d, CI, PAT, __m256i, MASKK4D, MASK4D, MLOAD4D, MSTORE4D,      \
+               BLEND4D)
+SMALLM_F4(small4_f32, int32_t, 0);
+SMALLM_F4(small4_f64, dsmm_idx, 0);
+SMALLM_F4(small4_f32p, int32_t, 1);
+SMALLM_F4(small4_f64p, dsmm_idx, 1);
+SMALLM_F8(small8_f32, int32_t, 0);
+SMALLM_F8(small8_f64, dsmm_idx, 0);
+SMALLM_F8(small8_f32p, int32_t, 1);
+SMALLM_F8(small8_f64p, dsmm_idx, 1);
+SMALLM_D4(small4_d32, int32_t, 0);
+SMALLM_D4(small4_d64, dsmm_idx, 0);
+SMALLM_D4(small4_d32p, int32_t, 1);
+SMALLM_D4(small4_d64p, dsmm_idx, 1);
+#undef ROW_SMALLM
+
 // SpMV (k = 1) with B's column contiguous (ldb = 1), on AVX-512: a row's entries 8 at a time,
 // B's values by a gather, the last (or only) piece of the row under a mask (zeros in the lanes
 // past the row's end: no load, no NaN). A row of up to 8 entries so runs without a loop and
@@ -262,10 +337,17 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
     (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
           : (pat ? odd1_##TY##CW##p : odd1_##TY##CW))
 #define GATHER_PICK(TY, CW) (pat ? gather_##TY##CW##p : gather_##TY##CW)
+// ROW_SMALLM's: 4 lanes for 3 floats, else 8 floats or 4 doubles
+#define SMALL_PICK_f(CW)                                                                           \
+    (a->k <= 4 ? (pat ? small4_f##CW##p : small4_f##CW) : (pat ? small8_f##CW##p : small8_f##CW))
+#define SMALL_PICK_d(CW) (pat ? small4_d##CW##p : small4_d##CW)
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     do {                                                                                           \
         if (gather) {                                                                              \
             GATHER_PICK(TY, CW)(rp, A->CIX, av, B, C, a->ldc, a->crow, al, be, r0, r1);            \
+        } else if (odd1 == 2) {                                                                    \
+            SMALL_PICK_##TY(CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, a->k, al, be, r0,   \
+                                r1);                                                               \
         } else if (odd1) {                                                                         \
             ODD_PICK(TY, CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, al, be, r0, r1, nt);   \
         } else {                                                                                   \
@@ -278,7 +360,8 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type, by the
  * path dsmmi_spmm_row chose for the whole product: wide: the 64-byte vectors; gather: k = 1 by
- * ROW_GATHER; odd1: k of one vector, the odd entry under a mask (ROW_ODD1). */
+ * ROW_GATHER; odd1 1: k of one vector, the odd entry under a mask (ROW_ODD1); 2: k of 3, 5, 6
+ * or 7 floats or 3 doubles in one vector under a lane mask (ROW_SMALLM). */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wide, int gather,
                       int odd1)
 {
@@ -289,7 +372,7 @@ static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wi
     size_t w = dsmmi_type_size(a->type);
     (void)wide;
 #if DSMMI_HAVE_WIDE
-    odd1 = odd1 && rp[r1] > 0; // ROW_ODD1's stand-in needs an entry
+    odd1 = rp[r1] > 0 ? odd1 : 0; // the odd entry's stand-in needs an entry
 #else
     (void)gather;
     (void)odd1;
@@ -357,6 +440,10 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     odd1 = om > 0 &&
            ((rowb == 32 && __builtin_cpu_supports("x86-64-v3")) || (rowb == 64 && wide)) &&
            (om >= 2 || dsmmi_spmm_parity_mixed(A->rowptr, m));
+    // k of 3, 5, 6 or 7 floats or 3 doubles (no smaller vector fits): one vector under a lane
+    // mask, the odd entry under a mask on graphs and meshes alike (ROW_SMALL_FN's rule).
+    int small = a->type == DSMM_FLOAT ? a->k == 3 || (a->k >= 5 && a->k <= 7) : a->k == 3;
+    if (om > 0 && small && __builtin_cpu_supports("x86-64-v3")) odd1 = 2;
 #endif
     if (threads <= 1) {
         row_range(a, 0, m, wide, gather, odd1);

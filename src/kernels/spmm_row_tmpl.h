@@ -23,15 +23,16 @@
 // two vectors share get the same sums; C's old values are all read before any store, so the
 // second store writes the bytes the first did. The extra vector replaces the scalar tail's
 // passes: with a pass over A's row per 4, 2 and 1 columns, k = 7 float took 2.8 times k = 8's
-// time and k = 15 3.4 times k = 16's (ca-condmat, 1 thread). With one vector the sums of
-// alternate entries go to U = 2 separate sets (added at the end), so 2 multiply-add chains are
-// in flight. 4 sets (and 2 for two vectors) ran 1.1-1.7x as long on graphs of 5-10 entries a row
+// time and k = 15 3.4 times k = 16's (ca-condmat, 1 thread). With one vector, and with vectors
+// narrower than V (k below VL: the sums of ROW_SMALL_FN's loop), the sums of alternate entries
+// go to U = 2 separate sets (added at the end), so 2 multiply-add chains are in flight. 4 sets
+// (and 2 for two vectors of V) ran 1.1-1.7x as long on graphs of 5-10 entries a row
 // (ca-condmat, fe_4elt2, k = 8 float; email-enron k = 8 double): the leftover loop of up to 3
 // entries mispredicts about once a row, and the 4 sums take 3 dependent adds. STORE(dst, y)
 // stores the NV vectors (the extra one, at no vector boundary, is stored plainly).
 #define ROW_PASS(VT, H, NV, XV, STORE)                                                             \
     {                                                                                              \
-        enum { NA = (NV) + (XV), U = NA >= 2 ? 1 : 2 };                                            \
+        enum { NA = (NV) + (XV), U = NA >= 2 && sizeof(VT) == sizeof(V) ? 1 : 2 };                 \
         const dsmm_idx xo = k - j - (H); /* the extra vector's column, from j */                   \
         VT acc[U][NA];                                                                             \
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)                                        \
@@ -90,13 +91,13 @@
         }                                                                                          \
     }
 
-// Fewer than VL columns left from j (k < VL, or after the wide-k buffer): one pass with one or
-// two vectors of the most lanes of 8, 4 and 2 that fit (two overlapping where the count is no
-// power of two), or scalar sums for one column and two floats (one 2-float vector ran 1.08-1.23x
-// as long as the scalar pair at k = 2 on ca-condmat). Two doubles take a 16-byte vector: GCC
-// compiled the scalar pair with multiply-adds in one instance and without in another, so A's
-// rows (64-bit columns) and the same rows stored by dsmm_spmm_rows (32-bit) differed in the
-// last bits.
+// Fewer than VL columns left from j (k < VL without the branch-free odd entry, or after the
+// wide-k buffer): one pass with one or two vectors of the most lanes of 8, 4 and 2 that fit (two
+// overlapping where the count is no power of two), two sets of sums: the sums of ROW_SMALL_FN,
+// so the same bits with row_odd_mask 0 or 1 (test_odd_entry); scalar sums for one column. Two
+// floats or doubles take one vector: GCC compiled a scalar pair with multiply-adds in one
+// instance and without in another, so A's rows (64-bit columns) and the same rows stored by
+// dsmm_spmm_rows (32-bit) differed in the last bits.
 #define ROW_NARROW_H(VT, H)                                                                        \
     if (k - j > (H)) {                                                                             \
         ROW_PASS(VT, H, 1, 1, ROW_PLAIN)                                                           \
@@ -111,18 +112,16 @@
             ROW_NARROW_H(N4, 4)                                                                    \
         } else if (k - j > 2) {                                                                    \
             ROW_PASS(N2, 2, 1, 1, ROW_PLAIN)                                                       \
-        } else if (k - j == 2 && sizeof(T) == 8) {                                                 \
-            ROW_PASS(N2, 2, 1, 0, ROW_PLAIN)                                                       \
         } else if (k - j == 2) {                                                                   \
-            ROW_SBLOCK(2)                                                                          \
+            ROW_PASS(N2, 2, 1, 0, ROW_PLAIN)                                                       \
         } else {                                                                                   \
             ROW_SBLOCK(1)                                                                          \
         }                                                                                          \
     }
 
-// One block of W scalar columns at j (ROW_NARROW's single last column). A single column keeps 2
-// sets of sums (measured: 4 sets won on facebook's
-// long rows but lost on email-enron's short ones, where the leftover loop's exit mispredicts).
+// One block of W scalar columns at j (ROW_NARROW's single last column, W = 1). A single column
+// keeps 2 sets of sums (measured: 4 sets won on facebook's long rows but lost on email-enron's
+// short ones, where the leftover loop's exit mispredicts).
 #define ROW_SBLOCK(W)                                                                              \
     {                                                                                              \
         enum { U = (W) == 1 ? 2 : 1 };                                                             \
@@ -203,6 +202,77 @@ SPMV_NAME(NAME)(const dsmm_idx *restrict rp, const CI *restrict ci, const T *res
 }
 #endif
 
+#if !SPMM_WIDE
+// k of 2 to VL - 1 (2-7 floats, 2-3 doubles): a row of C in one vector of H lanes, or in two
+// overlapping ones (XV: the second at k - H), sums of alternate entries in two sets and the odd
+// entry branch-free as in the SpMV above. In the general loop such a k took one pass with a
+// single set for two vectors (every entry waited on the last one's multiply-add) and a branch
+// on the row's parity, which mispredicts about every other row on graphs: ca-condmat at k = 4
+// float ran 2.1x as long as at k = 8, whose loop (ROW_ODD1) already worked so. The stand-in for
+// a missing odd entry is entry min(p, plast), a row of B that exists (mostly the next row's
+// first, read soon anyway); its sum is dropped by a bitwise select, so its NaN or inf never
+// reaches C. Both vectors see the same entries in the same order, so the columns they share
+// get the same sums; C's old values are read before either store.
+#define ROW_SMALL_FN(FN, VT, H, XV)                                                                \
+    DSMMI_CLONES static void FN(const dsmm_idx *restrict rp, const CI *restrict ci,                \
+                                const T *restrict av, const T *restrict B, dsmm_idx ldb,           \
+                                T *restrict C, dsmm_idx ldc, const dsmm_idx *restrict crow,        \
+                                dsmm_idx k, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)             \
+    {                                                                                              \
+        enum { NA = 1 + (XV) };                                                                    \
+        typedef SPMV_UINT MT __attribute__((vector_size(sizeof(VT))));                             \
+        const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
+        const dsmm_idx off[2] = {0, k - (H)};                                                      \
+        (void)av;                                                                                  \
+        for (dsmm_idx i = r0; i < r1; i++) {                                                       \
+            dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
+            VT s0[NA], s1[NA], x, y;                                                               \
+            _Pragma("GCC unroll 2") for (int t = 0; t < NA; t++) s0[t] = s1[t] = (VT){0};          \
+            for (; p + 2 <= p1; p += 2) {                                                          \
+                const T *b0 = B + (dsmm_idx)ci[p] * ldb, *b1 = B + (dsmm_idx)ci[p + 1] * ldb;      \
+                T a0 = AVAL(p), a1 = AVAL(p + 1);                                                  \
+                _Pragma("GCC unroll 2") for (int t = 0; t < NA; t++)                               \
+                {                                                                                  \
+                    memcpy(&x, b0 + off[t], sizeof x);                                             \
+                    memcpy(&y, b1 + off[t], sizeof y);                                             \
+                    s0[t] += a0 * x;                                                               \
+                    s1[t] += a1 * y;                                                               \
+                }                                                                                  \
+            }                                                                                      \
+            dsmm_idx q = p < plast ? p : plast;                                                    \
+            const T *bq = B + (dsmm_idx)ci[q] * ldb;                                               \
+            T aq = AVAL(q);                                                                        \
+            MT keep = (MT){0} - (SPMV_UINT)(p < p1), nb, ob;                                       \
+            T *c = C + CROW(i) * ldc;                                                              \
+            VT out[NA];                                                                            \
+            _Pragma("GCC unroll 2") for (int t = 0; t < NA; t++)                                   \
+            {                                                                                      \
+                memcpy(&x, bq + off[t], sizeof x);                                                 \
+                y = s0[t] + aq * x;                                                                \
+                memcpy(&nb, &y, sizeof nb);                                                        \
+                memcpy(&ob, &s0[t], sizeof ob);                                                    \
+                ob = (nb & keep) | (ob & ~keep);                                                   \
+                memcpy(&y, &ob, sizeof y);                                                         \
+                out[t] = alpha * (y + s1[t]);                                                      \
+                if (beta != 0) {                                                                   \
+                    memcpy(&x, c + off[t], sizeof x);                                              \
+                    out[t] += beta * x;                                                            \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("GCC unroll 2") for (int t = 0; t < NA; t++)                                   \
+                memcpy(c + off[t], &out[t], sizeof out[t]);                                        \
+        }                                                                                          \
+    }                                                                                              \
+    _Static_assert(1, "an invocation ends with a semicolon")
+#define SMALL_CAT(n, s)  n##_small##s
+#define SMALL_NAME(n, s) SMALL_CAT(n, s)
+ROW_SMALL_FN(SMALL_NAME(NAME, 2), N2, 2, 0);
+ROW_SMALL_FN(SMALL_NAME(NAME, 2x), N2, 2, 1);
+ROW_SMALL_FN(SMALL_NAME(NAME, 4), N4, 4, 0);
+ROW_SMALL_FN(SMALL_NAME(NAME, 4x), N4, 4, 1);
+#undef ROW_SMALL_FN
+#endif
+
 SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
                            const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc,
                            const dsmm_idx *restrict crow, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
@@ -214,6 +284,19 @@ SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, c
 #if !SPMM_WIDE
     if (k == 1) {
         SPMV_NAME(NAME)(rp, ci, av, B, ldb, C, ldc, crow, alpha, beta, r0, r1);
+        return;
+    }
+    // k of 2 to VL - 1 in a loop of its own (ROW_SMALL_FN), where the range holds an entry for
+    // the odd entry's stand-in and the tuning keeps the branch-free odd entry.
+    if (k >= 2 && k < VL && pend > 0 && dsmmi_spmm_tune.row_odd_mask) {
+        if (k == 2)
+            SMALL_NAME(NAME, 2)(rp, ci, av, B, ldb, C, ldc, crow, k, alpha, beta, r0, r1);
+        else if (k < 4 || VL <= 4)
+            SMALL_NAME(NAME, 2x)(rp, ci, av, B, ldb, C, ldc, crow, k, alpha, beta, r0, r1);
+        else if (k == 4)
+            SMALL_NAME(NAME, 4)(rp, ci, av, B, ldb, C, ldc, crow, k, alpha, beta, r0, r1);
+        else
+            SMALL_NAME(NAME, 4x)(rp, ci, av, B, ldb, C, ldc, crow, k, alpha, beta, r0, r1);
         return;
     }
 #endif
