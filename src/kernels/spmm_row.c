@@ -109,15 +109,17 @@ ODD_DW(odd1_d32p_w, int32_t, 1);
 ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #undef ROW_ODD1
 
-// k below one vector that no smaller vector fits (3, 5, 6 or 7 floats; 3 doubles) on AVX2: one
-// vector per row of B under a mask of k lanes, where ROW_SMALL_FN (spmm_row_tmpl.h) takes two
-// overlapping ones (two loads and two multiply-adds an entry; ca-condmat at k = 3 and 7 float
-// ran 1.2x as long as at k = 4 and 8). The lanes past k read nothing, add 0 and are not stored.
-// The same operations on each column as ROW_SMALL_FN (two sets of sums for alternate entries,
-// the odd entry from min(p, plast) kept by a blend), so the same bits (test_odd_entry compares
-// them with the branch's). MASKK(k) is the mask of the first k lanes, MLOAD and MSTORE load
-// and store under it, MASK and BLEND as in ROW_ODD1.
-#define ROW_SMALLM(NAME, T, V, CI, PAT, MT, MASKK, MASK, MLOAD, MSTORE, BLEND)                     \
+// k that no vector of 2, 4 or 8 lanes fits, below two vectors (3, 5, 6, 7 and 9-15 floats; 3
+// and 5-7 doubles) on AVX2: NF = 0 or 1 whole vector of H lanes, then one vector under a mask of
+// the k - NF * H lanes left, where ROW_SMALL_FN (spmm_row_tmpl.h) and ROW_PASS take two
+// overlapping ones (two loads and two multiply-adds an entry where one does; ca-condmat at k = 3
+// and 7 float ran 1.2x as long as at k = 4 and 8). The lanes past k read nothing, add 0 and are
+// not stored. Two sets of sums for alternate entries, the odd entry from min(p, plast) kept by
+// a blend: the same operations on each column as ROW_SMALL_FN and ROW_PASS with one vector and
+// the extra one, so the same bits (test_odd_entry compares them with the branch's). MASKK(k) is
+// the mask of the first k lanes, MLOAD and MSTORE load and store under it, MASK and BLEND as in
+// ROW_ODD1.
+#define ROW_SMALLM(NAME, T, V, H, NF, CI, PAT, MT, MASKK, MASK, MLOAD, MSTORE, BLEND)              \
     ODD_AVX2 static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                  \
                               const T *restrict av, const T *restrict B, dsmm_idx ldb,             \
                               T *restrict C, dsmm_idx ldc, const dsmm_idx *restrict crow,          \
@@ -125,28 +127,50 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
     {                                                                                              \
         const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
         const V vzero = {0};                                                                       \
-        const MT lanes = MASKK(k);                                                                 \
+        const MT lanes = MASKK(k - (NF) * (H));                                                    \
         (void)av;                                                                                  \
         for (dsmm_idx i = r0; i < r1; i++) {                                                       \
             dsmm_idx p = rp[i], p1 = rp[i + 1];                                                    \
-            V s0 = vzero, s1 = vzero, x, y;                                                        \
+            V s0 = vzero, s1 = vzero, f0 = vzero, f1 = vzero, x, y;                                \
             for (; p + 2 <= p1; p += 2) {                                                          \
-                x = (V)MLOAD(B + (dsmm_idx)ci[p] * ldb, lanes);                                    \
-                y = (V)MLOAD(B + (dsmm_idx)ci[p + 1] * ldb, lanes);                                \
-                s0 += (PAT ? (T)1 : av[p]) * x;                                                    \
-                s1 += (PAT ? (T)1 : av[p + 1]) * y;                                                \
+                const T *b0 = B + (dsmm_idx)ci[p] * ldb, *b1 = B + (dsmm_idx)ci[p + 1] * ldb;      \
+                T a0 = PAT ? (T)1 : av[p], a1 = PAT ? (T)1 : av[p + 1];                            \
+                if (NF) {                                                                          \
+                    memcpy(&x, b0, sizeof x);                                                      \
+                    memcpy(&y, b1, sizeof y);                                                      \
+                    f0 += a0 * x;                                                                  \
+                    f1 += a1 * y;                                                                  \
+                }                                                                                  \
+                x = (V)MLOAD(b0 + (NF) * (H), lanes);                                              \
+                y = (V)MLOAD(b1 + (NF) * (H), lanes);                                              \
+                s0 += a0 * x;                                                                      \
+                s1 += a1 * y;                                                                      \
             }                                                                                      \
             dsmm_idx q = p < plast ? p : plast;                                                    \
-            x = (V)MLOAD(B + (dsmm_idx)ci[q] * ldb, lanes);                                        \
-            y = s0 + (PAT ? (T)1 : av[q]) * x;                                                     \
-            s0 = (V)BLEND(MASK(p < p1), s0, y);                                                    \
+            const T *bq = B + (dsmm_idx)ci[q] * ldb;                                               \
+            T aq = PAT ? (T)1 : av[q];                                                             \
+            MT keep = MASK(p < p1);                                                                \
             T *c = C + (crow ? crow[i] : i) * ldc;                                                 \
+            if (NF) {                                                                              \
+                memcpy(&x, bq, sizeof x);                                                          \
+                y = f0 + aq * x;                                                                   \
+                f0 = (V)BLEND(keep, f0, y);                                                        \
+                y = alpha * (f0 + f1);                                                             \
+                if (beta != 0) {                                                                   \
+                    memcpy(&x, c, sizeof x);                                                       \
+                    y += beta * x;                                                                 \
+                }                                                                                  \
+                memcpy(c, &y, sizeof y);                                                           \
+            }                                                                                      \
+            x = (V)MLOAD(bq + (NF) * (H), lanes);                                                  \
+            y = s0 + aq * x;                                                                       \
+            s0 = (V)BLEND(keep, s0, y);                                                            \
             y = alpha * (s0 + s1);                                                                 \
             if (beta != 0) {                                                                       \
-                x = (V)MLOAD(c, lanes);                                                            \
+                x = (V)MLOAD(c + (NF) * (H), lanes);                                               \
                 y += beta * x;                                                                     \
             }                                                                                      \
-            MSTORE(c, lanes, y);                                                                   \
+            MSTORE(c + (NF) * (H), lanes, y);                                                      \
         }                                                                                          \
     }                                                                                              \
     _Static_assert(1, "an invocation ends with a semicolon")
@@ -164,24 +188,34 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #define MSTORE4D(ptr, m, v) _mm256_maskstore_pd(ptr, m, (__m256d)(v))
 #define BLEND4F(m, o, n)    _mm_blendv_ps(o, n, _mm_castsi128_ps(m))
 #define SMALLM_F4(NAME, CI, PAT)                                                                   \
-    ROW_SMALLM(NAME, float, dsmmi_v4f, CI, PAT, __m128i, MASKK4, MASK4, MLOAD4F, MSTORE4F, BLEND4F)
-#define SMALLM_F8(NAME, CI, PAT)                                                                   \
-    ROW_SMALLM(NAME, float, dsmmi_v8f, CI, PAT, __m256i, MASKK8, MASK8, MLOAD8F, MSTORE8F, BLEND8F)
-#define SMALLM_D4(NAME, CI, PAT)                                                                   \
-    ROW_SMALLM(NAME, double, dsmmi_v4d, CI, PAT, __m256i, MASKK4D, MASK4D, MLOAD4D, MSTORE4D,      \
-               BLEND4D)
+    ROW_SMALLM(NAME, float, dsmmi_v4f, 4, 0, CI, PAT, __m128i, MASKK4, MASK4, MLOAD4F, MSTORE4F,   \
+               BLEND4F)
+#define SMALLM_F8(NAME, NF, CI, PAT)                                                               \
+    ROW_SMALLM(NAME, float, dsmmi_v8f, 8, NF, CI, PAT, __m256i, MASKK8, MASK8, MLOAD8F, MSTORE8F,  \
+               BLEND8F)
+#define SMALLM_D4(NAME, NF, CI, PAT)                                                               \
+    ROW_SMALLM(NAME, double, dsmmi_v4d, 4, NF, CI, PAT, __m256i, MASKK4D, MASK4D, MLOAD4D,         \
+               MSTORE4D, BLEND4D)
 SMALLM_F4(small4_f32, int32_t, 0);
 SMALLM_F4(small4_f64, dsmm_idx, 0);
 SMALLM_F4(small4_f32p, int32_t, 1);
 SMALLM_F4(small4_f64p, dsmm_idx, 1);
-SMALLM_F8(small8_f32, int32_t, 0);
-SMALLM_F8(small8_f64, dsmm_idx, 0);
-SMALLM_F8(small8_f32p, int32_t, 1);
-SMALLM_F8(small8_f64p, dsmm_idx, 1);
-SMALLM_D4(small4_d32, int32_t, 0);
-SMALLM_D4(small4_d64, dsmm_idx, 0);
-SMALLM_D4(small4_d32p, int32_t, 1);
-SMALLM_D4(small4_d64p, dsmm_idx, 1);
+SMALLM_F8(small8_f32, 0, int32_t, 0);
+SMALLM_F8(small8_f64, 0, dsmm_idx, 0);
+SMALLM_F8(small8_f32p, 0, int32_t, 1);
+SMALLM_F8(small8_f64p, 0, dsmm_idx, 1);
+SMALLM_F8(small16_f32, 1, int32_t, 0);
+SMALLM_F8(small16_f64, 1, dsmm_idx, 0);
+SMALLM_F8(small16_f32p, 1, int32_t, 1);
+SMALLM_F8(small16_f64p, 1, dsmm_idx, 1);
+SMALLM_D4(small4_d32, 0, int32_t, 0);
+SMALLM_D4(small4_d64, 0, dsmm_idx, 0);
+SMALLM_D4(small4_d32p, 0, int32_t, 1);
+SMALLM_D4(small4_d64p, 0, dsmm_idx, 1);
+SMALLM_D4(small8_d32, 1, int32_t, 0);
+SMALLM_D4(small8_d64, 1, dsmm_idx, 0);
+SMALLM_D4(small8_d32p, 1, int32_t, 1);
+SMALLM_D4(small8_d64p, 1, dsmm_idx, 1);
 #undef ROW_SMALLM
 
 // SpMV (k = 1) with B's column contiguous (ldb = 1), on AVX-512: a row's entries 8 at a time,
@@ -337,10 +371,14 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
     (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
           : (pat ? odd1_##TY##CW##p : odd1_##TY##CW))
 #define GATHER_PICK(TY, CW) (pat ? gather_##TY##CW##p : gather_##TY##CW)
-// ROW_SMALLM's: 4 lanes for 3 floats, else 8 floats or 4 doubles
+// ROW_SMALLM's: 4 lanes for 3 floats, 8 for 5-7, a vector and 8 lanes for 9-15; 4 lanes for 3
+// doubles, a vector and 4 lanes for 5-7
 #define SMALL_PICK_f(CW)                                                                           \
-    (a->k <= 4 ? (pat ? small4_f##CW##p : small4_f##CW) : (pat ? small8_f##CW##p : small8_f##CW))
-#define SMALL_PICK_d(CW) (pat ? small4_d##CW##p : small4_d##CW)
+    (a->k <= 4   ? (pat ? small4_f##CW##p : small4_f##CW)                                          \
+     : a->k <= 8 ? (pat ? small8_f##CW##p : small8_f##CW)                                          \
+                 : (pat ? small16_f##CW##p : small16_f##CW))
+#define SMALL_PICK_d(CW)                                                                           \
+    (a->k <= 4 ? (pat ? small4_d##CW##p : small4_d##CW) : (pat ? small8_d##CW##p : small8_d##CW))
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     do {                                                                                           \
         if (gather) {                                                                              \
@@ -360,8 +398,8 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type, by the
  * path dsmmi_spmm_row chose for the whole product: wide: the 64-byte vectors; gather: k = 1 by
- * ROW_GATHER; odd1 1: k of one vector, the odd entry under a mask (ROW_ODD1); 2: k of 3, 5, 6
- * or 7 floats or 3 doubles in one vector under a lane mask (ROW_SMALLM). */
+ * ROW_GATHER; odd1 1: k of one vector, the odd entry under a mask (ROW_ODD1); 2: k of 3, 5-7 or
+ * 9-15 floats or 3 or 5-7 doubles, the last vector under a lane mask (ROW_SMALLM). */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wide, int gather,
                       int odd1)
 {
@@ -440,9 +478,11 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     odd1 = om > 0 &&
            ((rowb == 32 && __builtin_cpu_supports("x86-64-v3")) || (rowb == 64 && wide)) &&
            (om >= 2 || dsmmi_spmm_parity_mixed(A->rowptr, m));
-    // k of 3, 5, 6 or 7 floats or 3 doubles (no smaller vector fits): one vector under a lane
-    // mask, the odd entry under a mask on graphs and meshes alike (ROW_SMALL_FN's rule).
-    int small = a->type == DSMM_FLOAT ? a->k == 3 || (a->k >= 5 && a->k <= 7) : a->k == 3;
+    // k of 3, 5-7 and 9-15 floats or 3 and 5-7 doubles (no vector of 2, 4 or 8 lanes fits):
+    // a vector under a lane mask, the odd entry under a mask on graphs and meshes alike
+    // (ROW_SMALL_FN's rule).
+    int small = a->type == DSMM_FLOAT ? a->k == 3 || (a->k > 4 && a->k < 16 && a->k != 8)
+                                      : a->k == 3 || (a->k > 4 && a->k < 8);
     if (om > 0 && small && __builtin_cpu_supports("x86-64-v3")) odd1 = 2;
 #endif
     if (threads <= 1) {

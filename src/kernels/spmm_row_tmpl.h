@@ -23,16 +23,17 @@
 // two vectors share get the same sums; C's old values are all read before any store, so the
 // second store writes the bytes the first did. The extra vector replaces the scalar tail's
 // passes: with a pass over A's row per 4, 2 and 1 columns, k = 7 float took 2.8 times k = 8's
-// time and k = 15 3.4 times k = 16's (ca-condmat, 1 thread). With one vector, and with vectors
-// narrower than V (k below VL: the sums of ROW_SMALL_FN's loop), the sums of alternate entries
-// go to U = 2 separate sets (added at the end), so 2 multiply-add chains are in flight. 4 sets
+// time and k = 15 3.4 times k = 16's (ca-condmat, 1 thread). With one vector (and the extra
+// one), and with vectors narrower than V (k below VL), the sums of alternate entries go to U =
+// 2 separate sets (added at the end), so 2 multiply-add chains are in flight: the sums of
+// ROW_SMALL_FN and ROW_SMALLM (spmm_row.c), which take k below two vectors on AVX2. 4 sets
 // (and 2 for two vectors of V) ran 1.1-1.7x as long on graphs of 5-10 entries a row
 // (ca-condmat, fe_4elt2, k = 8 float; email-enron k = 8 double): the leftover loop of up to 3
 // entries mispredicts about once a row, and the 4 sums take 3 dependent adds. STORE(dst, y)
 // stores the NV vectors (the extra one, at no vector boundary, is stored plainly).
 #define ROW_PASS(VT, H, NV, XV, STORE)                                                             \
     {                                                                                              \
-        enum { NA = (NV) + (XV), U = NA >= 2 && sizeof(VT) == sizeof(V) ? 1 : 2 };                 \
+        enum { NA = (NV) + (XV), U = NA >= 2 && sizeof(VT) == sizeof(V) && (NV) > 1 ? 1 : 2 };     \
         const dsmm_idx xo = k - j - (H); /* the extra vector's column, from j */                   \
         VT acc[U][NA];                                                                             \
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)                                        \

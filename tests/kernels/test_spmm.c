@@ -1032,13 +1032,14 @@ static int check_nan_rows(const dsmm_csr *A, const dsmm_dense *C, dsmm_idx nan_r
 }
 
 // The row-wise kernel adds a row's odd entry under a mask (row_odd_mask) at k = 1, at k below
-// one vector (ROW_SMALL_FN: 2-7 floats, 2-3 doubles, one vector or two overlapping) and at k of
+// one vector (ROW_SMALL_FN: 2-7 floats, 2-3 doubles, one vector or two overlapping; on AVX2
+// ROW_SMALLM, the last vector under a lane mask, up to 15 floats and 7 doubles) and at k of
 // one vector (ROW_ODD1: 8 floats or 4 doubles on AVX2, 16 floats or 8 doubles on AVX-512 with
 // the test's 64-byte aligned rows): the sum is always formed, from the next row's first entry
 // where the row has none, and dropped. Rows of 0 to 7 entries, one column of B all NaN that is
 // the stand-in of even rows: the same bits as the branch (row_odd_mask = 0), with alpha = 1,
 // beta = 0 and with alpha = 1.5, beta = -0.5; NaN exactly in the rows that hold that column,
-// the reference's values elsewhere; k = 1-8 and 16; 32- and 64-bit columns, float and double,
+// the reference's values elsewhere; k = 1-9, 12, 15, 16; 32- and 64-bit columns, float and double,
 // 1 and 2 threads. Then dsmmi_spmm_parity_mixed, which picks the mask at 1 (graphs, not
 // meshes), on rows of known parity.
 static int test_odd_entry(void)
@@ -1054,7 +1055,7 @@ static int test_odd_entry(void)
             dsmm_csr *A = NULL;
             CHECK_OK(ctx, cyclic_csr(ctx, &cs, type, bits, &A));
             CHECK_OK(ctx, dsmm_csr_check(ctx, A));
-            static const dsmm_idx ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 16};
+            static const dsmm_idx ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16};
             for (size_t kab = 0; kab < 2 * sizeof ks / sizeof ks[0]; kab++) {
                 dsmm_idx k = ks[kab / 2];
                 double alpha = kab % 2 ? 1.5 : 1.0, beta = kab % 2 ? -0.5 : 0.0;
