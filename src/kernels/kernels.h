@@ -600,15 +600,17 @@ typedef struct dsmmi_spmm_tuning {
                                  // -1 when a row of B takes 256 bytes to 8 vectors and
                                  // entries / segments >= col_tile_runs_min
     double col_tile_runs_min;
-    int col_tile_rows;      // column-wise on tiles: 1 the rows layout (a tile's entries grouped by
-                            // row of C within windows of B's rows), 0 entries standing alone or
-                            // in segments (col_tile_runs)
-    size_t col_tile_window; // rows layout: bytes of B a window covers (0: the last-level
-                            // cache's size; all of B where unknown)
-    int col_tile_slice;     // rows layout at k = 1: runs in interleaved chunks (1) or not (0)
-    int col_tile_stream;    // column-wise on tiles: C of row_stream_min bytes or more, with
-                            // rows of col_tile_stream_row bytes or more, built in
-                            // per-thread tile buffers and streamed out (0 = in place)
+    int col_tile_group_tail; // column-wise on tiles, k below one vector: 1 four runs side by
+                             // side (GROUP_TAIL in spmm_tile_tmpl.h), 0 one run at a time
+    int col_tile_rows;       // column-wise on tiles: 1 the rows layout (a tile's entries grouped by
+                             // row of C within windows of B's rows), 0 entries standing alone or
+                             // in segments (col_tile_runs)
+    size_t col_tile_window;  // rows layout: bytes of B a window covers (0: the last-level
+                             // cache's size; all of B where unknown)
+    int col_tile_slice;      // rows layout at k = 1: runs in interleaved chunks (1) or not (0)
+    int col_tile_stream;     // column-wise on tiles: C of row_stream_min bytes or more, with
+                             // rows of col_tile_stream_row bytes or more, built in
+                             // per-thread tile buffers and streamed out (0 = in place)
     double col_tile_stream_row;
     double min_thread_work; // both: multiply-adds and C entries a thread must get (tests: less)
     int rows_reorder;       // dsmm_spmm_rows: -1 by A, k and type (spmm_rows.c), 0 A's order,

@@ -303,6 +303,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_runs = -1,
     .col_tile_runs_min = 2.0,
     .col_tile_rows = 1,
+    .col_tile_group_tail = 1,
     .col_tile_window = 0,
     .col_tile_slice = 1,
     .col_tile_stream = 1,

@@ -190,12 +190,83 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 #define GROUP_SAME(x) (x)
 #endif
 
+// Four runs side by side for k below one vector (RUN_TAIL's pieces of 8, 4 and 2 lanes and one
+// value, offsets o8, o4, o2 and o1 from RUN_TAIL_OFFSETS): one run alone waits on its pieces'
+// multiply-adds every entry (col/row 1.45 at k = 3 float and 1.67 at k = 7 in geomean on the
+// odd-k benchmark, where the row-wise loop keeps two sets of sums). Each run adds its own
+// entries in order with RUN_PIECE's operations, so the same bits as RUN_TAIL. Floats of 3, 5,
+// 6 and 7 columns only (two or three pieces): 0.65-0.76x the time at 2 threads on ca-condmat,
+// email-enron, as-caida, EX5 and cage11; one piece (k = 4 float, 2 double) gained nothing, and
+// k = 3 double ran 1.05-1.17x as long.
+#define TAIL_ADD(R, Q)                                                                             \
+    do {                                                                                           \
+        const T *b = B + (dsmm_idx)src[Q] * ldb;                                                   \
+        T sv = SVAL(Q);                                                                            \
+        RUN_PIECE(N8, y8[R], o8)                                                                   \
+        RUN_PIECE(N4, y4[R], o4)                                                                   \
+        RUN_PIECE(N2, y2[R], o2)                                                                   \
+        if (o1 >= 0) y1[R] += sv * b[o1];                                                          \
+    } while (0)
+#define RUN_TAIL_OFFSETS(LEFT)                                                                     \
+    dsmm_idx left = (LEFT), o8 = -1, o4 = -1, o2 = -1, o1 = -1, o = 0;                             \
+    if (VL > 8 && left - o >= 8) o8 = o, o += 8;                                                   \
+    if (VL > 4 && left - o >= 4) o4 = o, o += 4;                                                   \
+    if (left - o >= 2) o2 = o, o += 2;                                                             \
+    if (left - o >= 1) o1 = o;
+#define GROUP_TAIL(KC)                                                                             \
+    {                                                                                              \
+        RUN_TAIL_OFFSETS(KC)                                                                       \
+        for (; u + 4 <= u1; u += 4) {                                                              \
+            dsmm_idx ab[5] = {beg[u], beg[u + 1], beg[u + 2], beg[u + 3], beg[u + 4]};             \
+            dsmm_idx n = ab[4] - ab[3];                                                            \
+            if (ab[3] - ab[2] < n) n = ab[3] - ab[2];                                              \
+            if (ab[2] - ab[1] < n) n = ab[2] - ab[1];                                              \
+            if (ab[1] - ab[0] < n) n = ab[1] - ab[0];                                              \
+            T *cg[4], y1[4];                                                                       \
+            N8 y8[4];                                                                              \
+            N4 y4[4];                                                                              \
+            N2 y2[4];                                                                              \
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)                                    \
+            {                                                                                      \
+                cg[r] = C + (dsmm_idx)dst[u + r] * ldc;                                            \
+                y8[r] = (N8){0};                                                                   \
+                y4[r] = (N4){0};                                                                   \
+                y2[r] = (N2){0};                                                                   \
+                y1[r] = 0;                                                                         \
+                if (!fresh) {                                                                      \
+                    if (o8 >= 0) memcpy(&y8[r], cg[r] + o8, sizeof y8[r]);                         \
+                    if (o4 >= 0) memcpy(&y4[r], cg[r] + o4, sizeof y4[r]);                         \
+                    if (o2 >= 0) memcpy(&y2[r], cg[r] + o2, sizeof y2[r]);                         \
+                    if (o1 >= 0) y1[r] = cg[r][o1];                                                \
+                }                                                                                  \
+            }                                                                                      \
+            DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++)                                     \
+            {                                                                                      \
+                TAIL_ADD(0, ab[0] + i);                                                            \
+                TAIL_ADD(1, ab[1] + i);                                                            \
+                TAIL_ADD(2, ab[2] + i);                                                            \
+                TAIL_ADD(3, ab[3] + i);                                                            \
+            }                                                                                      \
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)                                    \
+            {                                                                                      \
+                DSMMI_LOOP_SCALAR for (dsmm_idx q = ab[r] + n; q < ab[r + 1]; q++) TAIL_ADD(r, q); \
+                if (o8 >= 0) memcpy(cg[r] + o8, &y8[r], sizeof y8[r]);                             \
+                if (o4 >= 0) memcpy(cg[r] + o4, &y4[r], sizeof y4[r]);                             \
+                if (o2 >= 0) memcpy(cg[r] + o2, &y2[r], sizeof y2[r]);                             \
+                if (o1 >= 0) cg[r][o1] = y1[r];                                                    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 #define RUN_ENTRIES(KC)                                                                            \
     dsmm_idx u = u0;                                                                               \
     if ((KC) == 1) {                                                                               \
         GROUP_RUNS(T, GROUP_SAME)                                                                  \
     } else if ((KC) == VL) {                                                                       \
         GROUP_RUNS(V, VSPLAT)                                                                      \
+    } else if ((KC) < VL && sizeof(T) == 4 && ((KC) & ((KC)-1)) != 0 &&                            \
+               dsmmi_spmm_tune.col_tile_group_tail) {                                              \
+        GROUP_TAIL(KC)                                                                             \
     }                                                                                              \
     for (; u < u1; u++) {                                                                          \
         dsmm_idx q0 = beg[u], q1 = beg[u + 1], j = 0;                                              \
@@ -218,11 +289,7 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
     }
 #define RUN_TAIL(KC)                                                                               \
     {                                                                                              \
-        dsmm_idx left = (KC)-j, o8 = -1, o4 = -1, o2 = -1, o1 = -1, o = 0;                         \
-        if (VL > 8 && left - o >= 8) o8 = o, o += 8;                                               \
-        if (VL > 4 && left - o >= 4) o4 = o, o += 4;                                               \
-        if (left - o >= 2) o2 = o, o += 2;                                                         \
-        if (left - o >= 1) o1 = o;                                                                 \
+        RUN_TAIL_OFFSETS((KC)-j)                                                                   \
         N8 y8 = {0};                                                                               \
         N4 y4 = {0};                                                                               \
         N2 y2 = {0};                                                                               \
@@ -315,7 +382,10 @@ TILE_CAT(NAME, _rows)(dsmm_idx u0, dsmm_idx u1, const dsmm_idx *restrict beg,
 
 #undef RUN_VBLOCK
 #undef RUN_TAIL
+#undef RUN_TAIL_OFFSETS
 #undef RUN_PIECE
+#undef GROUP_TAIL
+#undef TAIL_ADD
 #undef SEG_ENTRIES
 #undef TILE_CONTRACT
 #undef TILE_CONTRACT_BODY
