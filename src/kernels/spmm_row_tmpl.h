@@ -116,41 +116,25 @@
         } else if (k - j == 2) {                                                                   \
             ROW_PASS(N2, 2, 1, 0, ROW_PLAIN)                                                       \
         } else {                                                                                   \
-            ROW_SBLOCK(1)                                                                          \
+            ROW_SCOL                                                                               \
         }                                                                                          \
     }
 
-// One block of W scalar columns at j (ROW_NARROW's single last column, W = 1). A single column
-// keeps 2 sets of sums (measured: 4 sets won on facebook's long rows but lost on email-enron's
-// short ones, where the leftover loop's exit mispredicts).
-#define ROW_SBLOCK(W)                                                                              \
+// The single column at j (ROW_NARROW's last), in 2 sets of sums for alternate entries
+// (measured: 4 sets won on facebook's long rows but lost on email-enron's short ones, where the
+// leftover loop's exit mispredicts).
+#define ROW_SCOL                                                                                   \
     {                                                                                              \
-        enum { U = (W) == 1 ? 2 : 1 };                                                             \
-        T acc[U][W];                                                                               \
-        _Pragma("GCC unroll 4") for (int u = 0; u < U; u++)                                        \
-            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[u][t] = 0;                   \
+        T acc0 = 0, acc1 = 0;                                                                      \
         dsmm_idx p = p0;                                                                           \
-        for (; p + U <= p1; p += U) {                                                              \
-            _Pragma("GCC unroll 4") for (int u = 0; u < U; u++)                                    \
-            {                                                                                      \
-                const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
-                T v = AVAL(p + u);                                                                 \
-                _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[u][t] += v * b[t];       \
-            }                                                                                      \
+        for (; p + 2 <= p1; p += 2) {                                                              \
+            acc0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb + j];                                        \
+            acc1 += AVAL(p + 1) * B[(dsmm_idx)ci[p + 1] * ldb + j];                                \
         }                                                                                          \
-        for (; p < p1; p++) {                                                                      \
-            const T *b = B + (dsmm_idx)ci[p] * ldb + j;                                            \
-            T v = AVAL(p);                                                                         \
-            _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++) acc[0][t] += v * b[t];           \
-        }                                                                                          \
-        T *c = C + CROW(i) * ldc + j;                                                              \
-        _Pragma("GCC unroll 4") for (int t = 0; t < (W); t++)                                      \
-        {                                                                                          \
-            T sum = acc[0][t];                                                                     \
-            _Pragma("GCC unroll 4") for (int u = 1; u < U; u++) sum += acc[u][t];                  \
-            c[t] = beta != 0 ? alpha * sum + beta * c[t] : alpha * sum;                            \
-        }                                                                                          \
-        j += (W);                                                                                  \
+        if (p < p1) acc0 += AVAL(p) * B[(dsmm_idx)ci[p] * ldb + j];                                \
+        T sum = acc0 + acc1, *c = C + CROW(i) * ldc + j;                                           \
+        *c = beta != 0 ? alpha * sum + beta * *c : alpha * sum;                                    \
+        j += 1;                                                                                    \
     }
 
 #if !SPMM_WIDE // k = 1 never takes the wide instances
@@ -160,7 +144,7 @@
 #endif
 
 // SpMV (k = 1): alternate entries in two sums, the leftover in the first (the same sums as
-// ROW_SBLOCK(1)), in a loop of its own: in the general one the compiler kept the row's bounds
+// ROW_SCOL), in a loop of its own: in the general one the compiler kept the row's bounds
 // and pointers on the stack, and as-caida ran at half scipy's speed. Not vectorised: GCC turned
 // the float loop into 8-wide gathers with a per-row set-up, which ran 1.3-1.8x slower than
 // this scalar loop (the double loop it left scalar).
@@ -405,7 +389,7 @@ SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, c
 #undef ROW_VBLOCK
 #undef ROW_NARROW_H
 #undef ROW_NARROW
-#undef ROW_SBLOCK
+#undef ROW_SCOL
 #undef BUFV
 #undef AVAL
 #undef CROW

@@ -190,6 +190,46 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 #define GROUP_SAME(x) (x)
 #endif
 
+// RUN_TAIL's pieces of run R (y8[R], y4[R], y2[R], y1[R]; one run: R = 0 of arrays of 1):
+// TAIL_LOAD starts them from +0 or from C's row at CR, TAIL_ADD adds entry Q (B's row from
+// column J), TAIL_STORE writes them back to CR.
+#define TAIL_LOAD(R, CR)                                                                           \
+    do {                                                                                           \
+        y8[R] = (N8){0};                                                                           \
+        y4[R] = (N4){0};                                                                           \
+        y2[R] = (N2){0};                                                                           \
+        y1[R] = 0;                                                                                 \
+        if (!fresh) {                                                                              \
+            if (o8 >= 0) memcpy(&y8[R], (CR) + o8, sizeof y8[R]);                                  \
+            if (o4 >= 0) memcpy(&y4[R], (CR) + o4, sizeof y4[R]);                                  \
+            if (o2 >= 0) memcpy(&y2[R], (CR) + o2, sizeof y2[R]);                                  \
+            if (o1 >= 0) y1[R] = (CR)[o1];                                                         \
+        }                                                                                          \
+    } while (0)
+#define TAIL_ADD(R, Q, J)                                                                          \
+    do {                                                                                           \
+        const T *b = B + (dsmm_idx)src[Q] * ldb + (J);                                             \
+        T sv = SVAL(Q);                                                                            \
+        RUN_PIECE(N8, y8[R], o8)                                                                   \
+        RUN_PIECE(N4, y4[R], o4)                                                                   \
+        RUN_PIECE(N2, y2[R], o2)                                                                   \
+        if (o1 >= 0) y1[R] += sv * b[o1];                                                          \
+    } while (0)
+#define TAIL_STORE(R, CR)                                                                          \
+    do {                                                                                           \
+        if (o8 >= 0) memcpy((CR) + o8, &y8[R], sizeof y8[R]);                                      \
+        if (o4 >= 0) memcpy((CR) + o4, &y4[R], sizeof y4[R]);                                      \
+        if (o2 >= 0) memcpy((CR) + o2, &y2[R], sizeof y2[R]);                                      \
+        if (o1 >= 0) (CR)[o1] = y1[R];                                                             \
+    } while (0)
+// The pieces' offsets for LEFT columns: 8, 4 and 2 lanes and one value, each where it fits
+// (-1: none)
+#define RUN_TAIL_OFFSETS(LEFT)                                                                     \
+    dsmm_idx left = (LEFT), o8 = -1, o4 = -1, o2 = -1, o1 = -1, o = 0;                             \
+    if (VL > 8 && left - o >= 8) o8 = o, o += 8;                                                   \
+    if (VL > 4 && left - o >= 4) o4 = o, o += 4;                                                   \
+    if (left - o >= 2) o2 = o, o += 2;                                                             \
+    if (left - o >= 1) o1 = o;
 // Four runs side by side for k below one vector (RUN_TAIL's pieces of 8, 4 and 2 lanes and one
 // value, offsets o8, o4, o2 and o1 from RUN_TAIL_OFFSETS): one run alone waits on its pieces'
 // multiply-adds every entry (col/row 1.45 at k = 3 float and 1.67 at k = 7 in geomean on the
@@ -198,21 +238,6 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 // 6 and 7 columns only (two or three pieces): 0.65-0.76x the time at 2 threads on ca-condmat,
 // email-enron, as-caida, EX5 and cage11; one piece (k = 4 float, 2 double) gained nothing, and
 // k = 3 double ran 1.05-1.17x as long.
-#define TAIL_ADD(R, Q)                                                                             \
-    do {                                                                                           \
-        const T *b = B + (dsmm_idx)src[Q] * ldb;                                                   \
-        T sv = SVAL(Q);                                                                            \
-        RUN_PIECE(N8, y8[R], o8)                                                                   \
-        RUN_PIECE(N4, y4[R], o4)                                                                   \
-        RUN_PIECE(N2, y2[R], o2)                                                                   \
-        if (o1 >= 0) y1[R] += sv * b[o1];                                                          \
-    } while (0)
-#define RUN_TAIL_OFFSETS(LEFT)                                                                     \
-    dsmm_idx left = (LEFT), o8 = -1, o4 = -1, o2 = -1, o1 = -1, o = 0;                             \
-    if (VL > 8 && left - o >= 8) o8 = o, o += 8;                                                   \
-    if (VL > 4 && left - o >= 4) o4 = o, o += 4;                                                   \
-    if (left - o >= 2) o2 = o, o += 2;                                                             \
-    if (left - o >= 1) o1 = o;
 #define GROUP_TAIL(KC)                                                                             \
     {                                                                                              \
         RUN_TAIL_OFFSETS(KC)                                                                       \
@@ -229,31 +254,20 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
             _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)                                    \
             {                                                                                      \
                 cg[r] = C + (dsmm_idx)dst[u + r] * ldc;                                            \
-                y8[r] = (N8){0};                                                                   \
-                y4[r] = (N4){0};                                                                   \
-                y2[r] = (N2){0};                                                                   \
-                y1[r] = 0;                                                                         \
-                if (!fresh) {                                                                      \
-                    if (o8 >= 0) memcpy(&y8[r], cg[r] + o8, sizeof y8[r]);                         \
-                    if (o4 >= 0) memcpy(&y4[r], cg[r] + o4, sizeof y4[r]);                         \
-                    if (o2 >= 0) memcpy(&y2[r], cg[r] + o2, sizeof y2[r]);                         \
-                    if (o1 >= 0) y1[r] = cg[r][o1];                                                \
-                }                                                                                  \
+                TAIL_LOAD(r, cg[r]);                                                               \
             }                                                                                      \
             DSMMI_LOOP_SCALAR for (dsmm_idx i = 0; i < n; i++)                                     \
             {                                                                                      \
-                TAIL_ADD(0, ab[0] + i);                                                            \
-                TAIL_ADD(1, ab[1] + i);                                                            \
-                TAIL_ADD(2, ab[2] + i);                                                            \
-                TAIL_ADD(3, ab[3] + i);                                                            \
+                TAIL_ADD(0, ab[0] + i, 0);                                                         \
+                TAIL_ADD(1, ab[1] + i, 0);                                                         \
+                TAIL_ADD(2, ab[2] + i, 0);                                                         \
+                TAIL_ADD(3, ab[3] + i, 0);                                                         \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)                                    \
             {                                                                                      \
-                DSMMI_LOOP_SCALAR for (dsmm_idx q = ab[r] + n; q < ab[r + 1]; q++) TAIL_ADD(r, q); \
-                if (o8 >= 0) memcpy(cg[r] + o8, &y8[r], sizeof y8[r]);                             \
-                if (o4 >= 0) memcpy(cg[r] + o4, &y4[r], sizeof y4[r]);                             \
-                if (o2 >= 0) memcpy(cg[r] + o2, &y2[r], sizeof y2[r]);                             \
-                if (o1 >= 0) cg[r][o1] = y1[r];                                                    \
+                DSMMI_LOOP_SCALAR for (dsmm_idx q = ab[r] + n; q < ab[r + 1]; q++)                 \
+                    TAIL_ADD(r, q, 0);                                                             \
+                TAIL_STORE(r, cg[r]);                                                              \
             }                                                                                      \
         }                                                                                          \
     }
@@ -290,28 +304,13 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
 #define RUN_TAIL(KC)                                                                               \
     {                                                                                              \
         RUN_TAIL_OFFSETS((KC)-j)                                                                   \
-        N8 y8 = {0};                                                                               \
-        N4 y4 = {0};                                                                               \
-        N2 y2 = {0};                                                                               \
-        T y1 = 0;                                                                                  \
-        if (!fresh) {                                                                              \
-            if (o8 >= 0) memcpy(&y8, cr + j + o8, sizeof y8);                                      \
-            if (o4 >= 0) memcpy(&y4, cr + j + o4, sizeof y4);                                      \
-            if (o2 >= 0) memcpy(&y2, cr + j + o2, sizeof y2);                                      \
-            if (o1 >= 0) y1 = cr[j + o1];                                                          \
-        }                                                                                          \
-        for (dsmm_idx q = q0; q < q1; q++) {                                                       \
-            const T *b = B + (dsmm_idx)src[q] * ldb + j;                                           \
-            T sv = SVAL(q);                                                                        \
-            RUN_PIECE(N8, y8, o8)                                                                  \
-            RUN_PIECE(N4, y4, o4)                                                                  \
-            RUN_PIECE(N2, y2, o2)                                                                  \
-            if (o1 >= 0) y1 += sv * b[o1];                                                         \
-        }                                                                                          \
-        if (o8 >= 0) memcpy(cr + j + o8, &y8, sizeof y8);                                          \
-        if (o4 >= 0) memcpy(cr + j + o4, &y4, sizeof y4);                                          \
-        if (o2 >= 0) memcpy(cr + j + o2, &y2, sizeof y2);                                          \
-        if (o1 >= 0) cr[j + o1] = y1;                                                              \
+        N8 y8[1];                                                                                  \
+        N4 y4[1];                                                                                  \
+        N2 y2[1];                                                                                  \
+        T y1[1];                                                                                   \
+        TAIL_LOAD(0, cr + j);                                                                      \
+        for (dsmm_idx q = q0; q < q1; q++) TAIL_ADD(0, q, j);                                      \
+        TAIL_STORE(0, cr + j);                                                                     \
     }
 
 // a's factor: alpha * a, or a where alpha is 1 (ONE, a constant where it is used)
@@ -385,7 +384,9 @@ TILE_CAT(NAME, _rows)(dsmm_idx u0, dsmm_idx u1, const dsmm_idx *restrict beg,
 #undef RUN_TAIL_OFFSETS
 #undef RUN_PIECE
 #undef GROUP_TAIL
+#undef TAIL_LOAD
 #undef TAIL_ADD
+#undef TAIL_STORE
 #undef SEG_ENTRIES
 #undef TILE_CONTRACT
 #undef TILE_CONTRACT_BODY
