@@ -119,11 +119,11 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 // the extra one, so the same bits (test_odd_entry compares them with the branch's). MASKK(k) is
 // the mask of the first k lanes, MLOAD and MSTORE load and store under it, MASK and BLEND as in
 // ROW_ODD1.
-#define ROW_SMALLM(NAME, T, V, H, NF, CI, PAT, MT, MASKK, MASK, MLOAD, MSTORE, BLEND)              \
-    ODD_AVX2 static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                  \
-                              const T *restrict av, const T *restrict B, dsmm_idx ldb,             \
-                              T *restrict C, dsmm_idx ldc, const dsmm_idx *restrict crow,          \
-                              dsmm_idx k, T alpha, T beta, dsmm_idx r0, dsmm_idx r1)               \
+#define ROW_SMALLM(NAME, ATTR, T, V, H, NF, CI, PAT, MT, MASKK, MASK, MLOAD, MSTORE, BLEND)        \
+    ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci,                      \
+                          const T *restrict av, const T *restrict B, dsmm_idx ldb, T *restrict C,  \
+                          dsmm_idx ldc, const dsmm_idx *restrict crow, dsmm_idx k, T alpha,        \
+                          T beta, dsmm_idx r0, dsmm_idx r1)                                        \
     {                                                                                              \
         const dsmm_idx plast = rp[r1] - 1; /* >= 0: the caller's check */                          \
         const V vzero = {0};                                                                       \
@@ -188,34 +188,63 @@ ODD_DW(odd1_d64p_w, dsmm_idx, 1);
 #define MSTORE4D(ptr, m, v) _mm256_maskstore_pd(ptr, m, (__m256d)(v))
 #define BLEND4F(m, o, n)    _mm_blendv_ps(o, n, _mm_castsi128_ps(m))
 #define SMALLM_F4(NAME, CI, PAT)                                                                   \
-    ROW_SMALLM(NAME, float, dsmmi_v4f, 4, 0, CI, PAT, __m128i, MASKK4, MASK4, MLOAD4F, MSTORE4F,   \
-               BLEND4F)
+    ROW_SMALLM(NAME, ODD_AVX2, float, dsmmi_v4f, 4, 0, CI, PAT, __m128i, MASKK4, MASK4, MLOAD4F,   \
+               MSTORE4F, BLEND4F)
 #define SMALLM_F8(NAME, NF, CI, PAT)                                                               \
-    ROW_SMALLM(NAME, float, dsmmi_v8f, 8, NF, CI, PAT, __m256i, MASKK8, MASK8, MLOAD8F, MSTORE8F,  \
-               BLEND8F)
+    ROW_SMALLM(NAME, ODD_AVX2, float, dsmmi_v8f, 8, NF, CI, PAT, __m256i, MASKK8, MASK8, MLOAD8F,  \
+               MSTORE8F, BLEND8F)
 #define SMALLM_D4(NAME, NF, CI, PAT)                                                               \
-    ROW_SMALLM(NAME, double, dsmmi_v4d, 4, NF, CI, PAT, __m256i, MASKK4D, MASK4D, MLOAD4D,         \
-               MSTORE4D, BLEND4D)
-SMALLM_F4(small4_f32, int32_t, 0);
-SMALLM_F4(small4_f64, dsmm_idx, 0);
-SMALLM_F4(small4_f32p, int32_t, 1);
-SMALLM_F4(small4_f64p, dsmm_idx, 1);
-SMALLM_F8(small8_f32, 0, int32_t, 0);
-SMALLM_F8(small8_f64, 0, dsmm_idx, 0);
-SMALLM_F8(small8_f32p, 0, int32_t, 1);
-SMALLM_F8(small8_f64p, 0, dsmm_idx, 1);
-SMALLM_F8(small16_f32, 1, int32_t, 0);
-SMALLM_F8(small16_f64, 1, dsmm_idx, 0);
-SMALLM_F8(small16_f32p, 1, int32_t, 1);
-SMALLM_F8(small16_f64p, 1, dsmm_idx, 1);
-SMALLM_D4(small4_d32, 0, int32_t, 0);
-SMALLM_D4(small4_d64, 0, dsmm_idx, 0);
-SMALLM_D4(small4_d32p, 0, int32_t, 1);
-SMALLM_D4(small4_d64p, 0, dsmm_idx, 1);
-SMALLM_D4(small8_d32, 1, int32_t, 0);
-SMALLM_D4(small8_d64, 1, dsmm_idx, 0);
-SMALLM_D4(small8_d32p, 1, int32_t, 1);
-SMALLM_D4(small8_d64p, 1, dsmm_idx, 1);
+    ROW_SMALLM(NAME, ODD_AVX2, double, dsmmi_v4d, 4, NF, CI, PAT, __m256i, MASKK4D, MASK4D,        \
+               MLOAD4D, MSTORE4D, BLEND4D)
+// The same loops on AVX-512VL: the lane masks in mask registers, the loads and stores under
+// them. AVX2's masked store (vmaskmovps) took 3.4 ns a row against 0.8 for AVX-512's on the AMD
+// EPYC (Zen 4) VM, where k = 7 float ran 1.35-1.7x as long as k = 8 (docs/kernels.md); the
+// same sums, so the same bits.
+#define MASKKW(k)            ((__mmask8)((1u << (unsigned)(k)) - 1u))
+#define MLOAD4FW(ptr, m)     _mm_maskz_loadu_ps(m, ptr)
+#define MLOAD8FW(ptr, m)     _mm256_maskz_loadu_ps(m, ptr)
+#define MLOAD4DW(ptr, m)     _mm256_maskz_loadu_pd(m, ptr)
+#define MSTORE4FW(ptr, m, v) _mm_mask_storeu_ps(ptr, m, (__m128)(v))
+#define MSTORE8FW(ptr, m, v) _mm256_mask_storeu_ps(ptr, m, (__m256)(v))
+#define MSTORE4DW(ptr, m, v) _mm256_mask_storeu_pd(ptr, m, (__m256d)(v))
+#define BLEND4FW(m, o, n)    _mm_mask_blend_ps(m, o, n)
+#define BLEND8FW(m, o, n)    _mm256_mask_blend_ps(m, o, n)
+#define BLEND4DW(m, o, n)    _mm256_mask_blend_pd(m, o, n)
+#define SMALLM_F4W(NAME, CI, PAT)                                                                  \
+    ROW_SMALLM(NAME, DSMMI_WIDE, float, dsmmi_v4f, 4, 0, CI, PAT, __mmask8, MASKKW, MASK8W,        \
+               MLOAD4FW, MSTORE4FW, BLEND4FW)
+#define SMALLM_F8W(NAME, NF, CI, PAT)                                                              \
+    ROW_SMALLM(NAME, DSMMI_WIDE, float, dsmmi_v8f, 8, NF, CI, PAT, __mmask8, MASKKW, MASK8W,       \
+               MLOAD8FW, MSTORE8FW, BLEND8FW)
+#define SMALLM_D4W(NAME, NF, CI, PAT)                                                              \
+    ROW_SMALLM(NAME, DSMMI_WIDE, double, dsmmi_v4d, 4, NF, CI, PAT, __mmask8, MASKKW, MASK8W,      \
+               MLOAD4DW, MSTORE4DW, BLEND4DW)
+// Every instance of ROW_SMALLM for one instruction set: F4, F8 and D4 are the makers above, S
+// the names' suffix (empty on AVX2, _w on AVX-512VL).
+#define SMALLM_SET(F4, F8, D4, S)                                                                  \
+    F4(small4_f32##S, int32_t, 0);                                                                 \
+    F4(small4_f64##S, dsmm_idx, 0);                                                                \
+    F4(small4_f32p##S, int32_t, 1);                                                                \
+    F4(small4_f64p##S, dsmm_idx, 1);                                                               \
+    F8(small8_f32##S, 0, int32_t, 0);                                                              \
+    F8(small8_f64##S, 0, dsmm_idx, 0);                                                             \
+    F8(small8_f32p##S, 0, int32_t, 1);                                                             \
+    F8(small8_f64p##S, 0, dsmm_idx, 1);                                                            \
+    F8(small16_f32##S, 1, int32_t, 0);                                                             \
+    F8(small16_f64##S, 1, dsmm_idx, 0);                                                            \
+    F8(small16_f32p##S, 1, int32_t, 1);                                                            \
+    F8(small16_f64p##S, 1, dsmm_idx, 1);                                                           \
+    D4(small4_d32##S, 0, int32_t, 0);                                                              \
+    D4(small4_d64##S, 0, dsmm_idx, 0);                                                             \
+    D4(small4_d32p##S, 0, int32_t, 1);                                                             \
+    D4(small4_d64p##S, 0, dsmm_idx, 1);                                                            \
+    D4(small8_d32##S, 1, int32_t, 0);                                                              \
+    D4(small8_d64##S, 1, dsmm_idx, 0);                                                             \
+    D4(small8_d32p##S, 1, int32_t, 1);                                                             \
+    D4(small8_d64p##S, 1, dsmm_idx, 1)
+SMALLM_SET(SMALLM_F4, SMALLM_F8, SMALLM_D4, );
+SMALLM_SET(SMALLM_F4W, SMALLM_F8W, SMALLM_D4W, _w);
+#undef SMALLM_SET
 #undef ROW_SMALLM
 
 // SpMV (k = 1) with B's column contiguous (ldb = 1), on AVX-512: a row's entries 8 at a time,
@@ -374,17 +403,21 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 #define GATHER_PICK(TY, CW) (pat ? gather_##TY##CW##p : gather_##TY##CW)
 // ROW_SMALLM's: 4 lanes for 3 floats, 8 for 5-7, a vector and 8 lanes for 9-15; 4 lanes for 3
 // doubles, a vector and 4 lanes for 5-7
+// (odd1 3: their AVX-512VL instances)
+#define SMALL_ISA(N)     (odd1 == 3 ? N##_w : N)
+#define SMALL_PAT(N, NP) (pat ? SMALL_ISA(NP) : SMALL_ISA(N))
 #define SMALL_PICK_f(CW)                                                                           \
-    (a->k <= 4   ? (pat ? small4_f##CW##p : small4_f##CW)                                          \
-     : a->k <= 8 ? (pat ? small8_f##CW##p : small8_f##CW)                                          \
-                 : (pat ? small16_f##CW##p : small16_f##CW))
+    (a->k <= 4   ? SMALL_PAT(small4_f##CW, small4_f##CW##p)                                        \
+     : a->k <= 8 ? SMALL_PAT(small8_f##CW, small8_f##CW##p)                                        \
+                 : SMALL_PAT(small16_f##CW, small16_f##CW##p))
 #define SMALL_PICK_d(CW)                                                                           \
-    (a->k <= 4 ? (pat ? small4_d##CW##p : small4_d##CW) : (pat ? small8_d##CW##p : small8_d##CW))
+    (a->k <= 4 ? SMALL_PAT(small4_d##CW, small4_d##CW##p)                                          \
+               : SMALL_PAT(small8_d##CW, small8_d##CW##p))
 #define ROW_RUN(TY, CW, CIX)                                                                       \
     do {                                                                                           \
         if (gather) {                                                                              \
             GATHER_PICK(TY, CW)(rp, A->CIX, av, B, C, a->ldc, a->crow, al, be, r0, r1);            \
-        } else if (odd1 == 2) {                                                                    \
+        } else if (odd1 >= 2) {                                                                    \
             SMALL_PICK_##TY(CW)(rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, a->k, al, be, r0,   \
                                 r1);                                                               \
         } else if (odd1) {                                                                         \
@@ -400,7 +433,8 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 /* Rows [r0, r1) through the instantiation that fits A's columns, values and the type, by the
  * path dsmmi_spmm_row chose for the whole product: wide: the 64-byte vectors; gather: k = 1 by
  * ROW_GATHER; odd1 1: k of one vector, the odd entry under a mask (ROW_ODD1); 2: k of 3, 5-7 or
- * 9-15 floats or 3 or 5-7 doubles, the last vector under a lane mask (ROW_SMALLM). */
+ * 9-15 floats or 3 or 5-7 doubles, the last vector under a lane mask (ROW_SMALLM); 3: the same
+ * on AVX-512VL. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wide, int gather,
                       int odd1)
 {
@@ -485,6 +519,8 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     int small = a->type == DSMM_FLOAT ? a->k == 3 || (a->k > 4 && a->k < 16 && a->k != 8)
                                       : a->k == 3 || (a->k > 4 && a->k < 8);
     if (om > 0 && small && __builtin_cpu_supports("x86-64-v3")) odd1 = 2;
+    if (odd1 == 2 && dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4"))
+        odd1 = 3;
 #endif
     if (threads <= 1) {
         row_range(a, 0, m, wide, gather, odd1);
