@@ -578,7 +578,7 @@ typedef double dsmmi_v2d __attribute__((vector_size(16)));
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
     dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never,
-                            // -1 = by CPU: dsmmi_spmm_buffer_k)
+                            // the default: dsmmi_spmm_buffer_k)
     size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
     dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
     int row_odd_mask;       // row-wise: a row's odd entry added under a mask, not a branch: 0
@@ -624,9 +624,9 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m);
 /* Whether k = 1 (B's column contiguous) runs on AVX-512 gathers (ROW_GATHER): row_gather, and
  * the CPU. */
 int dsmmi_spmm_gather(void);
-/* The row-wise kernel's row_buffer_k in effect: the tuning value, or for -1 the CPU's: 128 on
- * AMD processors, where the L1 buffer path was chosen and tuned, 0 (register blocks only)
- * elsewhere; on an Intel Xeon the buffer path ran 1.45-4.5x as long (docs/kernels.md). */
+/* The row-wise kernel's row_buffer_k in effect (0: register blocks at every k). 0 by default on
+ * every CPU: the L1 buffer path ran 1.45-4.5x as long on an Intel Xeon and 1.1-1.8x on an AMD
+ * EPYC (Zen 4), where it had been the default (docs/kernels.md). */
 dsmm_idx dsmmi_spmm_buffer_k(void);
 
 /* dsmmi_spmm_wide: whether the product runs the 64-byte vector (AVX-512) instances: the CPU

@@ -318,7 +318,7 @@ GATHER_D(gather_d64p, dsmm_idx, 1, IDX64, GD64);
 #endif
 
 dsmmi_spmm_tuning dsmmi_spmm_tune = {
-    .row_buffer_k = -1,
+    .row_buffer_k = 0,
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
     .row_odd_mask = 1,
@@ -343,11 +343,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
 
 dsmm_idx dsmmi_spmm_buffer_k(void)
 {
-    if (dsmmi_spmm_tune.row_buffer_k >= 0) return dsmmi_spmm_tune.row_buffer_k;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_is("amd")) return 128;
-#endif
-    return 0;
+    return dsmmi_spmm_tune.row_buffer_k > 0 ? dsmmi_spmm_tune.row_buffer_k : 0;
 }
 
 int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
