@@ -126,7 +126,9 @@ TILE_CAT(NAME, _seg)(dsmm_idx s0, dsmm_idx s1, const dsmm_idx *restrict beg, con
             if (fresh) {                                                                           \
                 acc[t] = VSPLAT((T)0);                                                             \
             } else {                                                                               \
-                memcpy(&acc[t], cr + j + t * VL, sizeof(V));                                       \
+                V c;                                                                               \
+                memcpy(&c, cr + j + t * VL, sizeof c);                                             \
+                acc[t] = c;                                                                        \
             }                                                                                      \
         }                                                                                          \
         for (dsmm_idx q = q0; q < q1; q++) {                                                       \
