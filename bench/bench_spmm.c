@@ -560,7 +560,7 @@ static void usage(void)
             "                  [--k-block KB] [--col-tiles 0|1] [--rows] [--col-tile-bytes N]\n"
             "                  [--col-tile-prefetch D] [--col-tile-runs -1|0|1]\n"
             "                  [--col-tile-rows 0|1] [--col-tile-window KIB]\n"
-            "                  [--col-tile-slice 0|1]\n"
+            "                  [--col-tile-slice -1|0|1]\n"
             "                  [--col-tile-stream 0|1]\n"
             "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
@@ -656,8 +656,9 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_rows = (int)x;
         } else if (v && strcmp(s, "--col-tile-slice") == 0) {
-            // dsmmi_spmm_tune.col_tile_slice: k = 1 runs in interleaved chunks (0 = no)
-            if (!parse_int(s, argv[++a], 0, 1, &x)) return 2;
+            // dsmmi_spmm_tune.col_tile_slice: k = 1 runs in interleaved chunks (0 = no,
+            // -1 = by CPU)
+            if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_slice = (int)x;
         } else if (v && strcmp(s, "--col-tile-window") == 0) {
             // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: the LLC)

@@ -607,7 +607,8 @@ typedef struct dsmmi_spmm_tuning {
                              // in segments (col_tile_runs)
     size_t col_tile_window;  // rows layout: bytes of B a window covers (0: the last-level
                              // cache's size; all of B where unknown)
-    int col_tile_slice;      // rows layout at k = 1: runs in interleaved chunks (1) or not (0)
+    int col_tile_slice;      // rows layout at k = 1: runs in interleaved chunks (1) or not (0);
+                             // -1: by CPU (dsmmi_spmm_slice)
     int col_tile_stream;     // column-wise on tiles: C of row_stream_min bytes or more, with
                              // rows of col_tile_stream_row bytes or more, built in
                              // per-thread tile buffers and streamed out (0 = in place)
@@ -628,6 +629,11 @@ int dsmmi_spmm_gather(void);
  * every CPU: the L1 buffer path ran 1.45-4.5x as long on an Intel Xeon and 1.1-1.8x on an AMD
  * EPYC (Zen 4), where it had been the default (docs/kernels.md). */
 dsmm_idx dsmmi_spmm_buffer_k(void);
+/* Whether the column-wise tiles at k = 1 put their runs in interleaved chunks: col_tile_slice,
+ * and for -1 every CPU but AMD's. On the AMD EPYC (Zen 4) VM the chunks ran 1.0-2.5x as long as
+ * plain runs, with AVX-512 gathers or without (the row-wise kernel's gathers are off there for
+ * the same reason; docs/kernels.md). */
+int dsmmi_spmm_slice(void);
 
 /* dsmmi_spmm_wide: whether the product runs the 64-byte vector (AVX-512) instances: the CPU
  * has x86-64-v4, vec_bytes allows it, a row of B holds min_bytes at least (the kernels pass

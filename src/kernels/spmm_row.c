@@ -334,7 +334,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_rows = 1,
     .col_tile_group_tail = 1,
     .col_tile_window = 0,
-    .col_tile_slice = 1,
+    .col_tile_slice = -1,
     .col_tile_stream = 1,
     .col_tile_stream_row = 1024.0,
     .min_thread_work = 65536.0,
@@ -357,6 +357,16 @@ int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes)
     (void)a;
     (void)min_bytes;
     return 0;
+#endif
+}
+
+int dsmmi_spmm_slice(void)
+{
+    int s = dsmmi_spmm_tune.col_tile_slice;
+#if defined(__x86_64__) && defined(__GNUC__)
+    return s > 0 || (s < 0 && !__builtin_cpu_is("amd"));
+#else
+    return s != 0;
 #endif
 }
 

@@ -299,7 +299,7 @@ static dsmm_status build_rows(dsmm_ctx *ctx, dsmm_spmm_tiles *t, const dsmm_csr 
         }
     }
     DSMM_TRY(sort_runs(ctx, t, w, narrow));
-    if (k == 1 && narrow && dsmmi_spmm_tune.col_tile_slice)
+    if (k == 1 && narrow && dsmmi_spmm_slice())
         DSMM_TRY(slice_runs(ctx, t, w, w == sizeof(double) ? 8 : 16));
 cleanup:
     dsmmi_free(ctx, cnt);

@@ -2406,6 +2406,7 @@ static int test_tiles_rows(void)
             }
             dsmmi_spmm_tune = keep;
             dsmmi_spmm_tune.col_tile_bytes = 8 * 8 * (size_t)k; // 8 rows of C a tile
+            dsmmi_spmm_tune.col_tile_slice = 1;                 // the chunks at k = 1 on every CPU
             dsmmi_spmm_tune.col_tile_window = windows[wv] * (size_t)k / 8;
             dsmm_spmm_tiles *tl = NULL;
             dsmm_status st = dsmm_spmm_tiles_create(ctx, X, trans % 2, k, DSMM_DOUBLE, &tl);
@@ -2470,25 +2471,31 @@ static int test_tiles_rows(void)
             dsmm_csr_destroy(&S);
             dsmm_csr_destroy(&R);
         }
-    // The k given to dsmm_spmm_tiles_create only shapes the tiles: tiles made for k = 1 (in
-    // chunks) and for k = 8 serve products at k = 1, 3 and 8, float and double, beta 0 and 1,
-    // with the column-wise kernel's 1-thread bits (the tiles on the context's threads).
+    // The k given to dsmm_spmm_tiles_create only shapes the tiles: tiles made for k = 1 (made
+    // 0: in chunks; 2: not, as on AMD CPUs) and for k = 8 (made 1) serve products at k = 1, 3 and
+    // 8, float and double, beta 0 and 1, with the column-wise kernel's 1-thread bits (the tiles on
+    // the context's threads).
     for (int ty = 0; ty < 2; ty++)
-        for (int made = 0; made < 2; made++)
+        for (int made = 0; made < 3; made++)
             for (int use = 0; use < 3; use++)
                 for (int be = 0; be < 2; be++) {
                     static const dsmm_idx ks[] = {1, 3, 8};
                     dsmm_type type = ty ? DSMM_FLOAT : DSMM_DOUBLE;
                     dsmm_idx kk = ks[use], m = A->nrows, n = A->ncols;
                     dsmm_spmm_tiles *tl = NULL;
-                    CHECK_OK(ctx, dsmm_spmm_tiles_create(ctx, A, 0, made ? 8 : 1, type, &tl));
+                    int keep_slice = dsmmi_spmm_tune.col_tile_slice;
+                    dsmmi_spmm_tune.col_tile_slice = made != 2; // either layout on every CPU
+                    dsmm_status st =
+                        dsmm_spmm_tiles_create(ctx, A, 0, made == 1 ? 8 : 1, type, &tl);
+                    dsmmi_spmm_tune.col_tile_slice = keep_slice;
+                    CHECK_OK(ctx, st);
                     CHECK_EQ_IDX(tl->slice, made ? 0 : (ty ? 16 : 8));
                     dsmm_dense *B = NULL, *C1 = NULL, *C2 = NULL;
                     CHECK_OK(ctx, dsmm_dense_create(ctx, n, kk, type, &B));
                     CHECK_OK(ctx, dsmm_dense_create(ctx, m, kk, type, &C1));
                     CHECK_OK(ctx, dsmm_dense_create(ctx, m, kk, type, &C2));
                     dsmm_rng g;
-                    dsmm_rng_init(&g, seed_at(907), (uint64_t)(ty * 12 + made * 6 + use * 2 + be));
+                    dsmm_rng_init(&g, seed_at(907), (uint64_t)(ty * 18 + made * 6 + use * 2 + be));
                     for (dsmm_idx q = 0; q < n * kk; q++) {
                         double x = dsmm_rng_uniform(&g) - 0.5;
                         if (ty)
@@ -2515,8 +2522,10 @@ static int test_tiles_rows(void)
                     o.tiles = tl;
                     CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C2, &o, NULL));
                     CHECK_MSG(memcmp(C1->val, C2->val, (size_t)(m * kk) * (ty ? 4 : 8)) == 0,
-                              "tiles made for k = %d used at k = %lld (%s, beta %d): other bits",
-                              made ? 8 : 1, (long long)kk, ty ? "float" : "double", be);
+                              "tiles made for k = %d (chunks %d) used at k = %lld (%s, beta %d): "
+                              "other bits",
+                              made == 1 ? 8 : 1, made == 0, (long long)kk, ty ? "float" : "double",
+                              be);
                     dsmm_dense_destroy(&B);
                     dsmm_dense_destroy(&C1);
                     dsmm_dense_destroy(&C2);
