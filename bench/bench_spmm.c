@@ -661,7 +661,8 @@ int main(int argc, char **argv)
             if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.col_tile_slice = (int)x;
         } else if (v && strcmp(s, "--col-tile-window") == 0) {
-            // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: the LLC)
+            // dsmmi_spmm_tune.col_tile_window: KiB of B a window of the rows layout (0: the LLC;
+            // default: all of B)
             if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
             dsmmi_spmm_tune.col_tile_window = (size_t)x << 10;
         } else if (v && strcmp(s, "--col-tile-stream") == 0) {

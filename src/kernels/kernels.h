@@ -605,7 +605,8 @@ typedef struct dsmmi_spmm_tuning {
     int col_tile_rows;       // column-wise on tiles: 1 the rows layout (a tile's entries grouped by
                              // row of C within windows of B's rows), 0 entries standing alone or
                              // in segments (col_tile_runs)
-    size_t col_tile_window;  // rows layout: bytes of B a window covers (0: the last-level
+    size_t col_tile_window;  // rows layout: bytes of B a window covers (SIZE_MAX, the default:
+                             // one window, all of B; 0: the last-level
                              // cache's size; all of B where unknown)
     int col_tile_slice;      // rows layout at k = 1: runs in interleaved chunks (1) or not (0);
                              // -1: by CPU (dsmmi_spmm_slice)
