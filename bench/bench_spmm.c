@@ -565,7 +565,8 @@ static void usage(void)
             "                  [--col-split-bytes W]\n"
             "                  [--row-stream MIB]\n"
             "                  [--row-buffer-k K] [--row-prefetch D] [--row-odd-mask 0|1|2]\n"
-            "                  [--row-gather -1|0|1] [--vec-bytes 32|64]\n"
+            "                  [--row-gather -1|0|1] [--vec-bytes 32|64] [--min-thread-work N]\n"
+            "                  [--row-block-prefetch -1|D]\n"
             "                  [--l2-model BYTES] [--model-threads T]\n"
             "                  [--pair auto|row] [--pair-rounds R]\n"
             "       bench_spmm --compare REF.chk OTHER.chk [--rtol R]\n"
@@ -698,6 +699,14 @@ int main(int argc, char **argv)
             // dsmmi_spmm_tune.row_gather (docs/kernels.md): k = 1 on AVX-512 gathers
             if (!parse_int(s, argv[++a], -1, 1, &x)) return 2;
             dsmmi_spmm_tune.row_gather = (int)x;
+        } else if (v && strcmp(s, "--row-block-prefetch") == 0) {
+            // dsmmi_spmm_tune.row_block_prefetch (docs/kernels.md): 0 never prefetches, -1 auto
+            if (!parse_int(s, argv[++a], -1, 1024, &x)) return 2;
+            dsmmi_spmm_tune.row_block_prefetch = (dsmm_idx)x;
+        } else if (v && strcmp(s, "--min-thread-work") == 0) {
+            // dsmmi_spmm_tune.min_thread_work (docs/kernels.md): below it per thread, fewer threads
+            if (!parse_int(s, argv[++a], 0, INT32_MAX, &x)) return 2;
+            dsmmi_spmm_tune.min_thread_work = (double)x;
         } else if (v && strcmp(s, "--vec-bytes") == 0) {
             // dsmmi_spmm_tune.vec_bytes (docs/kernels.md): 32 keeps to AVX2 on AVX-512 CPUs
             if (!parse_int(s, argv[++a], 32, 64, &x) || (x != 32 && x != 64)) {

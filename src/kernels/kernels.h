@@ -577,21 +577,23 @@ typedef double dsmmi_v2d __attribute__((vector_size(16)));
 
 /* Measured choices of the SpMM kernels (docs/kernels.md); a global so benchmarks can vary it. */
 typedef struct dsmmi_spmm_tuning {
-    dsmm_idx row_buffer_k;  // row-wise: k from which sums go through an L1 buffer (0 = never,
-                            // the default: dsmmi_spmm_buffer_k)
-    size_t row_stream_min;  // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
-    dsmm_idx row_prefetch;  // row-wise, wide k: entries of A ahead whose row of B is prefetched
-    int row_odd_mask;       // row-wise: a row's odd entry added under a mask, not a branch: 0
-                            // never; 1 at k = 1, and at one 32-byte vector when rows' parity
-                            // changes often (dsmmi_spmm_parity_mixed); 2 at both always
-    int row_gather;         // row-wise, k = 1 with ldb = 1: AVX-512 gathers (ROW_GATHER): 0
-                            // never, 1 wherever the CPU has AVX-512, -1 there but on AMD
-    int vec_bytes;          // both: widest vectors used (64: AVX-512 where the CPU has it; 32)
-    double col_split_bytes; // column-wise: bytes of a row of B (k * value size) up to which
-                            // threads split S's rows into private copies of C instead of
-                            // owning C's rows
-    size_t col_private_max; // column-wise: most bytes of those private copies, else 1 thread
-    size_t col_tile_bytes;  // column-wise on tiles: bytes of C a tile covers (its height)
+    dsmm_idx row_buffer_k; // row-wise: k from which sums go through an L1 buffer (0 = never,
+                           // the default: dsmmi_spmm_buffer_k)
+    size_t row_stream_min; // row-wise: bytes of C from which beta = 0 stores stream (0 = never)
+    dsmm_idx row_prefetch; // row-wise, wide k: entries of A ahead whose row of B is prefetched
+    dsmm_idx row_block_prefetch; // row-wise blocks of >= 128 bytes: the same; 0 none, -1 by
+                                 // CPU and B's size (dsmmi_spmm_block_prefetch)
+    int row_odd_mask;            // row-wise: a row's odd entry added under a mask, not a branch: 0
+                                 // never; 1 at k = 1, and at one 32-byte vector when rows' parity
+                                 // changes often (dsmmi_spmm_parity_mixed); 2 at both always
+    int row_gather;              // row-wise, k = 1 with ldb = 1: AVX-512 gathers (ROW_GATHER): 0
+                                 // never, 1 wherever the CPU has AVX-512, -1 there but on AMD
+    int vec_bytes;               // both: widest vectors used (64: AVX-512 where the CPU has it; 32)
+    double col_split_bytes;      // column-wise: bytes of a row of B (k * value size) up to which
+                                 // threads split S's rows into private copies of C instead of
+                                 // owning C's rows
+    size_t col_private_max;      // column-wise: most bytes of those private copies, else 1 thread
+    size_t col_tile_bytes;       // column-wise on tiles: bytes of C a tile covers (its height)
     dsmm_idx col_tile_prefetch;  // column-wise on tiles, rows of B of 256 bytes or more: entries
                                  // ahead whose row of B is prefetched (0 = none)
     dsmm_idx col_tile_src32_max; // column-wise on tiles: rows of B up to which their indices
@@ -623,6 +625,12 @@ extern dsmmi_spmm_tuning dsmmi_spmm_tune;
  * (a third of the pairs or more, in up to 16 runs of 64 rows spread over the matrix) that a
  * branch on a row's parity mispredicts: graphs (0.37-0.51), not meshes (0-0.26). */
 int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m);
+/* The prefetch distance of the row-wise register blocks of 128 bytes or more (rows of B named
+ * that many entries of A ahead, in the thread's range): row_block_prefetch, and for -1 8 on AMD
+ * Zen 1 (znver1) where B is larger than the L2, else 0. Only measured there: 0.68-0.95 of the
+ * time on graphs, meshes and R-MAT at k = 64 and 256, up to 1.17 on banded matrices with B in
+ * the L2 (docs/kernels.md); kept out on the Intel Xeon and Zen 4 VMs (mixed, 0.81-1.12). */
+dsmm_idx dsmmi_spmm_block_prefetch(const dsmmi_spmm_args *a);
 /* Whether k = 1 (B's column contiguous) runs on AVX-512 gathers (ROW_GATHER): row_gather, and
  * the CPU. */
 int dsmmi_spmm_gather(void);

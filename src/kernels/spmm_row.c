@@ -321,6 +321,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .row_buffer_k = 0,
     .row_stream_min = (size_t)8 << 20,
     .row_prefetch = 2,
+    .row_block_prefetch = -1,
     .row_odd_mask = 1,
     .row_gather = -1,
     .vec_bytes = 64,
@@ -370,6 +371,24 @@ int dsmmi_spmm_slice(void)
 #endif
 }
 
+dsmm_idx dsmmi_spmm_block_prefetch(const dsmmi_spmm_args *a)
+{
+    dsmm_idx d = dsmmi_spmm_tune.row_block_prefetch;
+    if (d >= 0) return d;
+#if defined(__x86_64__) && defined(__GNUC__)
+    // Measured on Zen 1 only (docs/kernels.md): B beyond the L2 gains 0.77-0.95 on graphs and
+    // meshes, banded matrices whose B the L2 holds lose up to 1.17; other CPUs untried or mixed.
+    static _Atomic long long l2 = -1;
+    long long c = l2;
+    if (c < 0) l2 = c = (long long)dsmmi_cpu_cache_bytes(2);
+    double bbytes = (double)a->n * (double)a->k * (double)dsmmi_type_size(a->type);
+    return __builtin_cpu_is("znver1") && c > 0 && bbytes > (double)c ? 8 : 0;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
 int dsmmi_spmm_gather(void)
 {
 #if DSMMI_HAVE_WIDE
@@ -401,7 +420,7 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
 // A's columns in the CIX array; or, with odd1, ROW_ODD1's (64-byte vectors when wide).
 #define TMPL_RUN(TY, CW, CIX)                                                                      \
     SPMM_PICK(TY, CW)                                                                              \
-    (rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, a->k, al, be, r0, r1, kbuf, pfd, nt)
+    (rp, A->CIX, av, B, a->ldb, C, a->ldc, a->crow, a->k, al, be, r0, r1, kbuf, pfd, pfb, nt)
 #if DSMMI_HAVE_WIDE
 #define ODD_PICK(TY, CW)                                                                           \
     (wide ? (pat ? odd1_##TY##CW##p_w : odd1_##TY##CW##_w)                                         \
@@ -442,7 +461,7 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m)
  * 9-15 floats or 3 or 5-7 doubles, the last vector under a lane mask (ROW_SMALLM); 3: the same
  * on AVX-512VL. */
 static void row_range(const dsmmi_spmm_args *a, dsmm_idx r0, dsmm_idx r1, int wide, int gather,
-                      int odd1)
+                      int odd1, dsmm_idx pfb)
 {
     const dsmm_csr *A = a->A;
     const dsmm_idx *rp = A->rowptr;
@@ -528,8 +547,9 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
     if (odd1 == 2 && dsmmi_spmm_tune.vec_bytes >= 64 && __builtin_cpu_supports("x86-64-v4"))
         odd1 = 3;
 #endif
+    dsmm_idx pfb = dsmmi_spmm_block_prefetch(a);
     if (threads <= 1) {
-        row_range(a, 0, m, wide, gather, odd1);
+        row_range(a, 0, m, wide, gather, odd1, pfb);
         return DSMM_OK;
     }
     int nchunks = threads * CHUNKS_PER_THREAD;
@@ -542,7 +562,7 @@ dsmm_status dsmmi_spmm_row(dsmm_ctx *ctx, const dsmmi_spmm_args *a, dsmm_spmm_in
         dsmm_idx r1 = c + 1 == nchunks
                           ? m
                           : weight_row(A->rowptr, m, (dsmm_idx)((double)total * (c + 1) / nchunks));
-        if (r0 < r1) row_range(a, r0, r1, wide, gather, odd1);
+        if (r0 < r1) row_range(a, r0, r1, wide, gather, odd1, pfb);
     }
     return DSMM_OK;
 }

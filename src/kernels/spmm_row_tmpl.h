@@ -44,6 +44,12 @@
             {                                                                                      \
                 const T *b = B + (dsmm_idx)ci[p + u] * ldb + j;                                    \
                 T s = AVAL(p + u);                                                                 \
+                if ((NV) * sizeof(VT) >= 128 && pfb > 0) {                                         \
+                    dsmm_idx q = p + u + pfb < pend ? p + u + pfb : pend - 1;                      \
+                    const char *bq = (const char *)(B + (dsmm_idx)ci[q] * ldb + j);                \
+                    _Pragma("GCC unroll 16") for (size_t l = 0; l < (NV) * sizeof(VT); l += 64)    \
+                        __builtin_prefetch(bq + l, 0, 3);                                          \
+                }                                                                                  \
                 _Pragma("GCC unroll 16") for (int t = 0; t < NA; t++)                              \
                 {                                                                                  \
                     VT x;                                                                          \
@@ -261,7 +267,7 @@ ROW_SMALL_FN(SMALL_NAME(NAME, 4x), N4, 4, 1);
 SPMM_ATTR static void NAME(const dsmm_idx *restrict rp, const CI *restrict ci, const T *restrict av,
                            const T *restrict B, dsmm_idx ldb, T *restrict C, dsmm_idx ldc,
                            const dsmm_idx *restrict crow, dsmm_idx k, T alpha, T beta, dsmm_idx r0,
-                           dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, int nt)
+                           dsmm_idx r1, dsmm_idx kbuf, dsmm_idx pfd, dsmm_idx pfb, int nt)
 {
     const V vzero = {0};
     const dsmm_idx pend = rp[r1];

@@ -1504,6 +1504,79 @@ static int test_row_prefetch(void)
     return TEST_PASS;
 }
 
+// The row-wise register blocks with the rows of B `row_block_prefetch` entries ahead
+// prefetched (blocks of 128 bytes or more: k = 32 floats, 16 doubles and up): every distance,
+// including 1, past a row's end and past the thread's last entry, checked against the reference
+// and bitwise against no prefetch at 1 and 2 threads. The automatic rule (-1) gives 0 or 8, and
+// 0 for a B that any L2 holds.
+static int test_row_block_prefetch(void)
+{
+    dsmm_ctx *ctx = test_ctx();
+    static const dsmm_idx ks[] = {32, 64, 100, 256};
+    static const dsmm_idx dists[] = {1, 3, 8, 1000};
+    dsmm_idx keep = dsmmi_spmm_tune.row_block_prefetch;
+    CHECK(keep == -1);
+    test_mat ma;
+    test_mat_init(&ma, 57, 43, 0.2, seed_at(480));
+    ma.empty_rows = 0.15;
+    dsmm_csr *A = NULL;
+    CHECK_OK(ctx, test_rand_csr(ctx, &ma, &A));
+    int rc = TEST_PASS;
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0] && rc == TEST_PASS; i++)
+        for (int t = 0; t < 2 && rc == TEST_PASS; t++) {
+            dsmm_type type = t ? DSMM_DOUBLE : DSMM_FLOAT;
+            // the rule: a B of at most 43 * 256 * 8 = 88 KB never prefetches, whatever the CPU
+            dsmmi_spmm_args args = {.A = A, .type = type, .m = A->nrows, .n = A->ncols, .k = ks[i]};
+            dsmmi_spmm_tune.row_block_prefetch = -1;
+            CHECK(dsmmi_spmm_block_prefetch(&args) == 0);
+            dsmmi_spmm_tune.row_block_prefetch = 5;
+            CHECK(dsmmi_spmm_block_prefetch(&args) == 5);
+            for (size_t d = 0; d < sizeof dists / sizeof dists[0] && rc == TEST_PASS; d++) {
+                spmm_case c;
+                const double *ab = alpha_beta[(d + i + (size_t)t) % NAB];
+                case_init(&c, type, ks[i], ab[0], ab[1]);
+                c.ldb_pad = (dsmm_idx)(d % 2);
+                dsmmi_spmm_tune.row_block_prefetch = dists[d];
+                rc = check_spmm(ctx, A, &c, "row block prefetch");
+            }
+            // The same bits with and without the prefetch.
+            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
+            CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, ks[i], type, &B));
+            for (dsmm_idx e = 0; e < A->ncols * ks[i]; e++) {
+                double x = (double)((e * 41) % 103) / 13.0 - 4.0;
+                if (t)
+                    ((double *)B->val)[e] = x;
+                else
+                    ((float *)B->val)[e] = (float)x;
+            }
+            dsmm_spmm_opts o;
+            dsmm_spmm_opts_init(&o);
+            o.alg = DSMM_SPMM_ROW;
+            o.alpha = 0.75;
+            for (int th = 1; th <= 2 && rc == TEST_PASS; th++) {
+                CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
+                for (int pf = 0; pf < 2; pf++) {
+                    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, ks[i], type, &C[pf]));
+                    dsmmi_spmm_tune.row_block_prefetch = pf ? 2 : 0;
+                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[pf], &o, NULL));
+                }
+                size_t bytes = (size_t)A->nrows * (size_t)ks[i] * type_size(type);
+                CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,
+                          "k %lld %s, %d threads: the block prefetch changed C's bits",
+                          (long long)ks[i], dsmm_type_name(type), th);
+                dsmm_dense_destroy(&C[0]);
+                dsmm_dense_destroy(&C[1]);
+            }
+            dsmm_dense_destroy(&B);
+        }
+    dsmmi_spmm_tune.row_block_prefetch = keep;
+    CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
+    dsmm_csr_destroy(&A);
+    if (rc != TEST_PASS) return rc;
+    CHECK_NO_LEAK(ctx);
+    return TEST_PASS;
+}
+
 /* ---- options, info, traffic -------------------------------------------------------------- */
 
 static int test_info(void)
@@ -2553,6 +2626,7 @@ int main(int argc, char **argv)
         TEST(test_gather),
         TEST(test_wide_vectors),
         TEST(test_row_prefetch),
+        TEST(test_row_block_prefetch),
         TEST(test_threads),
         TEST(test_info),
         TEST(test_bad_input),
