@@ -652,8 +652,10 @@ int dsmmi_spmm_slice(void);
 int dsmmi_spmm_wide(const dsmmi_spmm_args *a, size_t min_bytes);
 
 /* dsmmi_spmm_threads: the context's threads, fewer for a small product: each thread must get at
- * least min_thread_work (65536) multiply-adds and C entries ((nnz(A) + m) * k), below which
- * starting it costs more than it brings. */
+ * least min_thread_work (8192) multiply-adds and C entries ((nnz(A) + m) * k), below which
+ * starting it costs more than it brings. With threads already running (products back to back)
+ * two threads took 0.52-0.66 of one thread's time from 22,000 such units on a Zen 1 VM, where
+ * 65536 a thread had kept three of the benchmark's k = 1 products on one (docs/kernels.md). */
 int dsmmi_spmm_threads(dsmm_ctx *ctx, const dsmmi_spmm_args *a);
 
 /* dsmmi_spmm_scale_rows: C(r0:r1, 0:k) = beta * C (beta == 0 writes zeros without reading). */

@@ -338,7 +338,7 @@ dsmmi_spmm_tuning dsmmi_spmm_tune = {
     .col_tile_slice = -1,
     .col_tile_stream = 1,
     .col_tile_stream_row = 1024.0,
-    .min_thread_work = 65536.0,
+    .min_thread_work = 8192.0,
     .rows_reorder = -1,
 };
 
