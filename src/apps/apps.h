@@ -189,8 +189,8 @@ dsmm_idx dsmmi_mcl_panel_take(const double *acc, dsmm_idx N, int c, int32_t *idx
 void dsmmi_mcl_panel_clear(double *acc, dsmm_idx N);
 
 /* dsmmi_mcl_simd: the x86 SIMD loops of the expansion the CPU may use: 3 (the default) all it
- * has; 2 all but the AVX-512 panel rows (AVX2 panel rows); 1 AVX2 only (products; no AVX-512
- * collect or panel take); 0 none (the portable loops). For tests and benchmarks; not
+ * has; 2 all but the AVX-512 panel rows (AVX2 panel rows); 1 AVX2 only (products and collect; no
+ * AVX-512 collect or panel take); 0 none (the portable loops). For tests and benchmarks; not
  * thread-safe, call between runs. */
 void dsmmi_mcl_simd(int level);
 
