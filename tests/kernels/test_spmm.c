@@ -1392,6 +1392,53 @@ static int test_wide_vectors(void)
     return TEST_PASS;
 }
 
+// C = alpha * A * B by the row-wise kernel (B of fixed values, C library-allocated, so
+// aligned) under a tuning's two settings, set(0) and set(1), at 1 and 2 threads: TEST_PASS
+// where both give the same bits.
+static int row_same_bits(dsmm_ctx *ctx, const dsmm_csr *A, dsmm_idx k, dsmm_type type, double alpha,
+                         void (*set)(int), const char *what)
+{
+    dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
+    CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, k, type, &B));
+    for (dsmm_idx e = 0; e < A->ncols * k; e++) {
+        double x = (double)((e * 37) % 101) / 17.0 - 3.0;
+        if (type == DSMM_DOUBLE)
+            ((double *)B->val)[e] = x;
+        else
+            ((float *)B->val)[e] = (float)x;
+    }
+    dsmm_spmm_opts o;
+    dsmm_spmm_opts_init(&o);
+    o.alg = DSMM_SPMM_ROW;
+    o.alpha = alpha;
+    for (int th = 1; th <= 2; th++) {
+        CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
+        for (int v = 0; v < 2; v++) {
+            CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, k, type, &C[v]));
+            set(v);
+            CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[v], &o, NULL));
+        }
+        size_t bytes = (size_t)A->nrows * (size_t)k * type_size(type);
+        CHECK_MSG(bytes == 0 || memcmp(C[0]->val, C[1]->val, bytes) == 0,
+                  "k %lld %s, %d threads: %s changed C's bits", (long long)k, dsmm_type_name(type),
+                  th, what);
+        dsmm_dense_destroy(&C[0]);
+        dsmm_dense_destroy(&C[1]);
+    }
+    dsmm_dense_destroy(&B);
+    return TEST_PASS;
+}
+
+static void set_stream(int v)
+{
+    dsmmi_spmm_tune.row_stream_min = v ? 1 : 0;
+}
+
+static void set_block_prefetch(int v)
+{
+    dsmmi_spmm_tune.row_block_prefetch = v ? 2 : 0;
+}
+
 // Streaming stores for C (beta = 0, C aligned, at least row_stream_min bytes; here every
 // size): the reference's values, padding untouched, unaligned C and leading dimensions taking
 // plain stores, and the same bits as without streaming at 1 and 2 threads.
@@ -1421,34 +1468,8 @@ static int test_streaming_stores(void)
                 rc = check_spmm(ctx, A, &c, "streaming stores");
             }
             // The same bits with and without streaming (library-allocated, aligned C).
-            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
-            CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, ks[i], type, &B));
-            for (dsmm_idx e = 0; e < A->ncols * ks[i]; e++) {
-                double x = (double)((e * 37) % 101) / 17.0 - 3.0;
-                if (t)
-                    ((double *)B->val)[e] = x;
-                else
-                    ((float *)B->val)[e] = (float)x;
-            }
-            dsmm_spmm_opts o;
-            dsmm_spmm_opts_init(&o);
-            o.alg = DSMM_SPMM_ROW;
-            o.alpha = 1.5;
-            for (int th = 1; th <= 2 && rc == TEST_PASS; th++) {
-                CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
-                for (int st = 0; st < 2; st++) {
-                    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, ks[i], type, &C[st]));
-                    dsmmi_spmm_tune.row_stream_min = st ? 1 : 0;
-                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[st], &o, NULL));
-                }
-                size_t bytes = (size_t)A->nrows * (size_t)ks[i] * type_size(type);
-                CHECK_MSG(bytes == 0 || memcmp(C[0]->val, C[1]->val, bytes) == 0,
-                          "k %lld %s, %d threads: streaming stores changed C's bits",
-                          (long long)ks[i], dsmm_type_name(type), th);
-                dsmm_dense_destroy(&C[0]);
-                dsmm_dense_destroy(&C[1]);
-            }
-            dsmm_dense_destroy(&B);
+            if (rc == TEST_PASS)
+                rc = row_same_bits(ctx, A, ks[i], type, 1.5, set_stream, "streaming stores");
         }
     dsmmi_spmm_tune.row_stream_min = keep;
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
@@ -1540,34 +1561,9 @@ static int test_row_block_prefetch(void)
                 rc = check_spmm(ctx, A, &c, "row block prefetch");
             }
             // The same bits with and without the prefetch.
-            dsmm_dense *B = NULL, *C[2] = {NULL, NULL};
-            CHECK_OK(ctx, dsmm_dense_create(ctx, A->ncols, ks[i], type, &B));
-            for (dsmm_idx e = 0; e < A->ncols * ks[i]; e++) {
-                double x = (double)((e * 41) % 103) / 13.0 - 4.0;
-                if (t)
-                    ((double *)B->val)[e] = x;
-                else
-                    ((float *)B->val)[e] = (float)x;
-            }
-            dsmm_spmm_opts o;
-            dsmm_spmm_opts_init(&o);
-            o.alg = DSMM_SPMM_ROW;
-            o.alpha = 0.75;
-            for (int th = 1; th <= 2 && rc == TEST_PASS; th++) {
-                CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, th));
-                for (int pf = 0; pf < 2; pf++) {
-                    CHECK_OK(ctx, dsmm_dense_create(ctx, A->nrows, ks[i], type, &C[pf]));
-                    dsmmi_spmm_tune.row_block_prefetch = pf ? 2 : 0;
-                    CHECK_OK(ctx, dsmm_csr_spmm(ctx, A, B, C[pf], &o, NULL));
-                }
-                size_t bytes = (size_t)A->nrows * (size_t)ks[i] * type_size(type);
-                CHECK_MSG(memcmp(C[0]->val, C[1]->val, bytes) == 0,
-                          "k %lld %s, %d threads: the block prefetch changed C's bits",
-                          (long long)ks[i], dsmm_type_name(type), th);
-                dsmm_dense_destroy(&C[0]);
-                dsmm_dense_destroy(&C[1]);
-            }
-            dsmm_dense_destroy(&B);
+            if (rc == TEST_PASS)
+                rc = row_same_bits(ctx, A, ks[i], type, 0.75, set_block_prefetch,
+                                   "the block prefetch");
         }
     dsmmi_spmm_tune.row_block_prefetch = keep;
     CHECK_OK(ctx, dsmm_ctx_set_threads(ctx, 0));
