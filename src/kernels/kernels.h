@@ -628,8 +628,9 @@ int dsmmi_spmm_parity_mixed(const dsmm_idx *rp, dsmm_idx m);
 /* The prefetch distance of the row-wise register blocks of 128 bytes or more (rows of B named
  * that many entries of A ahead, in the thread's range): row_block_prefetch, and for -1 8 on AMD
  * Zen 1 (znver1) where B is larger than the L2, else 0. Only measured there: 0.68-0.95 of the
- * time on graphs, meshes and R-MAT at k = 64 and 256, up to 1.17 on banded matrices with B in
- * the L2 (docs/kernels.md); kept out on the Intel Xeon and Zen 4 VMs (mixed, 0.81-1.12). */
+ * time on graphs, unbanded meshes and R-MAT at k = 64 and 256, up to 1.10 on banded matrices
+ * (1.16 with a B the L2 holds; docs/kernels.md); kept out on the Intel Xeon and Zen 4 VMs
+ * (mixed at k = 64 double, 0.81-1.12). */
 dsmm_idx dsmmi_spmm_block_prefetch(const dsmmi_spmm_args *a);
 /* Whether k = 1 (B's column contiguous) runs on AVX-512 gathers (ROW_GATHER): row_gather, and
  * the CPU. */

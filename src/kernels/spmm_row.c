@@ -376,8 +376,9 @@ dsmm_idx dsmmi_spmm_block_prefetch(const dsmmi_spmm_args *a)
     dsmm_idx d = dsmmi_spmm_tune.row_block_prefetch;
     if (d >= 0) return d;
 #if defined(__x86_64__) && defined(__GNUC__)
-    // Measured on Zen 1 only (docs/kernels.md): B beyond the L2 gains 0.77-0.95 on graphs and
-    // meshes, banded matrices whose B the L2 holds lose up to 1.17; other CPUs untried or mixed.
+    // Measured on Zen 1 only (docs/kernels.md): 0.68-0.95 of the time on graphs, unbanded
+    // meshes and R-MAT; banded matrices lose up to 1.10, and 1.16 with a B the L2 holds (hence
+    // the size test). Other CPUs: mixed at k = 64 double (Intel, Zen 4), not re-measured.
     static _Atomic long long l2 = -1;
     long long c = l2;
     if (c < 0) l2 = c = (long long)dsmmi_cpu_cache_bytes(2);
