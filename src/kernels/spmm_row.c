@@ -379,11 +379,12 @@ dsmm_idx dsmmi_spmm_block_prefetch(const dsmmi_spmm_args *a)
     // Measured on Zen 1 only (docs/kernels.md): 0.68-0.95 of the time on graphs, unbanded
     // meshes and R-MAT; banded matrices lose up to 1.10, and 1.16 with a B the L2 holds (hence
     // the size test). Other CPUs: mixed at k = 64 double (Intel, Zen 4), not re-measured.
+    if (!__builtin_cpu_is("znver1")) return 0; // other CPUs never read sysfs for the L2
     static _Atomic long long l2 = -1;
     long long c = l2;
     if (c < 0) l2 = c = (long long)dsmmi_cpu_cache_bytes(2);
     double bbytes = (double)a->n * (double)a->k * (double)dsmmi_type_size(a->type);
-    return __builtin_cpu_is("znver1") && c > 0 && bbytes > (double)c ? 8 : 0;
+    return c > 0 && bbytes > (double)c ? 8 : 0;
 #else
     (void)a;
     return 0;
