@@ -303,42 +303,48 @@ static void auto_suffix(const mcl_args *a, double I, char *suf, size_t len)
     if (a->aa) snprintf(suf + strlen(suf), len - strlen(suf), "%s", a->aa);
 }
 
+// snprintf's return n into a buffer of len bytes: 1 when the text did not fit (or failed).
+static int cut(int n, size_t len)
+{
+    return n < 0 || (size_t)n >= len;
+}
+
 // mcl's automatic output name (as mcl 22-282 builds it; mcl -az prints it): -ap's prefix, with
 // '=' standing for the input's name as given, or out.<input's base name> (in the input's
 // directory with --d), then '.' and the suffix; -odir then takes the place of the name's
-// directory ("." removes it).
-static void auto_name(const mcl_args *a, const char *input, double I, char *buf, size_t len)
+// directory ("." removes it). Returns 1 when the name does not fit in buf (len bytes).
+static int auto_name(const mcl_args *a, const char *input, double I, char *buf, size_t len)
 {
     const char *slash = strrchr(input, '/');
     char suf[512], name[4096];
+    int bad = 0;
     auto_suffix(a, I, suf, sizeof suf);
     const char *eq = a->ap ? strchr(a->ap, '=') : NULL;
     if (eq)
-        snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1);
+        bad |= cut(snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1),
+                   sizeof name);
     else if (a->ap)
-        snprintf(name, sizeof name, "%s", a->ap);
+        bad |= cut(snprintf(name, sizeof name, "%s", a->ap), sizeof name);
     else if (a->icl)
-        snprintf(name, sizeof name, "%s", a->icl);
+        bad |= cut(snprintf(name, sizeof name, "%s", a->icl), sizeof name);
     else if (slash && a->d)
-        snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1);
+        bad |= cut(
+            snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1),
+            sizeof name);
     else
-        snprintf(name, sizeof name, "out.%s", slash ? slash + 1 : input);
-    snprintf(name + strlen(name), sizeof name - strlen(name), ".%s", suf);
-    if (a->odir) {
-        const char *ns = strrchr(name, '/');
-        size_t dl = strlen(a->odir);
-        int trail = dl > 0 && a->odir[dl - 1] == '/';
-        if (ns && strcmp(a->odir, ".") == 0)
-            snprintf(buf, len, "%s", ns + 1);
-        else if (ns)
-            snprintf(buf, len, "%.*s%s", (int)(dl - (size_t)trail), a->odir, ns);
-        else if (strcmp(a->odir, ".") != 0)
-            snprintf(buf, len, "%s%s%s", a->odir, trail ? "" : "/", name);
-        else
-            snprintf(buf, len, "%s", name);
-    } else {
-        snprintf(buf, len, "%s", name);
-    }
+        bad |= cut(snprintf(name, sizeof name, "out.%s", slash ? slash + 1 : input), sizeof name);
+    if (bad) return 1;
+    size_t nl = strlen(name);
+    if (cut(snprintf(name + nl, sizeof name - nl, ".%s", suf), sizeof name - nl)) return 1;
+    if (!a->odir) return cut(snprintf(buf, len, "%s", name), len);
+    const char *ns = strrchr(name, '/');
+    size_t dl = strlen(a->odir);
+    int trail = dl > 0 && a->odir[dl - 1] == '/';
+    if (ns && strcmp(a->odir, ".") == 0) return cut(snprintf(buf, len, "%s", ns + 1), len);
+    if (ns) return cut(snprintf(buf, len, "%.*s%s", (int)(dl - (size_t)trail), a->odir, ns), len);
+    if (strcmp(a->odir, ".") != 0)
+        return cut(snprintf(buf, len, "%s%s%s", a->odir, trail ? "" : "/", name), len);
+    return cut(snprintf(buf, len, "%s", name), len);
 }
 
 typedef struct progress_ctx {
@@ -958,15 +964,21 @@ static int mcl_run_cli(mcl_args a, dsmm_mcl_params p, const char *input, const d
     // Output paths first, so a bad one fails before the work.
     char paths[MAX_INFL][4096];
     for (int k = 0; k < a.ninfl; k++) {
+        int bad;
         if (a.out && a.ninfl == 1) {
-            snprintf(paths[k], sizeof paths[k], "%s", a.out);
+            bad = cut(snprintf(paths[k], sizeof paths[k], "%s", a.out), sizeof paths[k]);
         } else if (a.out) {
             char suf[64], raw[64];
             snprintf(raw, sizeof raw, "%.1f", a.infl[k]);
             drop_dots(raw, suf, sizeof suf);
-            snprintf(paths[k], sizeof paths[k], "%s.I%s", a.out, suf);
+            bad = cut(snprintf(paths[k], sizeof paths[k], "%s.I%s", a.out, suf), sizeof paths[k]);
         } else {
-            auto_name(&a, input, a.infl[k], paths[k], sizeof paths[k]);
+            bad = auto_name(&a, input, a.infl[k], paths[k], sizeof paths[k]);
+        }
+        if (bad) {
+            fprintf(stderr, "dsmm mcl: the output file's name is longer than %zu characters\n",
+                    sizeof paths[k] - 1);
+            return CLI_USAGE;
         }
     }
     // mcl's -az and -ax: the output names or their suffixes, and nothing else (no newline

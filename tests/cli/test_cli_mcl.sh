@@ -112,6 +112,14 @@ expect_rc 0 "$dsmm" mcl collins.abc --abc -I 1.4 -ap 'x=y' -q
 same xcollins.abcy.I14 ref.1.4
 expect_rc 1 "$dsmm" mcl "$collins" --abc -odir no/such/dir -q
 expect_none no/such/dir/out.collins2007.txt.gz.I20
+# An output name that does not fit dsmm's 4095 characters: a usage error, not a shortened name.
+long=$(printf 'd%.0s' $(seq 4100))
+expect_rc 2 "$dsmm" mcl "$collins" --abc -o "$long" -q
+expect_grep "$tmp/err" "output file's name is longer than 4095 characters"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -ap "$long" -q
+expect_grep "$tmp/err" "output file's name is longer than 4095 characters"
+expect_rc 2 "$dsmm" mcl "$collins" --abc -I 2,3 -odir "$long" -q
+expect_grep "$tmp/err" "output file's name is longer than 4095 characters"
 expect_rc 0 "$dsmm" mcl "$collins" --abc -o - -q
 same "$tmp/out" ref.2.0
 if command -v mcl >/dev/null 2>&1; then
