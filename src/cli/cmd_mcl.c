@@ -317,24 +317,21 @@ static int auto_name(const mcl_args *a, const char *input, double I, char *buf, 
 {
     const char *slash = strrchr(input, '/');
     char suf[512], name[4096];
-    int bad = 0;
+    int n;
     auto_suffix(a, I, suf, sizeof suf);
     const char *eq = a->ap ? strchr(a->ap, '=') : NULL;
     if (eq)
-        bad |= cut(snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1),
-                   sizeof name);
+        n = snprintf(name, sizeof name, "%.*s%s%s", (int)(eq - a->ap), a->ap, input, eq + 1);
     else if (a->ap)
-        bad |= cut(snprintf(name, sizeof name, "%s", a->ap), sizeof name);
+        n = snprintf(name, sizeof name, "%s", a->ap);
     else if (a->icl)
-        bad |= cut(snprintf(name, sizeof name, "%s", a->icl), sizeof name);
+        n = snprintf(name, sizeof name, "%s", a->icl);
     else if (slash && a->d)
-        bad |= cut(
-            snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1),
-            sizeof name);
+        n = snprintf(name, sizeof name, "%.*sout.%s", (int)(slash + 1 - input), input, slash + 1);
     else
-        bad |= cut(snprintf(name, sizeof name, "out.%s", slash ? slash + 1 : input), sizeof name);
-    if (bad) return 1;
-    size_t nl = strlen(name);
+        n = snprintf(name, sizeof name, "out.%s", slash ? slash + 1 : input);
+    if (cut(n, sizeof name)) return 1;
+    size_t nl = (size_t)n; // name's length: it fit
     if (cut(snprintf(name + nl, sizeof name - nl, ".%s", suf), sizeof name - nl)) return 1;
     if (!a->odir) return cut(snprintf(buf, len, "%s", name), len);
     const char *ns = strrchr(name, '/');
